@@ -1,0 +1,292 @@
+//! The portable `memory/0.1` blob, compatible with the three.ws runtime (DESIGN 4.1).
+//!
+//! `{"version":"memory/0.1","index":"…","files":{"user_role.md":"---\n…"},"timeline":[…]}`
+//!
+//! Decoding validates the whole blob before anything is written: an unsafe file name
+//! or a blob over the size bounds refuses the blob as a whole; a memory with malformed
+//! frontmatter or a timeline entry without `ts`/`type` is reported and skipped.
+//! Pure code: bytes in, values out.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::frontmatter::{self, Parsed};
+use crate::memory::Key;
+use crate::timeline::{self, Event};
+
+/// The version string of the format.
+pub const VERSION: &str = "memory/0.1";
+/// Largest blob accepted, in bytes.
+pub const MAX_BLOB_BYTES: usize = 256 * 1024 * 1024;
+/// Largest memory file accepted, in bytes (the same bound as for files on disk).
+pub const MAX_FILE_BYTES: usize = crate::store::MAX_MEMORY_FILE as usize;
+/// Most files in one blob.
+pub const MAX_FILES: usize = 100_000;
+/// Most timeline events in one blob.
+pub const MAX_EVENTS: usize = 1_000_000;
+
+/// Why a blob was refused as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlobError {
+    #[error("the blob is {size} bytes, over the limit of {MAX_BLOB_BYTES}")]
+    TooLarge { size: usize },
+    #[error("the blob is not valid JSON: {0}")]
+    Json(String),
+    #[error("the blob is not a JSON object")]
+    NotAnObject,
+    #[error("unsupported blob version {0:?} (expected \"memory/0.1\")")]
+    Version(String),
+    #[error("`{0}` must be a JSON object of file name to file text")]
+    FilesShape(&'static str),
+    #[error("`timeline` must be a JSON array of events")]
+    TimelineShape,
+    #[error("unsafe file name {name:?} in the blob: {why}")]
+    UnsafeName { name: String, why: &'static str },
+    #[error("file {name:?} in the blob is not text")]
+    NotText { name: String },
+    #[error("file {name:?} in the blob is {size} bytes, over the limit of {MAX_FILE_BYTES}")]
+    FileTooLarge { name: String, size: usize },
+    #[error("the blob has {count} {what}, over the limit of {limit}")]
+    TooMany {
+        what: &'static str,
+        count: usize,
+        limit: usize,
+    },
+}
+
+/// A memory file from a blob that passed validation.
+#[derive(Debug, Clone)]
+pub struct IncomingFile {
+    pub key: Key,
+    /// The file text exactly as the blob has it.
+    pub text: String,
+    pub parsed: Parsed,
+}
+
+/// Something in the blob that was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// File name, or `timeline[N]`.
+    pub item: String,
+    pub reason: String,
+}
+
+/// A decoded, validated blob.
+#[derive(Debug, Clone, Default)]
+pub struct Incoming {
+    pub files: Vec<IncomingFile>,
+    pub events: Vec<Event>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Checks a file name from a blob: a plain `*.md` name, nothing that could address a
+/// path outside the directory.
+pub fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("empty name");
+    }
+    if name.contains('/') || name.contains('\\') {
+        return Err("contains a path separator");
+    }
+    if name.contains('\0') {
+        return Err("contains NUL");
+    }
+    if name.contains("..") {
+        return Err("contains `..`");
+    }
+    if name.starts_with('.') {
+        return Err("is a dot name");
+    }
+    if name.chars().any(char::is_control) {
+        return Err("contains a control character");
+    }
+    if !name.ends_with(".md") || name.len() <= 3 {
+        return Err("is not a `*.md` file name");
+    }
+    Ok(())
+}
+
+/// Decodes and validates a blob.
+pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
+    if bytes.len() > MAX_BLOB_BYTES {
+        return Err(BlobError::TooLarge { size: bytes.len() });
+    }
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| BlobError::Json(e.to_string()))?;
+    let Value::Object(m) = v else {
+        return Err(BlobError::NotAnObject);
+    };
+    match m.get("version") {
+        Some(Value::String(s)) if s == VERSION => {}
+        Some(other) => {
+            return Err(BlobError::Version(
+                other
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| other.to_string()),
+            ));
+        }
+        None => return Err(BlobError::Version(String::new())),
+    }
+    let files = match m.get("files") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(f)) => f.clone(),
+        Some(_) => return Err(BlobError::FilesShape("files")),
+    };
+    if files.len() > MAX_FILES {
+        return Err(BlobError::TooMany {
+            what: "files",
+            count: files.len(),
+            limit: MAX_FILES,
+        });
+    }
+    // First pass: every name and size, so that one bad entry refuses the whole blob
+    // before any work is done on the others.
+    for (name, text) in &files {
+        check_name(name).map_err(|why| BlobError::UnsafeName {
+            name: name.clone(),
+            why,
+        })?;
+        let Value::String(text) = text else {
+            return Err(BlobError::NotText { name: name.clone() });
+        };
+        if text.len() > MAX_FILE_BYTES {
+            return Err(BlobError::FileTooLarge {
+                name: name.clone(),
+                size: text.len(),
+            });
+        }
+    }
+    let events_json = match m.get("timeline") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
+        Some(_) => return Err(BlobError::TimelineShape),
+    };
+    if events_json.len() > MAX_EVENTS {
+        return Err(BlobError::TooMany {
+            what: "timeline events",
+            count: events_json.len(),
+            limit: MAX_EVENTS,
+        });
+    }
+
+    let mut out = Incoming::default();
+    for (name, text) in files {
+        let Value::String(text) = text else { continue };
+        if name == "MEMORY.md" {
+            // The index is always rebuilt, never imported.
+            continue;
+        }
+        let stem = &name[..name.len() - 3];
+        let key = match Key::parse(stem) {
+            Ok(k) if k.as_str() == stem => k,
+            _ => {
+                out.skipped.push(Skipped {
+                    item: name.clone(),
+                    reason: "the key is not a valid memdir key (a-z, 0-9, `_`, `-`)".into(),
+                });
+                continue;
+            }
+        };
+        match frontmatter::parse(&text) {
+            Ok(parsed) => out.files.push(IncomingFile { key, text, parsed }),
+            Err(e) => out.skipped.push(Skipped {
+                item: name.clone(),
+                reason: format!("malformed frontmatter: {e}"),
+            }),
+        }
+    }
+    for (i, e) in events_json.into_iter().enumerate() {
+        match timeline::parse_line(&e.to_string()) {
+            Ok(ev) => out.events.push(ev),
+            Err(err) => out.skipped.push(Skipped {
+                item: format!("timeline[{i}]"),
+                reason: err.to_string(),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Encodes a blob: files in name order, events as given (time order).
+pub fn encode(index: &str, files: &[(String, String)], events: &[Event]) -> String {
+    let mut f = Map::new();
+    for (name, text) in files {
+        f.insert(name.clone(), Value::String(text.clone()));
+    }
+    let timeline: Vec<Value> = events
+        .iter()
+        .map(|e| serde_json::from_str(&e.encode()).unwrap_or(Value::Null))
+        .collect();
+    let mut m = Map::new();
+    m.insert("version".into(), Value::String(VERSION.into()));
+    m.insert("index".into(), Value::String(index.into()));
+    m.insert("files".into(), Value::Object(f));
+    m.insert("timeline".into(), Value::Array(timeline));
+    let mut s = Value::Object(m).to_string();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blob(files: &str) -> Vec<u8> {
+        format!(r#"{{"version":"memory/0.1","index":"","files":{files},"timeline":[]}}"#)
+            .into_bytes()
+    }
+
+    #[test]
+    fn unsafe_names_refuse_the_whole_blob() {
+        // spec/cli.md#import
+        for name in [
+            "../../etc/passwd",
+            "a/b.md",
+            "a\\\\b.md",
+            ".hidden.md",
+            "x..md",
+            "a\\u0000.md",
+            "notes.txt",
+            ".md",
+            "",
+        ] {
+            let err = decode(&blob(&format!(r#"{{"ok.md":"x","{name}":"y"}}"#))).unwrap_err();
+            assert!(matches!(err, BlobError::UnsafeName { .. }), "{name}: {err}");
+        }
+    }
+
+    #[test]
+    fn shape_errors() {
+        assert!(matches!(decode(b"[]"), Err(BlobError::NotAnObject)));
+        assert!(matches!(decode(b"{"), Err(BlobError::Json(_))));
+        assert!(matches!(
+            decode(br#"{"version":"memory/9"}"#),
+            Err(BlobError::Version(_))
+        ));
+        assert!(matches!(
+            decode(br#"{"version":"memory/0.1","files":[]}"#),
+            Err(BlobError::FilesShape(_))
+        ));
+        assert!(matches!(
+            decode(br#"{"version":"memory/0.1","files":{"a.md":3}}"#),
+            Err(BlobError::NotText { .. })
+        ));
+        assert!(matches!(
+            decode(br#"{"version":"memory/0.1","timeline":{}}"#),
+            Err(BlobError::TimelineShape)
+        ));
+    }
+
+    #[test]
+    fn malformed_memories_and_events_are_skipped() {
+        let b = br#"{"version":"memory/0.1","files":{"good.md":"---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n\nb","bad.md":"no frontmatter","Bad Name.md":"x"},"timeline":[{"ts":"2026-01-01T00:00:00Z","type":"a"},{"type":"no ts"},7]}"#;
+        let inc = decode(b).unwrap();
+        assert_eq!(inc.files.len(), 1);
+        assert_eq!(inc.events.len(), 1);
+        let items: Vec<&str> = inc.skipped.iter().map(|s| s.item.as_str()).collect();
+        assert_eq!(
+            items,
+            vec!["bad.md", "Bad Name.md", "timeline[1]", "timeline[2]"]
+        );
+    }
+}

@@ -1,0 +1,1060 @@
+//! The `Memory` façade: the operations of DESIGN 4 over a store.
+//!
+//! It composes the pure core (frontmatter, index, timeline, rank, search, context,
+//! merge) with the store's IO. Every mutation takes the cross-process lock, re-reads
+//! what it changes, and rebuilds MEMORY.md before releasing the lock, so several
+//! processes writing at once lose nothing. Nothing here prints.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::blob::{self, Skipped};
+use crate::clock::Clock;
+use crate::context::{self, Block, Candidate, QueryTerms};
+use crate::error::{Error, Result};
+use crate::frontmatter::{self, Extra};
+use crate::index;
+use crate::memory::{Decay, Key, Kind, Meta, Record, Stamp};
+use crate::merge::{self, Action, Counts, Decision, Strategy};
+use crate::rank;
+use crate::search;
+use crate::secrets;
+use crate::store::{self, Backend, Found, INDEX_FILE, MAX_MEMORY_FILE, MAX_TIMELINE_FILE};
+use crate::timeline::{self, Event};
+
+/// Largest body memdir writes (1 MiB).
+pub const MAX_BODY: usize = 1024 * 1024;
+
+/// How serious a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The file or line is not loaded.
+    Error,
+    /// Loaded, but something deserves attention.
+    Warning,
+}
+
+/// A problem found while loading: which file and line, and what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// Path relative to the memory directory.
+    pub path: String,
+    pub line: Option<usize>,
+    pub severity: Severity,
+    pub message: String,
+}
+
+impl Problem {
+    fn error(path: &str, line: Option<usize>, message: impl Into<String>) -> Problem {
+        Problem {
+            path: path.to_string(),
+            line,
+            severity: Severity::Error,
+            message: message.into(),
+        }
+    }
+
+    fn warning(path: &str, line: Option<usize>, message: impl Into<String>) -> Problem {
+        Problem {
+            severity: Severity::Warning,
+            ..Problem::error(path, line, message)
+        }
+    }
+
+    /// `path:line: message`.
+    pub fn location(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.path),
+            None => self.path.clone(),
+        }
+    }
+}
+
+/// The memories of a store and the problems met loading them.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub records: Vec<Record>,
+    /// File text of each record, by key, as read (for export).
+    pub texts: BTreeMap<String, String>,
+    pub problems: Vec<Problem>,
+}
+
+/// Timeline events and the problems met reading them.
+#[derive(Debug, Clone, Default)]
+pub struct Events {
+    /// In time order (stable for equal times: file order).
+    pub events: Vec<Event>,
+    pub problems: Vec<Problem>,
+}
+
+/// A request to create or update a memory.
+#[derive(Debug, Clone, Default)]
+pub struct Draft {
+    pub key: String,
+    pub name: String,
+    pub description: String,
+    /// `user`, `feedback`, `project` or `reference`.
+    pub kind: String,
+    pub body: String,
+    /// `None` keeps the existing tags (none for a new memory).
+    pub tags: Option<Vec<String>>,
+    /// `None` keeps the existing flag.
+    pub important: Option<bool>,
+    /// `never` or `<N>d`; `None` keeps the existing value.
+    pub decay: Option<String>,
+    /// `None` keeps the existing value.
+    pub source: Option<String>,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteOutcome {
+    Created,
+    Updated,
+    /// Identical content: nothing was touched.
+    Unchanged,
+}
+
+/// What an index rebuild did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct IndexOutcome {
+    /// MEMORY.md was (re)written.
+    pub written: bool,
+    /// Where a hand-edited MEMORY.md was saved before being replaced.
+    pub backup: Option<String>,
+}
+
+/// One memory in a listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Listed {
+    pub key: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    pub description: String,
+    pub updated: String,
+    pub score: f64,
+}
+
+/// One recall hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub key: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    pub description: String,
+    pub updated: String,
+    /// Relevance blended with salience and recency (spec/ranking.md).
+    pub score: f64,
+    pub relevance: f64,
+}
+
+/// The result of `check`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CheckReport {
+    pub memories: usize,
+    pub events: usize,
+    pub problems: Vec<Problem>,
+    /// What `--fix` repaired.
+    pub fixed: Vec<String>,
+}
+
+impl CheckReport {
+    /// Whether any problem is an error.
+    pub fn has_errors(&self) -> bool {
+        self.problems.iter().any(|p| p.severity == Severity::Error)
+    }
+}
+
+/// The result of an import.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportReport {
+    pub strategy: Strategy,
+    pub dry_run: bool,
+    #[serde(flatten)]
+    pub counts: Counts,
+    pub events_added: usize,
+    pub plan: Vec<Decision>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// A memory directory (or an in-memory store) and the operations on it.
+///
+/// ```
+/// use memdir::{Memory, Draft};
+/// let mem = Memory::in_memory();
+/// mem.write(&Draft {
+///     key: "user_role".into(),
+///     name: "Role".into(),
+///     description: "plays 5-a-side on Saturdays".into(),
+///     kind: "user".into(),
+///     body: "Argentina fan.".into(),
+///     ..Draft::default()
+/// })?;
+/// let block = mem.context(1024, None)?;
+/// assert!(block.text.contains("Argentina fan."));
+/// # Ok::<(), memdir::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Memory {
+    backend: Backend,
+    clock: Clock,
+    mem_lock: Mutex<()>,
+}
+
+impl Memory {
+    /// Opens the memory directory at `dir` (it need not exist yet: writes create it).
+    /// The clock is the system clock, or `MEMDIR_NOW` when set.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Memory> {
+        let clock = Clock::from_env()?;
+        Ok(Memory {
+            backend: Backend::Dir(dir.as_ref().to_path_buf()),
+            clock,
+            mem_lock: Mutex::new(()),
+        })
+    }
+
+    /// A store that keeps everything in memory (the `none` mode).
+    pub fn in_memory() -> Memory {
+        Memory {
+            backend: Backend::Mem(Mutex::new(BTreeMap::new())),
+            clock: Clock::system(),
+            mem_lock: Mutex::new(()),
+        }
+    }
+
+    /// Replaces the clock (tests, benchmarks, reproducible runs).
+    pub fn with_clock(mut self, clock: Clock) -> Memory {
+        self.clock = clock;
+        self
+    }
+
+    /// The current time of this store's clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// The directory (`(memory)` for the `none` mode).
+    pub fn root(&self) -> PathBuf {
+        self.backend.root()
+    }
+
+    /// The store's backend (for sync and tools that need the raw files).
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    fn require_dir(&self) -> Result<()> {
+        match &self.backend {
+            Backend::Dir(p) if !p.is_dir() => Err(Error::NoDir { path: p.clone() }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Creates the directory with MEMORY.md, `timeline/` and `.memdir/`. Returns
+    /// whether anything was created.
+    pub fn init(&self) -> Result<bool> {
+        let existed =
+            self.backend.exists() && self.backend.read(INDEX_FILE, MAX_MEMORY_FILE)?.is_some();
+        self.backend.create()?;
+        let _g = self.backend.lock(&self.mem_lock)?;
+        let snap = self.load()?;
+        let out = self.write_index(&snap.records)?;
+        Ok(!existed || out.written)
+    }
+
+    /// Loads every memory, collecting problems instead of failing on bad files.
+    pub fn load(&self) -> Result<Snapshot> {
+        self.require_dir()?;
+        let mut snap = Snapshot::default();
+        for found in self.backend.scan_memories()? {
+            match found {
+                Found::Symlink(n) => snap.problems.push(Problem::error(
+                    &n,
+                    None,
+                    "symbolic link not followed; memdir only reads regular files inside the directory",
+                )),
+                Found::BadName(n) => snap.problems.push(Problem::error(
+                    &n,
+                    None,
+                    "file name is not valid UTF-8; skipped",
+                )),
+                Found::File(n) => self.load_one(&n, &mut snap),
+            }
+        }
+        let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
+        for r in &snap.records {
+            lower
+                .entry(r.key.as_str().to_lowercase())
+                .or_default()
+                .push(r.key.as_str());
+        }
+        let mut dupes: Vec<Problem> = lower
+            .values()
+            .filter(|v| v.len() > 1)
+            .map(|v| {
+                Problem::warning(
+                    &format!("{}.md", v[0]),
+                    None,
+                    format!("keys differ only by case: {}", v.join(", ")),
+                )
+            })
+            .collect();
+        dupes.sort_by(|a, b| a.path.cmp(&b.path));
+        snap.problems.extend(dupes);
+        Ok(snap)
+    }
+
+    fn load_one(&self, name: &str, snap: &mut Snapshot) {
+        let text = match self.backend.read_text(name, MAX_MEMORY_FILE) {
+            Ok(Some(t)) => t,
+            Ok(None) => return, // removed between the scan and the read
+            Err(e) => {
+                snap.problems.push(Problem::error(name, None, short_io(&e)));
+                return;
+            }
+        };
+        match frontmatter::parse(&text) {
+            Ok(p) => {
+                let stem = &name[..name.len() - 3];
+                let key = Key::from_file_stem(stem);
+                if !key.is_canonical() {
+                    snap.problems.push(Problem::warning(
+                        name,
+                        None,
+                        "file name is not a memdir key (a-z, 0-9, `_`, `-`); it loads, but memdir cannot write it",
+                    ));
+                }
+                for w in p.warnings {
+                    snap.problems
+                        .push(Problem::warning(name, Some(w.line), w.message));
+                }
+                snap.texts.insert(key.to_string(), text);
+                snap.records.push(Record {
+                    key,
+                    meta: p.meta,
+                    body: p.body,
+                });
+            }
+            Err(e) => {
+                snap.problems
+                    .push(Problem::error(name, e.line(), format!("not loaded: {e}")))
+            }
+        }
+    }
+
+    /// Reads every timeline event, oldest first.
+    pub fn events(&self) -> Result<Events> {
+        self.read_events(None)
+    }
+
+    /// Reads the newest events whose lines add up to at least `chars` characters
+    /// (or all of them), oldest first: enough to fill a context block.
+    fn recent_events(&self, chars: usize) -> Result<Events> {
+        self.read_events(Some(chars))
+    }
+
+    fn read_events(&self, enough_chars: Option<usize>) -> Result<Events> {
+        self.require_dir()?;
+        let mut out = Events::default();
+        let files = self.backend.scan_timeline()?;
+        let mut chunks: Vec<Vec<Event>> = Vec::new();
+        let mut total = 0usize;
+        for found in files.iter().rev() {
+            let name = match found {
+                Found::File(n) => n,
+                Found::Symlink(n) => {
+                    out.problems
+                        .push(Problem::error(n, None, "symbolic link not followed"));
+                    continue;
+                }
+                Found::BadName(n) => {
+                    out.problems
+                        .push(Problem::error(n, None, "file name is not valid UTF-8"));
+                    continue;
+                }
+            };
+            let base = name.rsplit('/').next().unwrap_or(name);
+            if !timeline::is_day_file_name(base) {
+                out.problems.push(Problem::warning(
+                    name,
+                    None,
+                    "not a timeline day file (expected YYYY-MM-DD.jsonl); ignored",
+                ));
+                continue;
+            }
+            let text = match self.backend.read_text(name, MAX_TIMELINE_FILE) {
+                Ok(Some(t)) => t,
+                Ok(None) => continue,
+                Err(e) => {
+                    out.problems.push(Problem::error(name, None, short_io(&e)));
+                    continue;
+                }
+            };
+            let mut evs = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match timeline::parse_line(line) {
+                    Ok(e) => {
+                        total += line.len();
+                        evs.push(e);
+                    }
+                    Err(e) => out.problems.push(Problem::error(
+                        name,
+                        Some(i + 1),
+                        format!("timeline line skipped: {e}"),
+                    )),
+                }
+            }
+            chunks.push(evs);
+            if enough_chars.is_some_and(|n| total >= n) {
+                break;
+            }
+        }
+        for evs in chunks.into_iter().rev() {
+            out.events.extend(evs);
+        }
+        // Files are days, but lines inside a day may have been appended out of order by
+        // clocks that disagree; a stable sort keeps file order for equal times.
+        out.events.sort_by_key(|e| e.ts);
+        out.problems
+            .sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+        Ok(out)
+    }
+
+    /// Rebuilds MEMORY.md if it differs from what the memories say.
+    pub fn index(&self) -> Result<IndexOutcome> {
+        self.require_dir()?;
+        let _g = self.backend.lock(&self.mem_lock)?;
+        let snap = self.load()?;
+        self.write_index(&snap.records)
+    }
+
+    /// Rebuilds MEMORY.md only when it is stale (cheap check without the lock first).
+    fn refresh_index_if_stale(&self, records: &[Record]) -> Result<IndexOutcome> {
+        let want = index::render(records);
+        let have = self
+            .backend
+            .read_text(INDEX_FILE, MAX_MEMORY_FILE)
+            .ok()
+            .flatten();
+        if have.as_deref() == Some(want.as_str()) {
+            return Ok(IndexOutcome::default());
+        }
+        self.index()
+    }
+
+    /// Writes MEMORY.md for `records`; caller holds the lock. A MEMORY.md that memdir
+    /// did not write (a person edited it) is saved under `.memdir/backups/` first.
+    fn write_index(&self, records: &[Record]) -> Result<IndexOutcome> {
+        let want = index::render(records);
+        let have = match self.backend.read(INDEX_FILE, MAX_MEMORY_FILE) {
+            Ok(h) => h,
+            // An unreadable index (too large, a link) is treated as a person's file: it
+            // is moved aside below only if it can be read, else left and reported.
+            Err(e) => return Err(e),
+        };
+        if have.as_deref() == Some(want.as_bytes()) {
+            return Ok(IndexOutcome::default());
+        }
+        let mut outcome = IndexOutcome {
+            written: true,
+            backup: None,
+        };
+        if let Some(have) = have {
+            let last = self
+                .backend
+                .read_text(".memdir/index.sha256", 1024)
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            if hex(&Sha256::digest(&have)) != last.trim() {
+                let name = format!(
+                    ".memdir/backups/MEMORY.md.{}",
+                    self.now().format("%Y%m%dT%H%M%S%.3fZ")
+                );
+                let name = self.unused_name(&name)?;
+                self.backend.write_atomic(&name, &have)?;
+                outcome.backup = Some(name);
+            }
+        }
+        self.backend.write_atomic(INDEX_FILE, want.as_bytes())?;
+        self.backend.write_atomic(
+            ".memdir/index.sha256",
+            hex(&Sha256::digest(want.as_bytes())).as_bytes(),
+        )?;
+        Ok(outcome)
+    }
+
+    fn unused_name(&self, base: &str) -> Result<String> {
+        let mut name = base.to_string();
+        let mut i = 1;
+        while self.backend.read(&name, u64::MAX)?.is_some() {
+            name = format!("{base}.{i}");
+            i += 1;
+        }
+        Ok(name)
+    }
+
+    /// Resolves a key given by a caller to a loaded memory's key: a valid key, or
+    /// the exact stem of a file a person named otherwise.
+    fn resolve_key(&self, key: &str) -> Result<Key> {
+        if let Ok(k) = Key::parse(key) {
+            return Ok(k);
+        }
+        let wanted = key.strip_suffix(".md").unwrap_or(key);
+        for found in self.backend.scan_memories()? {
+            if let Found::File(n) = found {
+                if n[..n.len() - 3] == *wanted {
+                    return Ok(Key::from_file_stem(wanted));
+                }
+            }
+        }
+        Err(Key::parse(key).unwrap_err().into())
+    }
+
+    /// Reads one memory.
+    pub fn read(&self, key: &str) -> Result<Record> {
+        self.require_dir()?;
+        let key = self.resolve_key(key)?;
+        let name = key.file_name();
+        let text = self
+            .backend
+            .read_text(&name, MAX_MEMORY_FILE)?
+            .ok_or_else(|| Error::NotFound {
+                key: key.to_string(),
+            })?;
+        let p = frontmatter::parse(&text).map_err(|source| Error::Malformed {
+            path: self.backend.display_path(&name),
+            source,
+        })?;
+        Ok(Record {
+            key,
+            meta: p.meta,
+            body: p.body,
+        })
+    }
+
+    /// Creates or updates a memory. Identical content is a no-op.
+    pub fn write(&self, d: &Draft) -> Result<WriteOutcome> {
+        let key = Key::parse(&d.key)?;
+        let kind = Kind::parse_strict(d.kind.trim()).ok_or_else(|| Error::Type {
+            value: d.kind.clone(),
+        })?;
+        let decay = match &d.decay {
+            None => None,
+            Some(s) => Some(Decay::parse(s).ok_or_else(|| Error::Decay { value: s.clone() })?),
+        };
+        if d.name.trim().is_empty() {
+            return Err(Error::Empty { field: "name" });
+        }
+        if d.description.trim().is_empty() {
+            return Err(Error::Empty {
+                field: "description",
+            });
+        }
+        if d.body.len() > MAX_BODY {
+            return Err(Error::BodyTooLarge {
+                size: d.body.len(),
+                limit: MAX_BODY,
+            });
+        }
+        let mut fields: Vec<(&'static str, &str)> = vec![
+            ("name", &d.name),
+            ("description", &d.description),
+            ("body", &d.body),
+        ];
+        if let Some(s) = &d.source {
+            fields.push(("source", s));
+        }
+        for t in d.tags.iter().flatten() {
+            fields.push(("tags", t));
+        }
+        for (field, text) in fields {
+            if let Some(kind) = secrets::find_secret(text) {
+                return Err(Error::Secret {
+                    key: key.to_string(),
+                    field,
+                    kind,
+                });
+            }
+        }
+
+        self.backend.create()?;
+        let _g = self.backend.lock(&self.mem_lock)?;
+        let name = key.file_name();
+        let existing = match self.backend.read_text(&name, MAX_MEMORY_FILE)? {
+            None => None,
+            Some(text) => Some(
+                frontmatter::parse(&text).map_err(|source| Error::Malformed {
+                    path: self.backend.display_path(&name),
+                    source,
+                })?,
+            ),
+        };
+        let today = Stamp::from_date(self.now().date_naive());
+        let old = existing.as_ref().map(|p| &p.meta);
+        let mut meta = Meta {
+            name: d.name.trim().to_string(),
+            description: d.description.trim().to_string(),
+            kind,
+            created: old
+                .map(|m| m.created.clone())
+                .unwrap_or_else(|| today.clone()),
+            updated: old
+                .map(|m| m.updated.clone())
+                .unwrap_or_else(|| today.clone()),
+            source: d
+                .source
+                .clone()
+                .or_else(|| old.and_then(|m| m.source.clone())),
+            decay: decay.or_else(|| old.and_then(|m| m.decay)),
+            tags: d
+                .tags
+                .clone()
+                .or_else(|| old.map(|m| m.tags.clone()))
+                .unwrap_or_default(),
+            important: d.important.or(old.map(|m| m.important)).unwrap_or(false),
+            extra: old.map(|m| m.extra.clone()).unwrap_or_else(Extra::default),
+        };
+        if let Some(p) = &existing {
+            if crate::memory::content_hash(&meta, &d.body)
+                == crate::memory::content_hash(&p.meta, &p.body)
+            {
+                return Ok(WriteOutcome::Unchanged);
+            }
+        }
+        meta.updated = today;
+        let text = frontmatter::render(&meta, &d.body);
+        self.backend.write_atomic(&name, text.as_bytes())?;
+        let snap = self.load()?;
+        self.write_index(&snap.records)?;
+        Ok(if existing.is_some() {
+            WriteOutcome::Updated
+        } else {
+            WriteOutcome::Created
+        })
+    }
+
+    /// Deletes a memory, rebuilds the index and logs a `forgot` event.
+    pub fn forget(&self, key: &str, reason: Option<&str>) -> Result<Event> {
+        self.require_dir()?;
+        let key = self.resolve_key(key)?;
+        let _g = self.backend.lock(&self.mem_lock)?;
+        let name = key.file_name();
+        if self
+            .backend
+            .read(&name, u64::MAX)
+            .is_ok_and(|b| b.is_none())
+        {
+            return Err(Error::NotFound {
+                key: key.to_string(),
+            });
+        }
+        let mut fields = Map::new();
+        fields.insert("key".into(), Value::String(key.to_string()));
+        if let Some(r) = reason {
+            if let Some(kind) = secrets::find_secret(r) {
+                return Err(Error::Secret {
+                    key: key.to_string(),
+                    field: "reason",
+                    kind,
+                });
+            }
+            fields.insert("reason".into(), Value::String(r.to_string()));
+        }
+        let event = Event::new(self.now(), "forgot", fields)?;
+        self.backend.remove(&name)?;
+        self.backend
+            .append_line(&event.day_file(), &event.encode())?;
+        let snap = self.load()?;
+        self.write_index(&snap.records)?;
+        Ok(event)
+    }
+
+    /// Appends a timeline event.
+    pub fn note(&self, kind: &str, fields: Map<String, Value>) -> Result<Event> {
+        let event = Event::new(self.now(), kind, fields)?;
+        let line = event.encode();
+        if let Some(k) = secrets::find_secret(&line) {
+            return Err(Error::Secret {
+                key: format!("the `{kind}` event"),
+                field: "event",
+                kind: k,
+            });
+        }
+        self.backend.create()?;
+        let _g = self.backend.lock(&self.mem_lock)?;
+        self.backend.append_line(&event.day_file(), &line)?;
+        Ok(event)
+    }
+
+    /// Lists memories in rank order, optionally of one type.
+    pub fn list(&self, kind: Option<&str>) -> Result<(Vec<Listed>, Vec<Problem>)> {
+        let snap = self.load()?;
+        self.refresh_index_if_stale(&snap.records)?;
+        let now = self.now();
+        let out = rank::order(&snap.records, now)
+            .into_iter()
+            .map(|(i, score)| (&snap.records[i], score))
+            .filter(|(r, _)| kind.is_none_or(|k| r.meta.kind.as_str() == k))
+            .map(|(r, score)| Listed {
+                key: r.key.to_string(),
+                kind: r.meta.kind.to_string(),
+                name: r.meta.name.clone(),
+                description: r.meta.description.clone(),
+                updated: r.meta.updated.text.clone(),
+                score,
+            })
+            .collect();
+        Ok((out, snap.problems))
+    }
+
+    /// Memories relevant to `query`, best first (spec/ranking.md#recall).
+    pub fn recall(&self, query: &str, limit: usize) -> Result<(Vec<Hit>, Vec<Problem>)> {
+        if query.trim().is_empty() {
+            return Err(Error::EmptyQuery);
+        }
+        let snap = self.load()?;
+        let now = self.now();
+        let idx = search::Index::new(snap.records.iter().map(search::DocTerms::of).collect());
+        let rel = search::relevance(&snap.records, &idx, query);
+        let mut hits: Vec<(usize, f64, f64)> = rel
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| **r > 0.0)
+            .map(|(i, r)| {
+                let m = &snap.records[i].meta;
+                (
+                    i,
+                    search::blend(*r, rank::salience(m), rank::recency(m, now)),
+                    *r,
+                )
+            })
+            .collect();
+        hits.sort_by(|a, b| rank::compare((&snap.records[a.0], a.1), (&snap.records[b.0], b.1)));
+        hits.truncate(limit);
+        let out = hits
+            .into_iter()
+            .map(|(i, score, relevance)| {
+                let r = &snap.records[i];
+                Hit {
+                    key: r.key.to_string(),
+                    kind: r.meta.kind.to_string(),
+                    name: r.meta.name.clone(),
+                    description: r.meta.description.clone(),
+                    updated: r.meta.updated.text.clone(),
+                    score,
+                    relevance,
+                }
+            })
+            .collect();
+        Ok((out, snap.problems))
+    }
+
+    /// Builds the context block (DESIGN 3).
+    pub fn context(&self, max_tokens: usize, query: Option<&str>) -> Result<Block> {
+        self.context_with_problems(max_tokens, query)
+            .map(|(b, _)| b)
+    }
+
+    /// Builds the context block and returns the problems met loading the store.
+    pub fn context_with_problems(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+    ) -> Result<(Block, Vec<Problem>)> {
+        let snap = self.load()?;
+        self.refresh_index_if_stale(&snap.records)?;
+        let now = self.now();
+        let index_text = index::render(&snap.records);
+        let query = query.filter(|q| !q.trim().is_empty());
+        let search_index;
+        let mut candidates: Vec<Candidate<'_>> = Vec::with_capacity(snap.records.len());
+        let mut query_terms = None;
+        match query {
+            None => {
+                for (i, _) in rank::order(&snap.records, now) {
+                    candidates.push(Candidate {
+                        record: &snap.records[i],
+                        relevance: 0.0,
+                    });
+                }
+            }
+            Some(q) => {
+                search_index =
+                    search::Index::new(snap.records.iter().map(search::DocTerms::of).collect());
+                let rel = search::relevance(&snap.records, &search_index, q);
+                let mut scored: Vec<(usize, f64)> = rel
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        let m = &snap.records[i].meta;
+                        let s = if *r > 0.0 {
+                            search::blend(*r, rank::salience(m), rank::recency(m, now))
+                        } else {
+                            0.0
+                        };
+                        (i, s)
+                    })
+                    .collect();
+                let base: HashMap<usize, f64> =
+                    rank::order(&snap.records, now).into_iter().collect();
+                // Hits first by blended score; the rest keep the query-less rank order.
+                scored.sort_by(|a, b| {
+                    let hit = |x: &(usize, f64)| x.1 > 0.0;
+                    hit(b).cmp(&hit(a)).then_with(|| {
+                        if hit(a) {
+                            rank::compare((&snap.records[a.0], a.1), (&snap.records[b.0], b.1))
+                        } else {
+                            rank::compare(
+                                (&snap.records[a.0], base[&a.0]),
+                                (&snap.records[b.0], base[&b.0]),
+                            )
+                        }
+                    })
+                });
+                for (i, _) in scored {
+                    candidates.push(Candidate {
+                        record: &snap.records[i],
+                        relevance: rel[i],
+                    });
+                }
+                query_terms = Some(QueryTerms {
+                    terms: search::terms(q),
+                    index: &search_index,
+                });
+            }
+        }
+        let events = self.recent_events(max_tokens.saturating_mul(4))?;
+        let block = context::build(
+            &index_text,
+            &candidates,
+            query_terms.as_ref(),
+            &events.events,
+            max_tokens,
+        );
+        let mut problems = snap.problems;
+        problems.extend(events.problems);
+        Ok((block, problems))
+    }
+
+    /// Reports malformed files and timeline lines; with `fix`, repairs what is safe.
+    pub fn check(&self, fix: bool) -> Result<CheckReport> {
+        let snap = self.load()?;
+        let events = self.events()?;
+        let mut report = CheckReport {
+            memories: snap.records.len(),
+            events: events.events.len(),
+            problems: snap.problems,
+            fixed: Vec::new(),
+        };
+        report.problems.extend(events.problems);
+        let want = index::render(&snap.records);
+        let have = self
+            .backend
+            .read_text(INDEX_FILE, MAX_MEMORY_FILE)
+            .ok()
+            .flatten();
+        if have.as_deref() != Some(want.as_str()) {
+            report.problems.push(Problem::warning(
+                INDEX_FILE,
+                None,
+                if have.is_none() {
+                    "missing; `index` or `check --fix` rebuilds it"
+                } else {
+                    "stale; `index` or `check --fix` rebuilds it"
+                },
+            ));
+        }
+        if let Backend::Dir(root) = &self.backend {
+            for sub in [".", store::TIMELINE_DIR] {
+                let Ok(rd) = std::fs::read_dir(root.join(sub)) else {
+                    continue;
+                };
+                for e in rd.flatten() {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if n.starts_with(".memdir-") && n.ends_with(".tmp") {
+                        let rel = if sub == "." {
+                            n.clone()
+                        } else {
+                            format!("{sub}/{n}")
+                        };
+                        report.problems.push(Problem::warning(
+                            &rel,
+                            None,
+                            "temporary file left by an interrupted write",
+                        ));
+                        if fix && std::fs::remove_file(e.path()).is_ok() {
+                            report.fixed.push(format!("removed {rel}"));
+                        }
+                    }
+                }
+            }
+        }
+        if fix {
+            self.backend.create()?;
+            let out = self.index()?;
+            if out.written {
+                report.fixed.push("rebuilt MEMORY.md".into());
+            }
+            if let Some(b) = out.backup {
+                report
+                    .fixed
+                    .push(format!("saved the hand-edited MEMORY.md as {b}"));
+            }
+            if !report.fixed.is_empty() {
+                report
+                    .problems
+                    .retain(|p| !(p.path == INDEX_FILE || p.message.starts_with("temporary file")));
+            }
+        }
+        Ok(report)
+    }
+
+    /// The portable blob of the store (DESIGN 4.1).
+    pub fn export(&self) -> Result<(String, Vec<Problem>)> {
+        let snap = self.load()?;
+        let events = self.events()?;
+        let files: Vec<(String, String)> = snap
+            .texts
+            .iter()
+            .map(|(k, t)| (format!("{k}.md"), t.clone()))
+            .collect();
+        let mut problems = snap.problems;
+        problems.extend(events.problems);
+        Ok((
+            blob::encode(&index::render(&snap.records), &files, &events.events),
+            problems,
+        ))
+    }
+
+    /// Imports a blob: validates all of it, then writes (unless `dry_run`).
+    pub fn import(&self, bytes: &[u8], strategy: Strategy, dry_run: bool) -> Result<ImportReport> {
+        let mut incoming = blob::decode(bytes)?;
+        // Secrets are refused on import as on any write.
+        let mut skipped = std::mem::take(&mut incoming.skipped);
+        incoming
+            .files
+            .retain(|f| match secrets::find_secret(&f.text) {
+                Some(kind) => {
+                    skipped.push(Skipped {
+                        item: f.key.file_name(),
+                        reason: format!("contains what looks like {}", kind.describe()),
+                    });
+                    false
+                }
+                None => true,
+            });
+        incoming
+            .events
+            .retain(|e| match secrets::find_secret(&e.encode()) {
+                Some(kind) => {
+                    skipped.push(Skipped {
+                        item: format!("timeline event at {}", timeline::format_ts(&e.ts)),
+                        reason: format!("contains what looks like {}", kind.describe()),
+                    });
+                    false
+                }
+                None => true,
+            });
+        if !dry_run {
+            self.backend.create()?;
+        } else {
+            self.require_dir()?;
+        }
+        let _g = self.backend.lock(&self.mem_lock)?;
+        let snap = self.load()?;
+        let events = self.events()?;
+        let forgotten = merge::forgotten(&events.events);
+        let plan = merge::plan(&snap.records, &forgotten, &incoming.files, strategy);
+        let new_events = merge::new_events(&events.events, &incoming.events);
+        let counts = Counts::of(&plan, skipped.len());
+        let report = ImportReport {
+            strategy,
+            dry_run,
+            counts,
+            events_added: new_events.len(),
+            plan,
+            skipped,
+        };
+        if dry_run {
+            return Ok(report);
+        }
+        let by_key: HashMap<&str, &blob::IncomingFile> =
+            incoming.files.iter().map(|f| (f.key.as_str(), f)).collect();
+        for d in &report.plan {
+            if matches!(d.action, Action::Added | Action::Updated) {
+                let f = by_key[d.key.as_str()];
+                self.backend
+                    .write_atomic(&f.key.file_name(), f.text.as_bytes())?;
+            }
+        }
+        self.insert_events(&new_events)?;
+        let snap = self.load()?;
+        self.write_index(&snap.records)?;
+        Ok(report)
+    }
+
+    /// Inserts events into their day files in time order; caller holds the lock.
+    /// Existing lines (including unreadable ones) keep their text and relative order.
+    fn insert_events(&self, events: &[Event]) -> Result<()> {
+        let mut by_day: BTreeMap<String, Vec<&Event>> = BTreeMap::new();
+        for e in events {
+            by_day.entry(e.day_file()).or_default().push(e);
+        }
+        for (file, mut new) in by_day {
+            new.sort_by_key(|e| e.ts);
+            let existing = self
+                .backend
+                .read_text(&file, MAX_TIMELINE_FILE)?
+                .unwrap_or_default();
+            let mut out = String::with_capacity(existing.len() + new.len() * 80);
+            let mut pending = new.into_iter().peekable();
+            for line in existing.lines() {
+                if let Ok(e) = timeline::parse_line(line) {
+                    while let Some(n) = pending.next_if(|n| n.ts < e.ts) {
+                        out.push_str(&n.encode());
+                        out.push('\n');
+                    }
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
+            for n in pending {
+                out.push_str(&n.encode());
+                out.push('\n');
+            }
+            self.backend.write_atomic(&file, out.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    data_encoding::HEXLOWER.encode(bytes)
+}
+
+/// An IO error as a short message for a problem line (the path is already there).
+fn short_io(e: &Error) -> String {
+    match e {
+        Error::TooLarge { size, limit, .. } => {
+            format!("not loaded: {size} bytes is over the limit of {limit} bytes")
+        }
+        Error::NotUtf8 { .. } => "not loaded: not valid UTF-8 text".into(),
+        Error::Symlink { .. } => "symbolic link not followed".into(),
+        Error::Io { source, .. } => format!("not loaded: {source}"),
+        other => format!("not loaded: {other}"),
+    }
+}

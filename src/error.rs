@@ -1,0 +1,138 @@
+//! The library's error type and its classification into exit codes.
+//!
+//! Every variant carries what failed (path, key, line, field) so that the one
+//! reporting function in the CLI can print a precise `error:` line and a `hint:`.
+
+use std::path::PathBuf;
+
+use crate::blob::BlobError;
+use crate::frontmatter::FrontmatterError;
+use crate::memory::KeyError;
+use crate::secrets::SecretKind;
+use crate::timeline::EventError;
+
+/// What kind of failure an error is; the CLI maps it to an exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Bad input or a data problem (exit 1).
+    Input,
+    /// Bad usage of a command (exit 2).
+    Usage,
+    /// A remote failure; a retry may help (exit 3).
+    Remote,
+    /// Integrity failure: wrong CID, tampered or undecryptable data (exit 4).
+    Integrity,
+}
+
+impl Class {
+    /// The process exit code of the class (DESIGN 4).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Class::Input => 1,
+            Class::Usage => 2,
+            Class::Remote => 3,
+            Class::Integrity => 4,
+        }
+    }
+}
+
+/// Errors of memdir's library API.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error("type `{value}` is not one of user, feedback, project, reference")]
+    Type { value: String },
+    #[error("decay `{value}` is not `never` or `<N>d` (for example 30d)")]
+    Decay { value: String },
+    #[error("`{field}` must not be empty")]
+    Empty { field: &'static str },
+    #[error("refused to store {}: the {field} contains what looks like {}", .key, .kind.describe())]
+    Secret {
+        key: String,
+        field: &'static str,
+        kind: SecretKind,
+    },
+    #[error("no memory with key `{key}`")]
+    NotFound { key: String },
+    #[error("{}: {source}", .path.display())]
+    Malformed {
+        path: PathBuf,
+        #[source]
+        source: FrontmatterError,
+    },
+    #[error(transparent)]
+    Event(#[from] EventError),
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {size} bytes is over the limit of {limit} bytes", .path.display())]
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
+    #[error("{}: not valid UTF-8 text", .path.display())]
+    NotUtf8 { path: PathBuf },
+    #[error("{}: is a symbolic link; memdir does not follow links", .path.display())]
+    Symlink { path: PathBuf },
+    #[error("memory directory {} does not exist", .path.display())]
+    NoDir { path: PathBuf },
+    #[error("{}: not a directory", .path.display())]
+    NotADir { path: PathBuf },
+    #[error(transparent)]
+    Blob(#[from] BlobError),
+    #[error("the query is empty")]
+    EmptyQuery,
+    #[error("the body is {size} bytes, over the limit of {limit} bytes")]
+    BodyTooLarge { size: usize, limit: usize },
+    #[error("watching {} failed: {message}", .path.display())]
+    Watch { path: PathBuf, message: String },
+    #[error("{0}")]
+    Usage(&'static str),
+    #[error(transparent)]
+    Clock(#[from] crate::clock::BadNow),
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// The class of the error, which decides the exit code.
+    pub fn class(&self) -> Class {
+        match self {
+            Error::Usage(_) | Error::EmptyQuery | Error::Clock(_) => Class::Usage,
+            _ => Class::Input,
+        }
+    }
+
+    /// A hint on what to do about the error, when there is a useful one.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Key(_) => Some(
+                "use snake_case keys such as `user_role` (convention: <type>_<topic>)".into(),
+            ),
+            Error::Secret { .. } => Some(
+                "memdir never stores credentials; describe the secret instead (\"the user keeps the API key in 1Password\")".into(),
+            ),
+            Error::NotFound { .. } => Some("`memdir list` shows the keys".into()),
+            Error::Malformed { .. } => Some(
+                "memdir will not overwrite a file it cannot read; fix the frontmatter by hand (see `memdir check`) or remove the file".into(),
+            ),
+            Error::NoDir { .. } => Some(
+                "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
+            ),
+            Error::Type { .. } => Some("pass --type user|feedback|project|reference".into()),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,668 @@
+//! YAML frontmatter: split a memory file, parse its frontmatter, render it back.
+//!
+//! This is the only module that calls the YAML library (serde-saphyr), so a change of
+//! YAML crate touches one file. Reading is lenient where it is safe (UTF-8 BOM, CRLF,
+//! quotes, lists, colons in quoted values, unknown keys) and strict where guessing
+//! would corrupt data (duplicate keys, malformed YAML, wrong field types): those are
+//! errors with the file line and column. Writing quotes every value a YAML 1.1 reader
+//! could misread (`no`, `12:30`, `1.10`, ...), and keeps unknown keys with their
+//! original text and order. No IO, no clock.
+
+use serde_json::{Map, Value};
+
+use crate::memory::{Decay, Kind, Meta, Stamp};
+
+/// Keys memdir gives a meaning to, in the order it writes them.
+const KNOWN: [&str; 9] = [
+    "name",
+    "description",
+    "type",
+    "created",
+    "updated",
+    "source",
+    "decay",
+    "tags",
+    "important",
+];
+
+/// Why a file's frontmatter could not be read. Lines are 1-based lines of the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrontmatterError {
+    #[error("no frontmatter: the file must start with a `---` line")]
+    Missing,
+    #[error("frontmatter opened on line 1 is never closed with a `---` line")]
+    Unclosed,
+    #[error("line {line} column {column}: {message}")]
+    Yaml {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("line {line}: frontmatter must be a mapping of `key: value` lines")]
+    NotAMapping { line: usize },
+    #[error("required field `{field}` is missing")]
+    MissingField { field: &'static str },
+    #[error("line {line}: `{field}` {problem}")]
+    Field {
+        field: &'static str,
+        line: usize,
+        problem: &'static str,
+    },
+}
+
+impl FrontmatterError {
+    /// The file line the error points at, when it points at one.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            FrontmatterError::Missing | FrontmatterError::Unclosed => Some(1),
+            FrontmatterError::Yaml { line, .. }
+            | FrontmatterError::NotAMapping { line }
+            | FrontmatterError::Field { line, .. } => Some(*line),
+            FrontmatterError::MissingField { .. } => Some(2),
+        }
+    }
+}
+
+/// A problem that does not stop the memory from loading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub line: usize,
+    pub message: String,
+}
+
+/// Frontmatter keys memdir does not know, and the layout needed to rewrite the file
+/// without disturbing what a person wrote.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extra {
+    /// Unknown keys: name, original YAML text of the entry (key line included), value.
+    entries: Vec<(String, String, Value)>,
+    /// Every top-level key in the order the file had them.
+    order: Vec<String>,
+    /// Comment lines before the first key.
+    preamble: String,
+    /// Known keys as the file had them: name, how memdir would write the value the
+    /// file held, and the original text. Unchanged values are written back as they were.
+    known_raw: Vec<(String, String, String)>,
+}
+
+impl Extra {
+    /// Unknown keys and their values as JSON text (stable across reformatting).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, String)> {
+        self.entries
+            .iter()
+            .map(|(k, _, v)| (k.as_str(), v.to_string()))
+    }
+
+    /// Unknown keys and their values.
+    pub fn values(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.entries.iter().map(|(k, _, v)| (k.as_str(), v))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// A parsed memory file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub meta: Meta,
+    pub body: String,
+    pub warnings: Vec<Warning>,
+}
+
+/// The frontmatter text, the file line it starts on, and the body.
+struct Split<'a> {
+    yaml: &'a str,
+    first_line: usize,
+    body: &'a str,
+}
+
+/// Normalizes a file's text: strips a UTF-8 BOM and turns CRLF into LF.
+pub fn normalize_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.contains('\r') {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+fn is_fence(line: &str) -> bool {
+    line.trim_end() == "---"
+}
+
+fn split(text: &str) -> Result<Split<'_>, FrontmatterError> {
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().ok_or(FrontmatterError::Missing)?;
+    if !is_fence(first) {
+        return Err(FrontmatterError::Missing);
+    }
+    let start = first.len();
+    let mut offset = start;
+    for line in lines {
+        let end = offset + line.len();
+        if is_fence(line) || line.trim_end() == "..." {
+            return Ok(Split {
+                yaml: &text[start..offset],
+                first_line: 2,
+                body: &text[end..],
+            });
+        }
+        offset = end;
+    }
+    Err(FrontmatterError::Unclosed)
+}
+
+fn yaml_options() -> serde_saphyr::Options {
+    let mut o = serde_saphyr::Options::default();
+    // YAML 1.2 booleans: `no` stays the string "no"; `important: no` is an error.
+    o.strict_booleans = true;
+    // `0755` stays a string rather than becoming the number 755.
+    o.leading_zero_numbers_as_strings = true;
+    o
+}
+
+fn parse_yaml(yaml: &str, first_line: usize) -> Result<Value, FrontmatterError> {
+    serde_saphyr::from_str_with_options::<Value>(yaml, yaml_options()).map_err(|e| {
+        let (line, column) = e
+            .location()
+            .map(|l| (l.line() as usize, l.column() as usize))
+            .unwrap_or((1, 1));
+        FrontmatterError::Yaml {
+            line: line + first_line - 1,
+            column,
+            message: bare_message(&e.without_snippet().to_string()),
+        }
+    })
+}
+
+/// The library's message without its own `error: line L column C:` prefix, which we
+/// replace by file-relative positions.
+fn bare_message(s: &str) -> String {
+    let mut s = s.lines().next().unwrap_or(s);
+    s = s.strip_prefix("error: ").unwrap_or(s);
+    if let Some(rest) = s.strip_prefix("line ") {
+        if let Some(pos) = rest.find(": ") {
+            s = &rest[pos + 2..];
+        }
+    }
+    // The library adds positions relative to the YAML block and advice about its own
+    // options; neither helps a person editing the file.
+    if let Some(pos) = s.rfind(" at line ") {
+        s = &s[..pos];
+    }
+    if let Some(key) = s.strip_prefix("duplicate mapping key: ") {
+        let key = key.split(',').next().unwrap_or(key);
+        return format!("duplicate key `{key}`");
+    }
+    s.to_string()
+}
+
+/// One top-level entry of the YAML block: its key, text and first line.
+struct Chunk {
+    key: String,
+    text: String,
+    line: usize,
+}
+
+/// Splits a YAML block mapping into its top-level entries, so unknown keys can be
+/// written back exactly as a person wrote them. Returns the preamble (comments before
+/// the first key) and the chunks, or `None` when the layout is not the plain
+/// one-key-per-column-0-line shape (then values are re-serialized instead).
+fn chunks(yaml: &str, first_line: usize, keys: &[String]) -> Option<(String, Vec<Chunk>)> {
+    let mut preamble = String::new();
+    let mut out: Vec<Chunk> = Vec::new();
+    for (i, line) in yaml.split_inclusive('\n').enumerate() {
+        let starts_key = line
+            .chars()
+            .next()
+            .is_some_and(|c| !matches!(c, ' ' | '\t' | '-' | '#' | '\n'));
+        if starts_key {
+            let key = keys.get(out.len())?.clone();
+            out.push(Chunk {
+                key,
+                text: line.to_string(),
+                line: first_line + i,
+            });
+        } else if let Some(last) = out.last_mut() {
+            last.text.push_str(line);
+        } else {
+            preamble.push_str(line);
+        }
+    }
+    if out.len() != keys.len() {
+        return None;
+    }
+    // Each chunk must parse on its own to exactly its key; anything else means the
+    // split guessed wrong (a multi-line flow value, a complex key, ...).
+    for c in &out {
+        let v = serde_saphyr::from_str_with_options::<Value>(&c.text, yaml_options()).ok()?;
+        let m = v.as_object()?;
+        if m.len() != 1 || !m.contains_key(&c.key) {
+            return None;
+        }
+    }
+    Some((preamble, out))
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Parses a memory file (text already decoded as UTF-8).
+///
+/// ```
+/// let text = "---\nname: Tone\ndescription: wants direct critique\ntype: feedback\n\
+///             created: 2026-03-22\nupdated: 2026-04-14\n---\n\nLead with the issue.\n";
+/// let parsed = memdir::frontmatter::parse(text).unwrap();
+/// assert_eq!(parsed.meta.name, "Tone");
+/// assert_eq!(parsed.body, "Lead with the issue.");
+/// ```
+pub fn parse(text: &str) -> Result<Parsed, FrontmatterError> {
+    let text = normalize_text(text);
+    let s = split(&text)?;
+    let value = if s.yaml.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        parse_yaml(s.yaml, s.first_line)?
+    };
+    let map = match value {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        _ => {
+            return Err(FrontmatterError::NotAMapping { line: s.first_line });
+        }
+    };
+    let keys: Vec<String> = map.keys().cloned().collect();
+    let layout = chunks(s.yaml, s.first_line, &keys);
+    let line_of = |key: &str| -> usize {
+        layout
+            .as_ref()
+            .and_then(|(_, cs)| cs.iter().find(|c| c.key == key).map(|c| c.line))
+            .unwrap_or(s.first_line)
+    };
+    let mut warnings = Vec::new();
+
+    let text_field = |field: &'static str| -> Result<Option<String>, FrontmatterError> {
+        match map.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => scalar_text(v).map(Some).ok_or(FrontmatterError::Field {
+                field,
+                line: line_of(field),
+                problem: "must be text, not a list or mapping",
+            }),
+        }
+    };
+    let required = |field: &'static str| -> Result<String, FrontmatterError> {
+        text_field(field)?.ok_or(FrontmatterError::MissingField { field })
+    };
+    let stamp = |field: &'static str| -> Result<Stamp, FrontmatterError> {
+        Stamp::parse(&required(field)?).ok_or(FrontmatterError::Field {
+            field,
+            line: line_of(field),
+            problem: "must be a date (YYYY-MM-DD) or an RFC 3339 timestamp",
+        })
+    };
+
+    let name = required("name")?;
+    let description = required("description")?;
+    let kind = Kind::parse(required("type")?.trim());
+    if let Kind::Other(t) = &kind {
+        warnings.push(Warning {
+            line: line_of("type"),
+            message: format!(
+                "unknown type `{t}` (expected user, feedback, project or reference); it gets no salience bonus"
+            ),
+        });
+    }
+    let created = stamp("created")?;
+    let updated = stamp("updated")?;
+    let source = text_field("source")?;
+    let decay = match text_field("decay")? {
+        None => None,
+        Some(d) => match Decay::parse(&d) {
+            Some(d) => Some(d),
+            None => {
+                warnings.push(Warning {
+                    line: line_of("decay"),
+                    message: format!(
+                        "decay `{d}` is not `never` or `<N>d`; the default 7-day half-life applies"
+                    ),
+                });
+                None
+            }
+        },
+    };
+    let tags = match map.get("tags") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => {
+            let mut tags = Vec::with_capacity(items.len());
+            for item in items {
+                tags.push(scalar_text(item).ok_or(FrontmatterError::Field {
+                    field: "tags",
+                    line: line_of("tags"),
+                    problem: "must be a list of text values",
+                })?);
+            }
+            tags
+        }
+        Some(v) => vec![scalar_text(v).ok_or(FrontmatterError::Field {
+            field: "tags",
+            line: line_of("tags"),
+            problem: "must be a list of text values",
+        })?],
+    };
+    let important = match map.get("important") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(FrontmatterError::Field {
+                field: "important",
+                line: line_of("important"),
+                problem: "must be true or false",
+            });
+        }
+    };
+
+    let (preamble, chunk_texts) = match layout {
+        Some((p, cs)) => (p, cs.into_iter().map(|c| (c.key, c.text)).collect()),
+        None => (String::new(), Vec::new()),
+    };
+    let mut entries = Vec::new();
+    for (k, v) in &map {
+        if KNOWN.contains(&k.as_str()) {
+            continue;
+        }
+        let raw = chunk_texts
+            .iter()
+            .find(|(ck, _)| ck == k)
+            .map(|(_, t): &(String, String)| t.clone())
+            .unwrap_or_else(|| render_entry(k, v));
+        entries.push((k.clone(), raw, v.clone()));
+    }
+
+    let mut meta = Meta {
+        name,
+        description,
+        kind,
+        created,
+        updated,
+        source,
+        decay,
+        tags,
+        important,
+        extra: Extra {
+            entries,
+            order: keys,
+            preamble,
+            known_raw: Vec::new(),
+        },
+    };
+    meta.extra.known_raw = chunk_texts
+        .into_iter()
+        .filter(|(k, _)| KNOWN.contains(&k.as_str()))
+        .filter_map(|(k, raw)| render_known(&k, &meta).map(|canonical| (k, canonical, raw)))
+        .collect();
+    Ok(Parsed {
+        meta,
+        body: crate::memory::normalize_body(s.body).to_string(),
+        warnings,
+    })
+}
+
+/// YAML text of one `key: value` entry, ending with a newline.
+fn render_entry(key: &str, value: &Value) -> String {
+    let mut m = Map::new();
+    m.insert(key.to_string(), value.clone());
+    let mut s = serde_saphyr::to_string(&Value::Object(m)).unwrap_or_else(|_| {
+        // Serializing a JSON value cannot fail in practice; fall back to JSON, which is
+        // valid YAML, rather than lose the value.
+        format!("{key}: {value}\n")
+    });
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+fn render_stamp(key: &str, stamp: &Stamp) -> String {
+    // A plain date is written bare, as people write it; anything else is quoted by
+    // the YAML writer.
+    if Stamp::parse(&stamp.text).is_some_and(|s| s.text.len() == 10) {
+        format!("{key}: {}\n", stamp.text)
+    } else {
+        render_entry(key, &Value::String(stamp.text.clone()))
+    }
+}
+
+fn render_known(key: &str, meta: &Meta) -> Option<String> {
+    let s = |v: &str| Some(render_entry(key, &Value::String(v.to_string())));
+    match key {
+        // A description is one line: the index shows it on one line.
+        "name" => s(&one_line(&meta.name)),
+        "description" => s(&one_line(&meta.description)),
+        "type" => s(meta.kind.as_str()),
+        "created" => Some(render_stamp(key, &meta.created)),
+        "updated" => Some(render_stamp(key, &meta.updated)),
+        "source" => meta.source.as_deref().and_then(s),
+        "decay" => meta.decay.map(|d| format!("decay: {d}\n")),
+        "tags" if !meta.tags.is_empty() => Some(render_entry(
+            key,
+            &Value::Array(meta.tags.iter().cloned().map(Value::String).collect()),
+        )),
+        "important" if meta.important => Some("important: true\n".to_string()),
+        _ => None,
+    }
+}
+
+fn push_line(out: &mut String, text: &str) {
+    out.push_str(text);
+    if !text.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split(['\n', '\r'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Renders a memory file: frontmatter then body, ending with one newline.
+///
+/// Keys keep the order of `meta.extra` (the order of the file being rewritten), with
+/// unknown keys written back as they were; keys the file did not have yet follow in
+/// memdir's order.
+pub fn render(meta: &Meta, body: &str) -> String {
+    let mut out = String::from("---\n");
+    out.push_str(&meta.extra.preamble);
+    let mut written: Vec<&str> = Vec::new();
+    for key in &meta.extra.order {
+        if KNOWN.contains(&key.as_str()) {
+            if let Some(text) = render_known(key, meta) {
+                let original = meta
+                    .extra
+                    .known_raw
+                    .iter()
+                    .find(|(k, canonical, _)| k == key && *canonical == text);
+                match original {
+                    Some((_, _, raw)) => push_line(&mut out, raw),
+                    None => out.push_str(&text),
+                }
+            }
+        } else if let Some((_, raw, _)) = meta.extra.entries.iter().find(|(k, _, _)| k == key) {
+            push_line(&mut out, raw);
+        }
+        written.push(key);
+    }
+    for key in KNOWN {
+        if !written.contains(&key) {
+            if let Some(text) = render_known(key, meta) {
+                out.push_str(&text);
+            }
+        }
+    }
+    out.push_str("---\n");
+    let body = crate::memory::normalize_body(body);
+    if !body.is_empty() {
+        out.push('\n');
+        out.push_str(body);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "---\nname: Tone\ndescription: user wants direct critique\ntype: feedback\ncreated: 2026-03-22\nupdated: 2026-04-14\n---\n\nUser prefers direct critique.\n\n**Why:** corrected twice.\n";
+
+    fn check_err(text: &str, want: &str) {
+        match parse(text) {
+            Ok(p) => panic!("expected error {want:?}, parsed {p:?}"),
+            Err(e) => assert_eq!(e.to_string(), want, "input: {text:?}"),
+        }
+    }
+
+    fn meta_of(text: &str) -> Meta {
+        parse(text).unwrap().meta
+    }
+
+    #[test]
+    fn reads_the_design_example() {
+        let p = parse(GOOD).unwrap();
+        assert_eq!(p.meta.name, "Tone");
+        assert_eq!(p.meta.kind, Kind::Feedback);
+        assert_eq!(p.meta.created.text, "2026-03-22");
+        assert_eq!(
+            p.body,
+            "User prefers direct critique.\n\n**Why:** corrected twice."
+        );
+        assert!(p.warnings.is_empty());
+    }
+
+    #[test]
+    fn crlf_and_bom_load_like_lf() {
+        let crlf = GOOD.replace('\n', "\r\n");
+        let bom = format!("\u{feff}{crlf}");
+        assert_eq!(parse(&crlf).unwrap(), parse(GOOD).unwrap());
+        assert_eq!(parse(&bom).unwrap(), parse(GOOD).unwrap());
+    }
+
+    #[test]
+    fn real_yaml_values() {
+        let m = meta_of(
+            "---\nname: \"Runbook: deploys\"\ndescription: 'it''s: fine'\ntype: project\ncreated: 2026-01-01\nupdated: 2026-01-02T10:00:00Z\ntags: [a, \"b c\", 2024]\nimportant: true\ndecay: 30d\nsource: chat 12\n---\n",
+        );
+        assert_eq!(m.name, "Runbook: deploys");
+        assert_eq!(m.description, "it's: fine");
+        assert_eq!(m.tags, vec!["a", "b c", "2024"]);
+        assert!(m.important);
+        assert_eq!(m.decay, Some(Decay::Days(30)));
+        assert_eq!(m.source.as_deref(), Some("chat 12"));
+        assert_eq!(m.updated.at.to_rfc3339(), "2026-01-02T10:00:00+00:00");
+        let block = meta_of(
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\ntags:\n  - x\n  - y\n---\n",
+        );
+        assert_eq!(block.tags, vec!["x", "y"]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        // spec/memory-format.md#errors
+        check_err(
+            "no fence\n",
+            "no frontmatter: the file must start with a `---` line",
+        );
+        check_err(
+            "---\nname: x\n",
+            "frontmatter opened on line 1 is never closed with a `---` line",
+        );
+        check_err(
+            "---\nname: x\nname: y\n---\n",
+            "line 3 column 1: duplicate key `name`",
+        );
+        check_err(
+            "---\nname: Re: x\n---\n",
+            "line 2 column 9: mapping values are not allowed in this context",
+        );
+        check_err(
+            "---\n- a\n---\n",
+            "line 2: frontmatter must be a mapping of `key: value` lines",
+        );
+        check_err(
+            "---\nname: n\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n",
+            "required field `description` is missing",
+        );
+        check_err(
+            "---\nname: n\ndescription: d\ntype: user\ncreated: yesterday\nupdated: 2026-01-01\n---\n",
+            "line 5: `created` must be a date (YYYY-MM-DD) or an RFC 3339 timestamp",
+        );
+        check_err(
+            "---\nname: [a]\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n",
+            "line 2: `name` must be text, not a list or mapping",
+        );
+        check_err(
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\nimportant: no\n---\n",
+            "line 7: `important` must be true or false",
+        );
+        check_err("---\n---\n", "required field `name` is missing");
+    }
+
+    #[test]
+    fn warnings_do_not_stop_loading() {
+        let p = parse("---\nname: n\ndescription: d\ntype: ops\ncreated: 2026-01-01\nupdated: 2026-01-01\ndecay: soon\n---\n").unwrap();
+        assert_eq!(p.meta.kind, Kind::Other("ops".into()));
+        assert_eq!(p.meta.decay, None);
+        let lines: Vec<usize> = p.warnings.iter().map(|w| w.line).collect();
+        assert_eq!(lines, vec![4, 7]);
+    }
+
+    #[test]
+    fn rewrite_keeps_unknown_keys_text_and_order() {
+        let text = "---\n# my notes\nzeta: 1.10   # version\nname: Tone\nowner:\n  team: core\n  ids: [1, 2]\ndescription: d\ntype: user\ncreated: 2026-01-01T08:00:00Z\nupdated: 2026-01-01\n---\n\nbody\n";
+        let p = parse(text).unwrap();
+        assert_eq!(render(&p.meta, &p.body), text);
+        let mut meta = p.meta.clone();
+        meta.name = "no".into();
+        meta.tags = vec!["yes".into()];
+        let out = render(&meta, "new body");
+        assert_eq!(
+            out,
+            "---\n# my notes\nzeta: 1.10   # version\nname: \"no\"\nowner:\n  team: core\n  ids: [1, 2]\ndescription: d\ntype: user\ncreated: 2026-01-01T08:00:00Z\nupdated: 2026-01-01\ntags:\n- \"yes\"\n---\n\nnew body\n"
+        );
+        assert_eq!(parse(&out).unwrap().meta.name, "no");
+    }
+
+    #[test]
+    fn ambiguous_values_are_quoted() {
+        for v in [
+            "no", "yes", "on", "12:30", "1.10", "2024", "null", "~", "- x", "a # b", "x: y", "'q'",
+            " lead", "@x", "`x`", "*bold*",
+        ] {
+            let mut meta = meta_of(GOOD);
+            meta.name = v.to_string();
+            let text = render(&meta, "b");
+            let back = parse(&text).unwrap_or_else(|e| panic!("{v:?}: {e}\n{text}"));
+            assert_eq!(back.meta.name, v.trim(), "{text}");
+        }
+    }
+
+    #[test]
+    fn newlines_in_name_and_description_become_spaces() {
+        let mut meta = meta_of(GOOD);
+        meta.description = "one\ntwo\n---\nthree".into();
+        let back = parse(&render(&meta, "")).unwrap();
+        assert_eq!(back.meta.description, "one two --- three");
+        assert_eq!(back.body, "");
+    }
+}

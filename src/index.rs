@@ -1,0 +1,281 @@
+//! MEMORY.md: the index of all memories, as a pure function of the memories.
+//!
+//! The output is byte-identical for the same memories (sections in a fixed order,
+//! entries by `created` then key), so it diffs cleanly in git, and every name and
+//! description is escaped so that a CommonMark parser reads back exactly the same
+//! links. This module renders only; deciding when to write and backing up a
+//! hand-edited index is the store's job.
+
+use crate::memory::{Kind, Record};
+
+/// The first line of every index.
+pub const TITLE: &str = "# Agent Memory";
+
+/// Renders MEMORY.md for the given memories.
+///
+/// ```
+/// let index = memdir::index::render(&[]);
+/// assert_eq!(index, "# Agent Memory\n");
+/// ```
+pub fn render(records: &[Record]) -> String {
+    let mut sorted: Vec<&Record> = records.iter().collect();
+    sorted.sort_by(|a, b| {
+        section_key(&a.meta.kind)
+            .cmp(&section_key(&b.meta.kind))
+            .then(a.meta.created.at.cmp(&b.meta.created.at))
+            .then(a.key.cmp(&b.key))
+    });
+    let mut out = String::from(TITLE);
+    out.push('\n');
+    let mut current: Option<&Kind> = None;
+    for r in sorted {
+        if current != Some(&r.meta.kind) {
+            out.push('\n');
+            out.push_str("## ");
+            out.push_str(&heading(&r.meta.kind));
+            out.push('\n');
+            current = Some(&r.meta.kind);
+        }
+        out.push_str(&entry_line(r));
+        out.push('\n');
+    }
+    out
+}
+
+/// One index line: `- [Name](key.md) — description`.
+pub fn entry_line(r: &Record) -> String {
+    let mut line = format!(
+        "- [{}]({})",
+        escape_inline(&r.meta.name),
+        escape_href(&r.key.file_name())
+    );
+    let description = escape_inline(&r.meta.description);
+    if !description.is_empty() {
+        line.push_str(" — ");
+        line.push_str(&description);
+    }
+    line
+}
+
+fn section_key(kind: &Kind) -> (u8, &str) {
+    (kind.section_rank(), kind.as_str())
+}
+
+fn heading(kind: &Kind) -> String {
+    match kind {
+        Kind::User => "User".into(),
+        Kind::Feedback => "Feedback".into(),
+        Kind::Project => "Project".into(),
+        Kind::Reference => "Reference".into(),
+        Kind::Other(t) => escape_inline(t),
+    }
+}
+
+/// Escapes text for an inline position: newlines become spaces, runs of white space
+/// collapse, and every character that could open inline markup is backslash-escaped.
+pub fn escape_inline(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut last_space = true;
+    for c in s.chars() {
+        if c.is_whitespace() || c.is_control() {
+            if !last_space {
+                out.push(' ');
+            }
+            last_space = true;
+            continue;
+        }
+        last_space = false;
+        if needs_escape(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    let trimmed = out.trim_end().len();
+    out.truncate(trimmed);
+    out
+}
+
+/// Characters that can open inline markup (emphasis, code, links, images, HTML,
+/// entities, strikethrough). Other punctuation is harmless inside a list item line and
+/// stays unescaped so the index reads naturally.
+fn needs_escape(c: char) -> bool {
+    matches!(
+        c,
+        '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '!' | '~'
+    )
+}
+
+/// Percent-encodes a file name for a link destination.
+pub fn escape_href(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::frontmatter::Extra;
+    use crate::memory::{Key, Meta, Stamp};
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+
+    pub(crate) fn rec(key: &str, kind: &str, name: &str, desc: &str, created: &str) -> Record {
+        let created = Stamp::parse(created).unwrap();
+        Record {
+            key: Key::from_file_stem(key),
+            meta: Meta {
+                name: name.into(),
+                description: desc.into(),
+                kind: Kind::parse(kind),
+                updated: created.clone(),
+                created,
+                source: None,
+                decay: None,
+                tags: vec![],
+                important: false,
+                extra: Extra::default(),
+            },
+            body: String::new(),
+        }
+    }
+
+    /// Reads the index back with a CommonMark parser: (href, link text, rest of line).
+    fn links(md: &str) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        let mut in_link: Option<(String, String)> = None;
+        let mut after: Option<(String, String, String)> = None;
+        for ev in Parser::new(md) {
+            match ev {
+                Event::Start(Tag::Link { dest_url, .. }) => {
+                    in_link = Some((dest_url.to_string(), String::new()))
+                }
+                Event::End(TagEnd::Link) => {
+                    let (d, t) = in_link.take().unwrap();
+                    after = Some((d, t, String::new()));
+                }
+                Event::Text(t) | Event::Code(t) => {
+                    if let Some((_, text)) = in_link.as_mut() {
+                        text.push_str(&t);
+                    } else if let Some((_, _, rest)) = after.as_mut() {
+                        rest.push_str(&t);
+                    }
+                }
+                Event::End(TagEnd::Item) => {
+                    if let Some(a) = after.take() {
+                        out.push(a);
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn unescape_href(h: &str) -> String {
+        let b = h.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'%' && i + 2 < b.len() {
+                out.push(u8::from_str_radix(&h[i + 1..i + 3], 16).unwrap());
+                i += 3;
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn layout_matches_the_design() {
+        // spec/index-format.md#layout
+        let recs = vec![
+            rec(
+                "feedback_tone",
+                "feedback",
+                "Tone",
+                "stay warm but don't coddle",
+                "2026-03-22",
+            ),
+            rec(
+                "user_preferences",
+                "user",
+                "Preferences",
+                "terse feedback, no emojis",
+                "2026-03-02",
+            ),
+            rec("user_role", "user", "Role", "Argentina fan", "2026-03-01"),
+            rec("zz", "ops", "Runbook", "deploys", "2026-01-01"),
+            rec("aa", "archive", "Old", "", "2026-01-01"),
+        ];
+        assert_eq!(
+            render(&recs),
+            "# Agent Memory\n\n## User\n- [Role](user_role.md) — Argentina fan\n- [Preferences](user_preferences.md) — terse feedback, no emojis\n\n## Feedback\n- [Tone](feedback_tone.md) — stay warm but don't coddle\n\n## archive\n- [Old](aa.md)\n\n## ops\n- [Runbook](zz.md) — deploys\n"
+        );
+    }
+
+    #[test]
+    fn ties_on_created_go_by_key() {
+        let recs = vec![
+            rec("b", "user", "B", "x", "2026-01-01"),
+            rec("a", "user", "A", "x", "2026-01-01"),
+        ];
+        assert_eq!(
+            render(&recs),
+            "# Agent Memory\n\n## User\n- [A](a.md) — x\n- [B](b.md) — x\n"
+        );
+    }
+
+    #[test]
+    fn hostile_names_parse_back_to_the_same_links() {
+        // spec/index-format.md#escaping
+        let names = [
+            "a](evil.md) [b",
+            "*bold* _it_ `code`",
+            "<script>alert(1)</script>",
+            "back\\slash \\]",
+            "![img](x.png)",
+            "&amp; &#65;",
+            "line\nbreak",
+            "~~strike~~",
+            "trailing \\",
+            "# not a heading",
+            "1. not a list",
+            "ünï 😀 中文",
+        ];
+        let recs: Vec<Record> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| rec(&format!("k{i:02} (x)"), "user", n, n, "2026-01-01"))
+            .collect();
+        let md = render(&recs);
+        let got = links(&md);
+        assert_eq!(got.len(), names.len(), "{md}");
+        for (i, (href, text, rest)) in got.iter().enumerate() {
+            let want = names[i].split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(unescape_href(href), format!("k{i:02} (x).md"));
+            assert_eq!(text, &want, "{md}");
+            assert_eq!(rest, &format!(" — {want}"), "{md}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_name_parses_back(name in "\\PC{0,40}", desc in "\\PC{0,40}") {
+            let r = rec("k", "user", &name, &desc, "2026-01-01");
+            let got = links(&render(&[r]));
+            let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            proptest::prop_assert_eq!(got.len(), 1);
+            proptest::prop_assert_eq!(&got[0].1, &norm(&name));
+            let want_rest = if norm(&desc).is_empty() { String::new() } else { format!(" — {}", norm(&desc)) };
+            proptest::prop_assert_eq!(&got[0].2, &want_rest);
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! memdir: a durable memory for AI agents that people can read and edit.
+//!
+//! A memory is one Markdown file with YAML frontmatter in a memory directory;
+//! `MEMORY.md` indexes them and `timeline/YYYY-MM-DD.jsonl` logs events. The engine
+//! ranks memories by salience × recency and builds a token-budgeted context block an
+//! agent puts in its system prompt before every turn.
+//!
+//! ```
+//! use memdir::{Draft, Memory};
+//! let mem = Memory::in_memory(); // or Memory::open("memory")?
+//! mem.write(&Draft { key: "user_role".into(), name: "Role".into(),
+//!     description: "Argentina fan".into(), kind: "user".into(),
+//!     body: "Plays 5-a-side on Saturdays.".into(), ..Draft::default() })?;
+//! let hits = mem.recall("saturday", 5)?.0;
+//! assert_eq!(hits[0].key, "user_role");
+//! let block = mem.context(2048, Some("what does the user do on weekends?"))?;
+//! assert!(block.text.starts_with("# Agent Memory"));
+//! # Ok::<(), memdir::Error>(())
+//! ```
+//!
+//! The modules split into a pure core (`memory`, `frontmatter`, `index`, `timeline`,
+//! `rank`, `search`, `context`, `merge`, `blob`, `secrets`) and the edges that touch the
+//! world (`store`, `clock`, `watch`), composed by the [`Memory`] façade in `engine`.
+//! `spec/architecture.md` describes each module.
+
+pub mod blob;
+pub mod clock;
+pub mod context;
+pub mod engine;
+pub mod error;
+pub mod frontmatter;
+pub mod index;
+pub mod memory;
+pub mod merge;
+pub mod rank;
+pub mod search;
+pub mod secrets;
+pub mod store;
+pub mod timeline;
+
+pub use clock::Clock;
+pub use context::Block;
+pub use engine::{
+    CheckReport, Draft, Hit, ImportReport, IndexOutcome, Listed, Memory, Problem, Severity,
+    Snapshot, WriteOutcome,
+};
+pub use error::{Class, Error, Result};
+pub use memory::{Decay, Key, Kind, Meta, Record};
+pub use merge::Strategy;

@@ -1,0 +1,373 @@
+//! The memory data model: keys, types, decay, dates and the parsed record.
+//!
+//! This module owns the invariants of a single memory (what a valid key is, what a
+//! `type` or `decay` value means, how a memory is normalized for the "identical
+//! content is a no-op" rule). It does no IO and never reads the clock.
+
+use std::fmt;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::frontmatter::Extra;
+
+/// Longest key memdir writes (the key pattern allows 100 characters).
+pub const MAX_KEY_LEN: usize = 100;
+
+/// The key of a memory: its file stem.
+///
+/// Keys written through memdir match `^[a-z0-9][a-z0-9_-]{0,99}$`; [`Key::parse`]
+/// enforces that. Files a person created with other names are still loaded, with a
+/// key made by [`Key::from_file_stem`], so that they can be read and forgotten.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct Key(String);
+
+/// Why a key was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("key is empty")]
+    Empty,
+    #[error("key `{key}` is longer than {MAX_KEY_LEN} characters")]
+    TooLong { key: String },
+    #[error(
+        "key `{key}` must start with a lowercase letter or digit and contain only a-z, 0-9, `_` and `-`"
+    )]
+    Pattern { key: String },
+}
+
+impl Key {
+    /// Validates a key for writing (`^[a-z0-9][a-z0-9_-]{0,99}$`).
+    ///
+    /// ```
+    /// use memdir::Key;
+    /// assert!(Key::parse("user_role").is_ok());
+    /// assert!(Key::parse("../x").is_err());
+    /// assert!(Key::parse("User").is_err());
+    /// ```
+    pub fn parse(s: &str) -> Result<Key, KeyError> {
+        // A trailing `.md` is a common slip (the file name instead of the key); accept it.
+        let s = s.strip_suffix(".md").unwrap_or(s);
+        if s.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        if s.chars().count() > MAX_KEY_LEN {
+            return Err(KeyError::TooLong { key: s.to_string() });
+        }
+        let mut chars = s.chars();
+        let first_ok = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        let rest_ok =
+            chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        if !(first_ok && rest_ok) {
+            return Err(KeyError::Pattern { key: s.to_string() });
+        }
+        Ok(Key(s.to_string()))
+    }
+
+    /// The key of a file found in the directory, whatever its name.
+    ///
+    /// Only names that came from a directory listing go through here, so the key can
+    /// never address a path outside the directory.
+    pub fn from_file_stem(stem: &str) -> Key {
+        Key(stem.to_string())
+    }
+
+    /// Whether this key matches the pattern memdir writes.
+    pub fn is_canonical(&self) -> bool {
+        Key::parse(&self.0).is_ok_and(|k| k.0 == self.0)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The file name of this memory (`<key>.md`).
+    pub fn file_name(&self) -> String {
+        format!("{}.md", self.0)
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The `type` of a memory.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    User,
+    Feedback,
+    Project,
+    Reference,
+    /// Any other value: loads with a warning and gets no salience bonus.
+    Other(String),
+}
+
+impl Kind {
+    /// Parses a `type` value; unknown values become [`Kind::Other`].
+    pub fn parse(s: &str) -> Kind {
+        match s {
+            "user" => Kind::User,
+            "feedback" => Kind::Feedback,
+            "project" => Kind::Project,
+            "reference" => Kind::Reference,
+            other => Kind::Other(other.to_string()),
+        }
+    }
+
+    /// Parses a `type` value for writing: only the four known types are accepted.
+    pub fn parse_strict(s: &str) -> Option<Kind> {
+        match Kind::parse(s) {
+            Kind::Other(_) => None,
+            k => Some(k),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Kind::User => "user",
+            Kind::Feedback => "feedback",
+            Kind::Project => "project",
+            Kind::Reference => "reference",
+            Kind::Other(s) => s,
+        }
+    }
+
+    /// Salience bonus of the type (DESIGN 3).
+    pub fn bonus(&self) -> f64 {
+        match self {
+            Kind::Feedback => 0.3,
+            Kind::User => 0.2,
+            Kind::Project => 0.1,
+            Kind::Reference | Kind::Other(_) => 0.0,
+        }
+    }
+
+    /// Position of the type's section in MEMORY.md: the four known types first.
+    pub fn section_rank(&self) -> u8 {
+        match self {
+            Kind::User => 0,
+            Kind::Feedback => 1,
+            Kind::Project => 2,
+            Kind::Reference => 3,
+            Kind::Other(_) => 4,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The recency half-life of a memory (`decay`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decay {
+    /// `decay: never`: recency is always 1.
+    Never,
+    /// `decay: <N>d`: a half-life of N days (N ≥ 1).
+    Days(u32),
+}
+
+impl Decay {
+    /// Parses `never` or `<N>d`.
+    pub fn parse(s: &str) -> Option<Decay> {
+        let s = s.trim();
+        if s == "never" {
+            return Some(Decay::Never);
+        }
+        let days = s.strip_suffix('d')?;
+        if days.is_empty() || !days.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        match days.parse::<u32>() {
+            Ok(n) if n >= 1 => Some(Decay::Days(n)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Decay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Decay::Never => f.write_str("never"),
+            Decay::Days(n) => write!(f, "{n}d"),
+        }
+    }
+}
+
+/// A `created` / `updated` value: the instant it denotes and the text it was written as.
+///
+/// memdir writes plain dates (`2026-04-14`); a full RFC 3339 timestamp is accepted on
+/// read. A date denotes the start of that day in UTC. The original text is kept so
+/// that rewriting a memory does not change how a person wrote its `created` date.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    pub at: DateTime<Utc>,
+    pub text: String,
+}
+
+impl Stamp {
+    /// Parses `YYYY-MM-DD` or an RFC 3339 timestamp.
+    pub fn parse(s: &str) -> Option<Stamp> {
+        let s = s.trim();
+        if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+            if s.len() == 10 {
+                return Some(Stamp::from_date(d));
+            }
+        }
+        let t = DateTime::parse_from_rfc3339(s).ok()?;
+        Some(Stamp {
+            at: t.with_timezone(&Utc),
+            text: s.to_string(),
+        })
+    }
+
+    /// The stamp of a plain date.
+    pub fn from_date(d: NaiveDate) -> Stamp {
+        Stamp {
+            at: d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc(),
+            text: d.format("%Y-%m-%d").to_string(),
+        }
+    }
+
+    /// The UTC calendar date of the stamp.
+    pub fn date(&self) -> NaiveDate {
+        self.at.date_naive()
+    }
+}
+
+/// Frontmatter of a memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Meta {
+    pub name: String,
+    pub description: String,
+    pub kind: Kind,
+    pub created: Stamp,
+    pub updated: Stamp,
+    pub source: Option<String>,
+    pub decay: Option<Decay>,
+    pub tags: Vec<String>,
+    pub important: bool,
+    /// Keys memdir does not know, kept with their original text and order.
+    pub extra: Extra,
+}
+
+/// A memory loaded from a file: key, frontmatter and body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub key: Key,
+    pub meta: Meta,
+    /// The Markdown body, without the blank line that separates it from the
+    /// frontmatter and without trailing white space.
+    pub body: String,
+}
+
+impl Record {
+    /// SHA-256 of the normalized memory: every field but the dates, and the body.
+    ///
+    /// Two writes with the same hash are the same memory, so the second is a no-op.
+    pub fn content_hash(&self) -> [u8; 32] {
+        content_hash(&self.meta, &self.body)
+    }
+}
+
+/// SHA-256 of the normalized content of a memory (see [`Record::content_hash`]).
+pub fn content_hash(meta: &Meta, body: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    // Length-prefix every field so that no two different memories can collide by
+    // shifting text from one field into the next.
+    let mut field = |tag: &str, value: &str| {
+        h.update(tag.as_bytes());
+        h.update((value.len() as u64).to_le_bytes());
+        h.update(value.as_bytes());
+    };
+    field("name", meta.name.trim());
+    field("description", meta.description.trim());
+    field("type", meta.kind.as_str());
+    field("source", meta.source.as_deref().unwrap_or(""));
+    field(
+        "decay",
+        &meta.decay.map(|d| d.to_string()).unwrap_or_default(),
+    );
+    for t in &meta.tags {
+        field("tag", t);
+    }
+    field("important", if meta.important { "true" } else { "false" });
+    for (k, v) in meta.extra.iter() {
+        field("extra-key", k);
+        field("extra-value", &v);
+    }
+    field("body", normalize_body(body));
+    h.finalize().into()
+}
+
+/// The body as compared and stored: no leading blank lines, no trailing white space.
+pub fn normalize_body(body: &str) -> &str {
+    body.trim_start_matches(['\n', '\r']).trim_end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_key(input: &str, ok: Option<&str>) {
+        match (Key::parse(input), ok) {
+            (Ok(k), Some(want)) => assert_eq!(k.as_str(), want, "{input}"),
+            (Err(_), None) => {}
+            (got, want) => panic!("{input}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn keys() {
+        // spec/memory-format.md#keys
+        check_key("user_role", Some("user_role"));
+        check_key("a", Some("a"));
+        check_key("0-x_y", Some("0-x_y"));
+        check_key("user_role.md", Some("user_role"));
+        check_key(&"a".repeat(100), Some(&"a".repeat(100)));
+        check_key(&"a".repeat(101), None);
+        check_key("", None);
+        check_key(".md", None);
+        check_key("_x", None);
+        check_key("-x", None);
+        check_key("User", None);
+        check_key("../x", None);
+        check_key("a/b", None);
+        check_key("a b", None);
+        check_key("a.b", None);
+        check_key("é", None);
+        check_key("a\0", None);
+    }
+
+    #[test]
+    fn decay_values() {
+        assert_eq!(Decay::parse("never"), Some(Decay::Never));
+        assert_eq!(Decay::parse("30d"), Some(Decay::Days(30)));
+        assert_eq!(Decay::parse("1d"), Some(Decay::Days(1)));
+        assert_eq!(Decay::parse("0d"), None);
+        assert_eq!(Decay::parse("d"), None);
+        assert_eq!(Decay::parse("-3d"), None);
+        assert_eq!(Decay::parse("30"), None);
+        assert_eq!(Decay::parse("99999999999d"), None);
+        assert_eq!(Decay::Days(90).to_string(), "90d");
+    }
+
+    #[test]
+    fn stamps() {
+        let d = Stamp::parse("2026-04-14").unwrap();
+        assert_eq!(d.at.to_rfc3339(), "2026-04-14T00:00:00+00:00");
+        assert_eq!(d.text, "2026-04-14");
+        let t = Stamp::parse("2026-04-14T23:30:00-02:00").unwrap();
+        assert_eq!(t.date().to_string(), "2026-04-15");
+        assert!(Stamp::parse("2026-4-14").is_none());
+        assert!(Stamp::parse("yesterday").is_none());
+        assert!(Stamp::parse("2026-02-30").is_none());
+    }
+}

@@ -1,0 +1,329 @@
+//! Import planning: (local memories, local forgets, incoming memories, strategy) → plan.
+//!
+//! A pure function from states to a sorted list of decisions, tested as a case table
+//! (spec/cli.md#import). The engine executes the plan; `--dry-run` prints it.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::blob::IncomingFile;
+use crate::memory::Record;
+use crate::timeline::Event;
+
+/// How conflicts (same key, different content) are resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Add what is missing; on conflict the local memory wins.
+    #[default]
+    Merge,
+    /// Add what is missing; on conflict the incoming memory wins.
+    Replace,
+}
+
+impl Strategy {
+    pub fn parse(s: &str) -> Option<Strategy> {
+        match s {
+            "merge" => Some(Strategy::Merge),
+            "replace" => Some(Strategy::Replace),
+            _ => None,
+        }
+    }
+}
+
+/// What happens to one incoming memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Not present locally: written.
+    Added,
+    /// Conflict, incoming wins (`replace`): written over the local memory.
+    Updated,
+    /// Conflict, local wins (`merge`): nothing written.
+    Kept,
+    /// Same content as the local memory: nothing written.
+    Unchanged,
+    /// Forgotten locally after the incoming version was last updated: not brought back.
+    Forgotten,
+}
+
+/// One line of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub key: String,
+    pub action: Action,
+}
+
+/// The latest `forgot` time of every key in a timeline.
+pub fn forgotten(events: &[Event]) -> HashMap<String, DateTime<Utc>> {
+    let mut m: HashMap<String, DateTime<Utc>> = HashMap::new();
+    for e in events.iter().filter(|e| e.kind == "forgot") {
+        if let Some(k) = e.field_str("key") {
+            let slot = m.entry(k.to_string()).or_insert(e.ts);
+            if e.ts > *slot {
+                *slot = e.ts;
+            }
+        }
+    }
+    m
+}
+
+/// Plans an import. The result is sorted by key.
+pub fn plan(
+    local: &[Record],
+    forgotten: &HashMap<String, DateTime<Utc>>,
+    incoming: &[IncomingFile],
+    strategy: Strategy,
+) -> Vec<Decision> {
+    let by_key: HashMap<&str, &Record> = local.iter().map(|r| (r.key.as_str(), r)).collect();
+    let mut out: Vec<Decision> = incoming
+        .iter()
+        .map(|inc| {
+            let action = match by_key.get(inc.key.as_str()) {
+                None => match forgotten.get(inc.key.as_str()) {
+                    // An `updated` date counts as the start of its day, so a version
+                    // updated on the day of the forget does not come back.
+                    Some(t) if inc.parsed.meta.updated.at <= *t => Action::Forgotten,
+                    _ => Action::Added,
+                },
+                Some(l) => {
+                    let same = crate::memory::content_hash(&inc.parsed.meta, &inc.parsed.body)
+                        == l.content_hash();
+                    match (same, strategy) {
+                        (true, _) => Action::Unchanged,
+                        (false, Strategy::Merge) => Action::Kept,
+                        (false, Strategy::Replace) => Action::Updated,
+                    }
+                }
+            };
+            Decision {
+                key: inc.key.to_string(),
+                action,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
+}
+
+/// Incoming events not already present (compared by their encoded line), without
+/// duplicates among themselves, in time order.
+pub fn new_events(existing: &[Event], incoming: &[Event]) -> Vec<Event> {
+    let mut seen: HashSet<String> = existing.iter().map(Event::encode).collect();
+    let mut out: Vec<Event> = incoming
+        .iter()
+        .filter(|e| seen.insert(e.encode()))
+        .cloned()
+        .collect();
+    out.sort_by_key(|e| e.ts);
+    out
+}
+
+/// Counts of each action, for the import report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub added: usize,
+    pub updated: usize,
+    pub kept: usize,
+    pub unchanged: usize,
+    pub skipped: usize,
+}
+
+impl Counts {
+    pub fn of(plan: &[Decision], skipped: usize) -> Counts {
+        let n = |a: Action| plan.iter().filter(|d| d.action == a).count();
+        Counts {
+            added: n(Action::Added),
+            updated: n(Action::Updated),
+            kept: n(Action::Kept),
+            unchanged: n(Action::Unchanged),
+            skipped: skipped + n(Action::Forgotten),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontmatter;
+    use crate::memory::Key;
+
+    fn file(key: &str, body: &str, updated: &str) -> String {
+        format!(
+            "---\nname: {key}\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: {updated}\n---\n\n{body}\n"
+        )
+    }
+
+    fn local(key: &str, body: &str, updated: &str) -> Record {
+        let p = frontmatter::parse(&file(key, body, updated)).unwrap();
+        Record {
+            key: Key::parse(key).unwrap(),
+            meta: p.meta,
+            body: p.body,
+        }
+    }
+
+    fn incoming(key: &str, body: &str, updated: &str) -> IncomingFile {
+        let text = file(key, body, updated);
+        IncomingFile {
+            key: Key::parse(key).unwrap(),
+            parsed: frontmatter::parse(&text).unwrap(),
+            text,
+        }
+    }
+
+    fn ts(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn case_table() {
+        // spec/cli.md#import — each row: local, forgotten at, incoming, strategy, action
+        type Row = (
+            Option<(&'static str, &'static str)>,
+            Option<&'static str>,
+            (&'static str, &'static str),
+            Strategy,
+            Action,
+        );
+        let rows: Vec<Row> = vec![
+            (
+                None,
+                None,
+                ("b", "2026-02-01"),
+                Strategy::Merge,
+                Action::Added,
+            ),
+            (
+                None,
+                None,
+                ("b", "2026-02-01"),
+                Strategy::Replace,
+                Action::Added,
+            ),
+            (
+                Some(("a", "2026-01-05")),
+                None,
+                ("b", "2026-02-01"),
+                Strategy::Merge,
+                Action::Kept,
+            ),
+            (
+                Some(("a", "2026-01-05")),
+                None,
+                ("b", "2026-02-01"),
+                Strategy::Replace,
+                Action::Updated,
+            ),
+            // Same content, other dates: unchanged under both strategies.
+            (
+                Some(("a", "2026-01-05")),
+                None,
+                ("a", "2026-02-01"),
+                Strategy::Merge,
+                Action::Unchanged,
+            ),
+            (
+                Some(("a", "2026-01-05")),
+                None,
+                ("a", "2026-02-01"),
+                Strategy::Replace,
+                Action::Unchanged,
+            ),
+            // Forgotten locally: an older or same-day version stays forgotten...
+            (
+                None,
+                Some("2026-03-01T10:00:00Z"),
+                ("b", "2026-02-01"),
+                Strategy::Merge,
+                Action::Forgotten,
+            ),
+            (
+                None,
+                Some("2026-03-01T10:00:00Z"),
+                ("b", "2026-03-01"),
+                Strategy::Replace,
+                Action::Forgotten,
+            ),
+            // ...a version updated after the forget comes back.
+            (
+                None,
+                Some("2026-03-01T10:00:00Z"),
+                ("b", "2026-03-02"),
+                Strategy::Merge,
+                Action::Added,
+            ),
+            // A forget does not matter when the key exists locally again.
+            (
+                Some(("a", "2026-04-01")),
+                Some("2026-03-01T10:00:00Z"),
+                ("b", "2026-02-01"),
+                Strategy::Merge,
+                Action::Kept,
+            ),
+        ];
+        for (i, (loc, forgot, (body, updated), strategy, want)) in rows.into_iter().enumerate() {
+            let locals: Vec<Record> = loc.map(|(b, u)| local("k", b, u)).into_iter().collect();
+            let mut f = HashMap::new();
+            if let Some(t) = forgot {
+                f.insert("k".to_string(), ts(t));
+            }
+            let got = plan(&locals, &f, &[incoming("k", body, updated)], strategy);
+            assert_eq!(
+                got,
+                vec![Decision {
+                    key: "k".into(),
+                    action: want
+                }],
+                "row {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn plan_is_sorted_and_idempotent_inputs_are_unchanged() {
+        let locals = vec![local("a", "x", "2026-01-01"), local("b", "y", "2026-01-01")];
+        let inc = vec![
+            incoming("b", "y", "2026-01-01"),
+            incoming("a", "x", "2026-01-01"),
+        ];
+        let got = plan(&locals, &HashMap::new(), &inc, Strategy::Replace);
+        assert_eq!(
+            got.iter().map(|d| d.key.as_str()).collect::<Vec<_>>(),
+            vec!["a", "b"]
+        );
+        assert!(got.iter().all(|d| d.action == Action::Unchanged));
+    }
+
+    #[test]
+    fn events_are_unioned_without_duplicates() {
+        let e = |t: &str, k: &str| Event::new(ts(t), k, serde_json::Map::new()).unwrap();
+        let existing = vec![
+            e("2026-01-01T00:00:00Z", "a"),
+            e("2026-01-03T00:00:00Z", "c"),
+        ];
+        let inc = vec![
+            e("2026-01-03T00:00:00Z", "c"),
+            e("2026-01-02T00:00:00Z", "b"),
+            e("2026-01-02T00:00:00Z", "b"),
+        ];
+        let got: Vec<String> = new_events(&existing, &inc)
+            .iter()
+            .map(|e| e.kind.clone())
+            .collect();
+        assert_eq!(got, vec!["b"]);
+    }
+
+    #[test]
+    fn latest_forget_wins() {
+        let mut f1 = serde_json::Map::new();
+        f1.insert("key".into(), "k".into());
+        let evs = vec![
+            Event::new(ts("2026-01-02T00:00:00Z"), "forgot", f1.clone()).unwrap(),
+            Event::new(ts("2026-01-01T00:00:00Z"), "forgot", f1).unwrap(),
+        ];
+        assert_eq!(forgotten(&evs)["k"], ts("2026-01-02T00:00:00Z"));
+    }
+}

@@ -1,0 +1,144 @@
+//! Salience, recency and the query-less rank order (DESIGN 3).
+//!
+//! salience = 1.0 if `important`, else min(0.5 + bonus(type) + min(0.05 × tags, 0.2), 1.0);
+//! recency = 0.5 ^ (age / half-life), age = now − `updated` (never negative), half-life
+//! 7 days or the memory's `decay`, `decay: never` → 1; score = salience × recency;
+//! ties by `updated` (newer first), then key. Pure functions of the memory and `now`.
+
+use std::cmp::Ordering;
+
+use chrono::{DateTime, Utc};
+
+use crate::memory::{Decay, Meta, Record};
+
+/// Default recency half-life in days.
+pub const HALF_LIFE_DAYS: f64 = 7.0;
+
+/// Salience of a memory, in [0.5, 1.0].
+pub fn salience(meta: &Meta) -> f64 {
+    if meta.important {
+        return 1.0;
+    }
+    // Evaluated in this order (base, then tags) so that results are bit-for-bit those
+    // of the formula as written.
+    let base = 0.5 + meta.kind.bonus();
+    let tags = (0.05 * meta.tags.len() as f64).min(0.2);
+    (base + tags).min(1.0)
+}
+
+/// Recency of a memory at `now`, in (0, 1].
+pub fn recency(meta: &Meta, now: DateTime<Utc>) -> f64 {
+    let half_life = match meta.decay {
+        Some(Decay::Never) => return 1.0,
+        Some(Decay::Days(n)) => f64::from(n),
+        None => HALF_LIFE_DAYS,
+    };
+    let age_ms = (now - meta.updated.at).num_milliseconds().max(0) as f64;
+    let age_days = age_ms / 86_400_000.0;
+    0.5_f64.powf(age_days / half_life)
+}
+
+/// Rank score: salience × recency.
+pub fn score(meta: &Meta, now: DateTime<Utc>) -> f64 {
+    salience(meta) * recency(meta, now)
+}
+
+/// Orders two memories with given scores: higher score first, then newer `updated`,
+/// then key. Total, so sorting is deterministic.
+pub fn compare(a: (&Record, f64), b: (&Record, f64)) -> Ordering {
+    b.1.partial_cmp(&a.1)
+        .unwrap_or(Ordering::Equal)
+        .then(b.0.meta.updated.at.cmp(&a.0.meta.updated.at))
+        .then(a.0.key.cmp(&b.0.key))
+}
+
+/// Indices of `records` in rank order at `now`, with their scores.
+pub fn order(records: &[Record], now: DateTime<Utc>) -> Vec<(usize, f64)> {
+    let mut v: Vec<(usize, f64)> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i, score(&r.meta, now)))
+        .collect();
+    v.sort_by(|a, b| compare((&records[a.0], a.1), (&records[b.0], b.1)));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontmatter::Extra;
+    use crate::memory::{Key, Kind, Stamp};
+
+    fn meta(kind: &str, tags: usize, important: bool, updated: &str, decay: Option<Decay>) -> Meta {
+        Meta {
+            name: "n".into(),
+            description: "d".into(),
+            kind: Kind::parse(kind),
+            created: Stamp::parse("2026-01-01").unwrap(),
+            updated: Stamp::parse(updated).unwrap(),
+            source: None,
+            decay,
+            tags: (0..tags).map(|i| format!("t{i}")).collect(),
+            important,
+            extra: Extra::default(),
+        }
+    }
+
+    fn now() -> DateTime<Utc> {
+        "2026-04-15T00:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn salience_formula() {
+        // spec/ranking.md#salience
+        let cases = [
+            ("user", 5, false, 0.8999999999999999),
+            ("feedback", 1, false, 0.8500000000000001),
+            ("reference", 0, false, 0.5),
+            ("ops", 1, false, 0.55),
+            ("project", 2, false, 0.7),
+            ("feedback", 9, false, 1.0),
+            ("reference", 0, true, 1.0),
+        ];
+        for (kind, tags, imp, want) in cases {
+            let got = salience(&meta(kind, tags, imp, "2026-04-15", None));
+            assert_eq!(got, want, "{kind} {tags} {imp}");
+        }
+    }
+
+    #[test]
+    fn recency_formula() {
+        // spec/ranking.md#recency
+        let cases = [
+            ("2026-04-15", None, 1.0),
+            ("2026-04-08", None, 0.5),
+            ("2026-04-01", None, 0.25),
+            ("2026-04-20", None, 1.0), // future dates never count as negative age
+            ("2026-03-16", Some(Decay::Days(30)), 0.5),
+            ("2020-01-01", Some(Decay::Never), 1.0),
+        ];
+        for (updated, decay, want) in cases {
+            let got = recency(&meta("user", 0, false, updated, decay), now());
+            assert!((got - want).abs() < 1e-12, "{updated}: {got} != {want}");
+        }
+    }
+
+    #[test]
+    fn order_breaks_ties_by_updated_then_key() {
+        let rec = |k: &str, updated: &str| Record {
+            key: Key::from_file_stem(k),
+            meta: meta("user", 0, false, updated, Some(Decay::Never)),
+            body: String::new(),
+        };
+        let rs = vec![
+            rec("b", "2026-01-01"),
+            rec("a", "2026-01-01"),
+            rec("c", "2026-02-01"),
+        ];
+        let keys: Vec<&str> = order(&rs, now())
+            .iter()
+            .map(|(i, _)| rs[*i].key.as_str())
+            .collect();
+        assert_eq!(keys, vec!["c", "a", "b"]);
+    }
+}

@@ -1,0 +1,315 @@
+//! Relevance: tokenizing, stemming and BM25F over name, description, tags and body.
+//!
+//! `recall` and query-aware `context` rank by relevance first and use salience and
+//! recency as bounded boosts (spec/ranking.md explains the blend and its weights).
+//! Every memory whose name, description or body contains the whole query
+//! (case-insensitive) is a hit, whatever its BM25 score. Pure code: no IO, no clock.
+
+use std::collections::HashMap;
+
+use crate::memory::Record;
+
+/// BM25 term-frequency saturation.
+pub const K1: f64 = 1.2;
+/// BM25 length normalization.
+pub const B: f64 = 0.75;
+/// Field weights: a term in the name counts three body occurrences.
+pub const W_NAME: f64 = 3.0;
+pub const W_DESCRIPTION: f64 = 2.0;
+pub const W_TAGS: f64 = 2.0;
+pub const W_BODY: f64 = 1.0;
+/// Share of relevance that comes from BM25; the rest is the whole-phrase hit.
+pub const W_BM25: f64 = 0.7;
+pub const W_PHRASE: f64 = 0.3;
+/// Boosts applied to relevance: score = relevance × (BASE + W_SAL × salience + W_REC × recency).
+pub const BOOST_BASE: f64 = 0.8;
+pub const BOOST_SALIENCE: f64 = 0.15;
+pub const BOOST_RECENCY: f64 = 0.05;
+
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have",
+    "he", "her", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of",
+    "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where",
+    "which", "who", "whom", "why", "will", "with", "would", "you", "your",
+];
+
+/// Light English stemming: folds plurals and common verb endings so that `runs`,
+/// `running` and `run` meet. Applied identically to documents and queries, so it
+/// only needs to be consistent, not linguistically perfect.
+pub fn stem(word: &str) -> String {
+    if word.len() <= 3 || !word.is_ascii() {
+        return word.to_string();
+    }
+    let plural = strip_plural(word);
+    strip_verb(plural)
+}
+
+fn strip_plural(w: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    if let Some(s) = w.strip_suffix("ies").filter(|s| s.len() >= 2) {
+        return Cow::Owned(format!("{s}y"));
+    }
+    if let Some(s) = w.strip_suffix("sses") {
+        return Cow::Owned(format!("{s}ss"));
+    }
+    if w.ends_with("ss") || w.ends_with("us") || w.ends_with("is") {
+        return Cow::Borrowed(w);
+    }
+    if let Some(s) = w.strip_suffix("es").filter(|s| {
+        s.len() >= 3 && (s.ends_with(['s', 'x', 'z']) || s.ends_with("ch") || s.ends_with("sh"))
+    }) {
+        return Cow::Borrowed(s);
+    }
+    match w.strip_suffix('s').filter(|s| s.len() >= 3) {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Borrowed(w),
+    }
+}
+
+fn strip_verb(w: std::borrow::Cow<'_, str>) -> String {
+    // A doubled final consonant left by the suffix is undone: running -> runn -> run.
+    let undouble = |s: &str| -> String {
+        let b = s.as_bytes();
+        let n = b.len();
+        if n >= 3 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z') {
+            s[..n - 1].to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    for suffix in ["ing", "ed"] {
+        if let Some(s) = w.strip_suffix(suffix).filter(|s| s.len() >= 3) {
+            return undouble(s);
+        }
+    }
+    if let Some(s) = w.strip_suffix("ly").filter(|s| s.len() >= 3) {
+        return s.to_string();
+    }
+    w.into_owned()
+}
+
+/// Splits text into lowercase, stemmed terms, without stopwords.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for raw in text.split(|c: char| !c.is_alphanumeric()) {
+        if raw.is_empty() {
+            continue;
+        }
+        let lower = raw.to_lowercase();
+        if STOPWORDS.binary_search(&lower.as_str()).is_ok() {
+            continue;
+        }
+        if lower.chars().count() < 2 && !lower.chars().all(|c| c.is_numeric()) {
+            continue;
+        }
+        out.push(stem(&lower));
+    }
+    out
+}
+
+/// Term statistics of one memory.
+#[derive(Debug, Clone, Default)]
+pub struct DocTerms {
+    /// Weighted term frequency over the fields.
+    pub tf: HashMap<String, f64>,
+    /// Weighted length.
+    pub len: f64,
+}
+
+impl DocTerms {
+    /// Term statistics of a memory.
+    pub fn of(r: &Record) -> DocTerms {
+        let mut d = DocTerms::default();
+        d.add(&r.meta.name, W_NAME);
+        d.add(&r.meta.description, W_DESCRIPTION);
+        for t in &r.meta.tags {
+            d.add(t, W_TAGS);
+        }
+        d.add(&r.body, W_BODY);
+        d
+    }
+
+    fn add(&mut self, text: &str, weight: f64) {
+        for t in terms(text) {
+            *self.tf.entry(t).or_insert(0.0) += weight;
+            self.len += weight;
+        }
+    }
+}
+
+/// A BM25F index over a set of memories.
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    docs: Vec<DocTerms>,
+    df: HashMap<String, u32>,
+    avg_len: f64,
+}
+
+impl Index {
+    /// Builds the index from per-memory statistics.
+    pub fn new(docs: Vec<DocTerms>) -> Index {
+        let mut df: HashMap<String, u32> = HashMap::new();
+        let mut total = 0.0;
+        for d in &docs {
+            total += d.len;
+            for t in d.tf.keys() {
+                *df.entry(t.clone()).or_insert(0) += 1;
+            }
+        }
+        let avg_len = if docs.is_empty() {
+            1.0
+        } else {
+            (total / docs.len() as f64).max(1.0)
+        };
+        Index { docs, df, avg_len }
+    }
+
+    /// Inverse document frequency of a term (BM25's, floored at a small positive value
+    /// so that a term present everywhere still counts a little).
+    pub fn idf(&self, term: &str) -> f64 {
+        let n = self.docs.len() as f64;
+        let df = f64::from(*self.df.get(term).unwrap_or(&0));
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(1e-6)
+    }
+
+    /// BM25F score of every document for the query terms.
+    pub fn scores(&self, query: &[String]) -> Vec<f64> {
+        let mut unique: Vec<&String> = query.iter().collect();
+        unique.sort();
+        unique.dedup();
+        let idfs: Vec<(&String, f64)> = unique.iter().map(|t| (*t, self.idf(t))).collect();
+        self.docs
+            .iter()
+            .map(|d| {
+                let norm = K1 * (1.0 - B + B * d.len / self.avg_len);
+                idfs.iter()
+                    .map(|(t, idf)| match d.tf.get(*t) {
+                        Some(tf) => idf * tf * (K1 + 1.0) / (tf + norm),
+                        None => 0.0,
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+}
+
+/// Whether the memory contains the whole query, case-insensitively, in its name,
+/// description or body.
+pub fn phrase_hit(r: &Record, query_lower: &str) -> bool {
+    contains_lower(&r.meta.name, query_lower)
+        || contains_lower(&r.meta.description, query_lower)
+        || contains_lower(&r.body, query_lower)
+}
+
+fn contains_lower(hay: &str, needle_lower: &str) -> bool {
+    if hay.is_ascii() && needle_lower.is_ascii() {
+        // Fast path without allocating a lowercase copy of the body.
+        let (h, n) = (hay.as_bytes(), needle_lower.as_bytes());
+        if n.is_empty() {
+            return true;
+        }
+        return h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+    }
+    hay.to_lowercase().contains(needle_lower)
+}
+
+/// Relevance of every memory to a query, in [0, 1]; 0 means "not a hit".
+pub fn relevance(records: &[Record], index: &Index, query: &str) -> Vec<f64> {
+    let q_terms = terms(query);
+    let bm25 = index.scores(&q_terms);
+    let max = bm25.iter().cloned().fold(0.0_f64, f64::max);
+    let q_lower = query.trim().to_lowercase();
+    records
+        .iter()
+        .zip(bm25)
+        .map(|(r, s)| {
+            let lexical = if max > 0.0 { s / max } else { 0.0 };
+            let phrase = if !q_lower.is_empty() && phrase_hit(r, &q_lower) {
+                1.0
+            } else {
+                0.0
+            };
+            W_BM25 * lexical + W_PHRASE * phrase
+        })
+        .collect()
+}
+
+/// The blended score of a relevant memory.
+pub fn blend(relevance: f64, salience: f64, recency: f64) -> f64 {
+    relevance * (BOOST_BASE + BOOST_SALIENCE * salience + BOOST_RECENCY * recency)
+}
+
+/// Scores the lines of a body against the query terms, for excerpts: returns
+/// `(line index, score)` for lines with a positive score.
+pub fn score_lines(body: &str, query: &[String], index: &Index) -> Vec<(usize, f64)> {
+    let mut out = Vec::new();
+    for (i, line) in body.lines().enumerate() {
+        let lt = terms(line);
+        if lt.is_empty() {
+            continue;
+        }
+        let mut s = 0.0;
+        for q in dedup(query) {
+            let tf = lt.iter().filter(|t| *t == q).count() as f64;
+            if tf > 0.0 {
+                s += index.idf(q) * tf * (K1 + 1.0) / (tf + K1);
+            }
+        }
+        if s > 0.0 {
+            out.push((i, s));
+        }
+    }
+    out
+}
+
+fn dedup(v: &[String]) -> Vec<&String> {
+    let mut u: Vec<&String> = v.iter().collect();
+    u.sort();
+    u.dedup();
+    u
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopwords_are_sorted() {
+        let mut s = STOPWORDS.to_vec();
+        s.sort();
+        assert_eq!(s, STOPWORDS);
+    }
+
+    #[test]
+    fn stemming() {
+        for (w, want) in [
+            ("runs", "run"),
+            ("running", "run"),
+            ("ran", "ran"),
+            ("stories", "story"),
+            ("classes", "class"),
+            ("boxes", "box"),
+            ("walked", "walk"),
+            ("quickly", "quick"),
+            ("focus", "focus"),
+            ("analysis", "analysis"),
+            ("pottery", "pottery"),
+            ("painting", "paint"),
+            ("paintings", "paint"),
+            ("café", "café"),
+        ] {
+            assert_eq!(stem(w), want, "{w}");
+        }
+    }
+
+    #[test]
+    fn terms_drop_stopwords_and_punctuation() {
+        assert_eq!(
+            terms("What did Caroline paint, in 2023? A sunset!"),
+            vec!["caroline", "paint", "2023", "sunset"]
+        );
+        assert_eq!(terms("Ünï-code 中文"), vec!["ünï", "code", "中文"]);
+    }
+}

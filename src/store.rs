@@ -1,0 +1,392 @@
+//! The memory directory on disk (or in memory for the `none` mode): scanning,
+//! loading with diagnostics, atomic writes, line appends and the cross-process lock.
+//!
+//! Every path this module touches is the directory itself or a name that came from
+//! its own listing or from a validated key, so nothing outside the directory is read
+//! or written; symbolic links are never followed. Writes go to a dot-named temp file
+//! in the same directory, are fsynced, then renamed over the target, so a process
+//! killed at any moment leaves the old or the new file, never a torn one.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+
+/// Largest memory file memdir reads (4 MiB); larger files are reported and skipped.
+pub const MAX_MEMORY_FILE: u64 = 4 * 1024 * 1024;
+/// Largest timeline day file memdir reads (64 MiB).
+pub const MAX_TIMELINE_FILE: u64 = 64 * 1024 * 1024;
+/// The generated index.
+pub const INDEX_FILE: &str = "MEMORY.md";
+/// The timeline folder.
+pub const TIMELINE_DIR: &str = "timeline";
+/// Local state.
+pub const STATE_DIR: &str = ".memdir";
+
+/// Where the files live.
+#[derive(Debug)]
+pub enum Backend {
+    /// A directory on disk.
+    Dir(PathBuf),
+    /// The `none` mode: everything in memory, gone with the process.
+    Mem(Mutex<BTreeMap<String, Vec<u8>>>),
+}
+
+/// A file found by a scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A regular file, by name relative to the directory.
+    File(String),
+    /// A symbolic link: reported, never followed.
+    Symlink(String),
+    /// A name that is not valid UTF-8 (lossy form for the report).
+    BadName(String),
+}
+
+/// Holds the cross-process write lock until dropped.
+pub enum LockGuard<'a> {
+    File(File),
+    Mem(MutexGuard<'a, ()>),
+}
+
+impl Drop for LockGuard<'_> {
+    fn drop(&mut self) {
+        if let LockGuard::File(f) = self {
+            let _ = f.unlock();
+        }
+    }
+}
+
+fn is_memory_name(name: &str) -> bool {
+    name.ends_with(".md") && name != INDEX_FILE && !name.starts_with('.') && name.len() > 3
+}
+
+impl Backend {
+    /// The directory, for messages (`(memory)` in the `none` mode).
+    pub fn root(&self) -> PathBuf {
+        match self {
+            Backend::Dir(p) => p.clone(),
+            Backend::Mem(_) => PathBuf::from("(memory)"),
+        }
+    }
+
+    /// The path of a file for messages.
+    pub fn display_path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    fn mem(&self) -> Option<MutexGuard<'_, BTreeMap<String, Vec<u8>>>> {
+        match self {
+            Backend::Mem(m) => Some(m.lock().unwrap_or_else(|e| e.into_inner())),
+            Backend::Dir(_) => None,
+        }
+    }
+
+    /// Whether the directory exists.
+    pub fn exists(&self) -> bool {
+        match self {
+            Backend::Dir(p) => p.is_dir(),
+            Backend::Mem(_) => true,
+        }
+    }
+
+    /// Creates the directory, `timeline/` and `.memdir/` if missing.
+    pub fn create(&self) -> Result<()> {
+        if let Backend::Dir(p) = self {
+            if p.exists() && !p.is_dir() {
+                return Err(Error::NotADir { path: p.clone() });
+            }
+            for sub in ["", TIMELINE_DIR, STATE_DIR] {
+                let d = p.join(sub);
+                fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Lists the memory files directly in the directory (every `*.md` but MEMORY.md,
+    /// dot entries excluded), sorted by name.
+    pub fn scan_memories(&self) -> Result<Vec<Found>> {
+        self.scan(".", is_memory_name)
+    }
+
+    /// Lists the timeline day files (`timeline/*.jsonl`), sorted by name; `rel` names
+    /// are relative to the directory.
+    pub fn scan_timeline(&self) -> Result<Vec<Found>> {
+        self.scan(TIMELINE_DIR, |n| {
+            n.ends_with(".jsonl") && !n.starts_with('.')
+        })
+    }
+
+    fn scan(&self, sub: &str, keep: impl Fn(&str) -> bool) -> Result<Vec<Found>> {
+        let prefix = if sub == "." {
+            String::new()
+        } else {
+            format!("{sub}/")
+        };
+        match self {
+            Backend::Mem(_) => {
+                let m = self.mem().expect("mem backend");
+                Ok(m.keys()
+                    .filter_map(|k| k.strip_prefix(&prefix).map(|n| (k, n)))
+                    .filter(|(_, n)| !n.contains('/') && keep(n))
+                    .map(|(k, _)| Found::File(k.clone()))
+                    .collect())
+            }
+            Backend::Dir(root) => {
+                let dir = root.join(sub);
+                let rd = match fs::read_dir(&dir) {
+                    Ok(rd) => rd,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && sub != "." => {
+                        return Ok(Vec::new());
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        return Err(Error::NoDir { path: root.clone() });
+                    }
+                    Err(e) => return Err(Error::io(&dir, e)),
+                };
+                let mut out = Vec::new();
+                for entry in rd {
+                    let entry = entry.map_err(|e| Error::io(&dir, e))?;
+                    let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                        let lossy = entry.file_name().to_string_lossy().into_owned();
+                        if !lossy.starts_with('.') {
+                            out.push(Found::BadName(format!("{prefix}{lossy}")));
+                        }
+                        continue;
+                    };
+                    if !keep(&name) {
+                        continue;
+                    }
+                    let ft = entry.file_type().map_err(|e| Error::io(entry.path(), e))?;
+                    if ft.is_symlink() {
+                        out.push(Found::Symlink(format!("{prefix}{name}")));
+                    } else if ft.is_file() {
+                        out.push(Found::File(format!("{prefix}{name}")));
+                    }
+                }
+                out.sort_by(|a, b| found_name(a).cmp(found_name(b)));
+                Ok(out)
+            }
+        }
+    }
+
+    /// Reads a file as bytes, refusing links and files over `limit` bytes. `Ok(None)`
+    /// when the file does not exist.
+    pub fn read(&self, rel: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        match self {
+            Backend::Mem(_) => {
+                let m = self.mem().expect("mem backend");
+                match m.get(rel) {
+                    None => Ok(None),
+                    Some(b) if b.len() as u64 > limit => Err(Error::TooLarge {
+                        path: self.display_path(rel),
+                        size: b.len() as u64,
+                        limit,
+                    }),
+                    Some(b) => Ok(Some(b.clone())),
+                }
+            }
+            Backend::Dir(root) => {
+                let path = root.join(rel);
+                let meta = match fs::symlink_metadata(&path) {
+                    Ok(m) => m,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) => return Err(Error::io(&path, e)),
+                };
+                if meta.file_type().is_symlink() {
+                    return Err(Error::Symlink { path });
+                }
+                if meta.len() > limit {
+                    return Err(Error::TooLarge {
+                        path,
+                        size: meta.len(),
+                        limit,
+                    });
+                }
+                let mut f = File::open(&path).map_err(|e| Error::io(&path, e))?;
+                let mut buf = Vec::with_capacity(meta.len() as usize);
+                // Bound the read too: the file may have grown since the metadata call.
+                Read::by_ref(&mut f)
+                    .take(limit + 1)
+                    .read_to_end(&mut buf)
+                    .map_err(|e| Error::io(&path, e))?;
+                if buf.len() as u64 > limit {
+                    return Err(Error::TooLarge {
+                        path,
+                        size: buf.len() as u64,
+                        limit,
+                    });
+                }
+                Ok(Some(buf))
+            }
+        }
+    }
+
+    /// Reads a text file, refusing non-UTF-8 content.
+    pub fn read_text(&self, rel: &str, limit: u64) -> Result<Option<String>> {
+        match self.read(rel, limit)? {
+            None => Ok(None),
+            Some(b) => String::from_utf8(b).map(Some).map_err(|_| Error::NotUtf8 {
+                path: self.display_path(rel),
+            }),
+        }
+    }
+
+    /// Replaces a file atomically: temp file, fsync, rename, fsync of the directory.
+    pub fn write_atomic(&self, rel: &str, data: &[u8]) -> Result<()> {
+        match self {
+            Backend::Mem(_) => {
+                self.mem()
+                    .expect("mem backend")
+                    .insert(rel.to_string(), data.to_vec());
+                Ok(())
+            }
+            Backend::Dir(root) => {
+                let path = root.join(rel);
+                let dir = path.parent().unwrap_or(root).to_path_buf();
+                fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(Error::Symlink { path });
+                }
+                // A dot name keeps the temp file out of scans, the DAG and the watcher.
+                let mut tmp = tempfile::Builder::new()
+                    .prefix(".memdir-")
+                    .suffix(".tmp")
+                    .tempfile_in(&dir)
+                    .map_err(|e| Error::io(&dir, e))?;
+                tmp.write_all(data).map_err(|e| Error::io(tmp.path(), e))?;
+                tmp.as_file()
+                    .sync_all()
+                    .map_err(|e| Error::io(tmp.path(), e))?;
+                tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+                sync_dir(&dir)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Removes a file; a missing file is not an error.
+    pub fn remove(&self, rel: &str) -> Result<()> {
+        match self {
+            Backend::Mem(_) => {
+                self.mem().expect("mem backend").remove(rel);
+                Ok(())
+            }
+            Backend::Dir(root) => {
+                let path = root.join(rel);
+                match fs::remove_file(&path) {
+                    Ok(()) => sync_dir(path.parent().unwrap_or(root)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(e) => Err(Error::io(&path, e)),
+                }
+            }
+        }
+    }
+
+    /// Appends one line (a newline is added) with a single write, so concurrent
+    /// appenders never interleave; callers also hold the lock.
+    pub fn append_line(&self, rel: &str, line: &str) -> Result<()> {
+        let mut data = Vec::with_capacity(line.len() + 1);
+        data.extend_from_slice(line.as_bytes());
+        data.push(b'\n');
+        match self {
+            Backend::Mem(_) => {
+                self.mem()
+                    .expect("mem backend")
+                    .entry(rel.to_string())
+                    .or_default()
+                    .extend_from_slice(&data);
+                Ok(())
+            }
+            Backend::Dir(root) => {
+                let path = root.join(rel);
+                let dir = path.parent().unwrap_or(root).to_path_buf();
+                fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(Error::Symlink { path });
+                }
+                let mut f = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .map_err(|e| Error::io(&path, e))?;
+                // A file that does not end in a newline (a torn line from a crash or a
+                // hand edit) would glue our line to it; start on a fresh line instead.
+                let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
+                if len > 0 && !ends_with_newline(&path, len)? {
+                    data.insert(0, b'\n');
+                }
+                f.write_all(&data).map_err(|e| Error::io(&path, e))?;
+                f.sync_data().map_err(|e| Error::io(&path, e))?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Takes the cross-process write lock (`.memdir/lock`), waiting for it.
+    pub fn lock<'a>(&self, mem_lock: &'a Mutex<()>) -> Result<LockGuard<'a>> {
+        match self {
+            Backend::Mem(_) => Ok(LockGuard::Mem(
+                mem_lock.lock().unwrap_or_else(|e| e.into_inner()),
+            )),
+            Backend::Dir(root) => {
+                let dir = root.join(STATE_DIR);
+                fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                let path = dir.join("lock");
+                let f = OpenOptions::new()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| Error::io(&path, e))?;
+                f.lock().map_err(|e| Error::io(&path, e))?;
+                Ok(LockGuard::File(f))
+            }
+        }
+    }
+
+    /// Modification stamp of a file (nanoseconds since the epoch and length), used to
+    /// notice changes cheaply; `None` in the `none` mode or when the file is missing.
+    pub fn stamp(&self, rel: &str) -> Option<(u128, u64)> {
+        match self {
+            Backend::Mem(_) => None,
+            Backend::Dir(root) => {
+                let m = fs::symlink_metadata(root.join(rel)).ok()?;
+                let t = m.modified().ok()?;
+                let ns = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+                Some((ns, m.len()))
+            }
+        }
+    }
+}
+
+fn ends_with_newline(path: &Path, len: u64) -> Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    f.seek(SeekFrom::Start(len - 1))
+        .map_err(|e| Error::io(path, e))?;
+    let mut b = [0u8; 1];
+    f.read_exact(&mut b).map_err(|e| Error::io(path, e))?;
+    Ok(b[0] == b'\n')
+}
+
+/// The name of a scan result.
+pub fn found_name(f: &Found) -> &str {
+    match f {
+        Found::File(n) | Found::Symlink(n) | Found::BadName(n) => n,
+    }
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    // Persist the rename itself; without this a crash can lose the new directory entry.
+    #[cfg(unix)]
+    {
+        let f = File::open(dir).map_err(|e| Error::io(dir, e))?;
+        f.sync_all().map_err(|e| Error::io(dir, e))?;
+    }
+    Ok(())
+}
