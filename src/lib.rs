@@ -24,6 +24,7 @@
 //! `spec/architecture.md` describes each module.
 
 pub mod blob;
+pub mod cli;
 pub mod clock;
 pub mod context;
 pub mod engine;
@@ -37,6 +38,7 @@ pub mod search;
 pub mod secrets;
 pub mod store;
 pub mod timeline;
+pub mod watch;
 
 pub use clock::Clock;
 pub use context::Block;

@@ -258,6 +258,7 @@ impl Backend {
                     .suffix(".tmp")
                     .tempfile_in(&dir)
                     .map_err(|e| Error::io(&dir, e))?;
+                set_mode(tmp.as_file(), &path);
                 tmp.write_all(data).map_err(|e| Error::io(tmp.path(), e))?;
                 tmp.as_file()
                     .sync_all()
@@ -378,6 +379,19 @@ fn ends_with_newline(path: &Path, len: u64) -> Result<bool> {
 pub fn found_name(f: &Found) -> &str {
     match f {
         Found::File(n) | Found::Symlink(n) | Found::BadName(n) => n,
+    }
+}
+
+/// Gives the temp file the mode of the file it replaces, or 0644 for a new file
+/// (temp files start as 0600, which would hide memories from other tools).
+fn set_mode(tmp: &File, target: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(target)
+            .map(|m| m.permissions().mode() & 0o7777)
+            .unwrap_or(0o644);
+        let _ = tmp.set_permissions(fs::Permissions::from_mode(mode));
     }
 }
 

@@ -1,0 +1,55 @@
+//! `memdir check`: report (and with --fix, repair) problems.
+
+use super::Out;
+use crate::engine::{Memory, Severity};
+use crate::error::Error;
+
+/// Report malformed memory files and timeline lines, with path:line.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "--fix repairs only what is safe: it rebuilds MEMORY.md (saving a hand-edited one
+under .memdir/backups/) and removes temporary files left by interrupted writes. It never
+rewrites a memory file a person wrote. Exit code 1 when an error remains."
+)]
+pub struct Args {
+    /// Repair what is safe and say what was done.
+    #[arg(long)]
+    pub fix: bool,
+}
+
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+    let report = mem.check(a.fix)?;
+    let code = if report.has_errors() { 1 } else { 0 };
+    if out.is_json() {
+        out.json(&report);
+        return Ok(code);
+    }
+    let root = mem.root();
+    let mut s = String::new();
+    for p in &report.problems {
+        let level = match p.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        s.push_str(&format!(
+            "{level}: {}: {}\n",
+            root.join(p.location()).display(),
+            p.message
+        ));
+    }
+    for f in &report.fixed {
+        s.push_str(&format!("fixed: {f}\n"));
+    }
+    let errors = report
+        .problems
+        .iter()
+        .filter(|p| p.severity == Severity::Error)
+        .count();
+    let warnings = report.problems.len() - errors;
+    s.push_str(&format!(
+        "{} memories, {} timeline events: {errors} errors, {warnings} warnings\n",
+        report.memories, report.events
+    ));
+    out.text(&s);
+    Ok(code)
+}

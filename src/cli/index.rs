@@ -1,0 +1,26 @@
+//! `memdir index`: rebuild MEMORY.md.
+
+use super::Out;
+use crate::engine::Memory;
+use crate::error::Error;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Error> {
+    let outcome = mem.index()?;
+    if let Some(b) = &outcome.backup {
+        out.note(&format!(
+            "note: MEMORY.md had been edited by hand; your version is saved as {}",
+            mem.root().join(b).display()
+        ));
+    }
+    if out.is_json() {
+        out.json(&outcome);
+    } else if outcome.written {
+        out.text("rebuilt MEMORY.md");
+    } else {
+        out.text("MEMORY.md is up to date");
+    }
+    Ok(0)
+}

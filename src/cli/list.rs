@@ -1,0 +1,50 @@
+//! `memdir list`: memories in rank order.
+
+use serde_json::json;
+
+use super::Out;
+use crate::engine::Memory;
+use crate::error::Error;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only memories of this type.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub kind: Option<String>,
+}
+
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+    let (items, problems) = mem.list(a.kind.as_deref())?;
+    out.problems(&mem.root(), &problems);
+    if out.is_json() {
+        out.json(&json!({"memories": items, "problems": problems}));
+        return Ok(0);
+    }
+    let kw = items
+        .iter()
+        .map(|i| i.key.chars().count())
+        .max()
+        .unwrap_or(3)
+        .max(3);
+    let tw = items
+        .iter()
+        .map(|i| i.kind.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut s = format!(
+        "{:<kw$}  {:<tw$}  {:<10}  {:>5}  name\n",
+        "key", "type", "updated", "score"
+    );
+    for i in &items {
+        s.push_str(&format!(
+            "{:<kw$}  {:<tw$}  {:<10}  {:>5.3}  {}\n",
+            i.key, i.kind, i.updated, i.score, i.name
+        ));
+    }
+    if items.is_empty() {
+        s = "no memories\n".into();
+    }
+    out.text(&s);
+    Ok(0)
+}

@@ -1,0 +1,132 @@
+//! The command-line interface: argument parsing, dispatch, output and error reporting.
+//!
+//! This is the only code that prints. Every command prints human text by default and
+//! one JSON document with `--json`; errors go to stderr as `error: …` with `caused
+//! by:` and `hint:` lines, and [`report`] is the one place that turns an error into an
+//! exit code (0 ok, 1 bad input or data, 2 usage, 3 remote, 4 integrity).
+
+mod check;
+mod context;
+mod export;
+mod forget;
+mod import;
+mod index;
+mod init;
+mod list;
+mod note;
+mod output;
+mod read;
+mod recall;
+mod watch;
+mod write;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::engine::Memory;
+use crate::error::Error;
+pub use output::Out;
+
+/// Durable, human-editable memory for AI agents.
+///
+/// A memory directory holds one Markdown file per memory (YAML frontmatter + body),
+/// an index (MEMORY.md, rebuilt automatically) and a timeline of events
+/// (timeline/YYYY-MM-DD.jsonl). Agents call `context` before every turn and put the
+/// block in their system prompt; they `write`, `recall`, `forget` and `note` as they go.
+#[derive(Debug, Parser)]
+#[command(name = "memdir", version, max_term_width = 100)]
+#[command(after_help = "Examples:
+  memdir --dir fixtures/example context --max-tokens 1024
+  memdir write user_role --name Role --type user --description \"Argentina fan\" --body \"Plays 5-a-side.\"
+  memdir recall \"saturday football\"
+  memdir note user_said text=\"how's my form?\"
+
+Environment:
+  MEMDIR_DIR   the memory directory when --dir is not given (default ./memory)
+  MEMDIR_NOW   an RFC 3339 time that replaces the clock (reproducible output)
+
+Exit codes: 0 ok, 1 bad input or data problem, 2 usage, 3 remote failure, 4 integrity failure")]
+pub struct Cli {
+    /// The memory directory.
+    #[arg(long, global = true, env = "MEMDIR_DIR", default_value = "memory")]
+    pub dir: PathBuf,
+    /// Print one JSON document on stdout instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create the memory directory (MEMORY.md, timeline/, .memdir/).
+    Init(init::Args),
+    /// Create or update a memory; prints created, updated or unchanged.
+    Write(write::Args),
+    /// Print a memory.
+    Read(read::Args),
+    /// List memories in rank order (salience × recency).
+    List(list::Args),
+    /// Delete a memory, rebuild the index and log a `forgot` event.
+    Forget(forget::Args),
+    /// Append an event to the timeline.
+    Note(note::Args),
+    /// Find memories relevant to a query, best first.
+    Recall(recall::Args),
+    /// Print the context block for an agent's system prompt.
+    Context(context::Args),
+    /// Rebuild MEMORY.md from the memory files.
+    Index(index::Args),
+    /// Report malformed files and timeline lines; --fix repairs what is safe.
+    Check(check::Args),
+    /// Rebuild the index whenever files change (editor saves, git checkouts).
+    Watch(watch::Args),
+    /// Write the portable memory/0.1 blob.
+    Export(export::Args),
+    /// Import a memory/0.1 blob.
+    Import(import::Args),
+}
+
+/// Runs the CLI with the process arguments and returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let code = e.exit_code();
+            let _ = e.print();
+            return code;
+        }
+    };
+    let mut out = Out::new(cli.json);
+    match run(&cli, &mut out) {
+        Ok(code) => code,
+        Err(e) => report(&e, &mut out),
+    }
+}
+
+fn run(cli: &Cli, out: &mut Out) -> Result<i32, Error> {
+    let mem = Memory::open(&cli.dir)?;
+    match &cli.command {
+        Command::Init(a) => init::run(&mem, a, out),
+        Command::Write(a) => write::run(&mem, a, out),
+        Command::Read(a) => read::run(&mem, a, out),
+        Command::List(a) => list::run(&mem, a, out),
+        Command::Forget(a) => forget::run(&mem, a, out),
+        Command::Note(a) => note::run(&mem, a, out),
+        Command::Recall(a) => recall::run(&mem, a, out),
+        Command::Context(a) => context::run(&mem, a, out),
+        Command::Index(a) => index::run(&mem, a, out),
+        Command::Check(a) => check::run(&mem, a, out),
+        Command::Watch(a) => watch::run(&mem, a, out),
+        Command::Export(a) => export::run(&mem, a, out),
+        Command::Import(a) => import::run(&mem, a, out),
+    }
+}
+
+/// Prints an error with its causes and hint, and returns its exit code.
+pub fn report(e: &Error, out: &mut Out) -> i32 {
+    out.error(e);
+    e.class().exit_code()
+}

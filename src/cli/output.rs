@@ -1,0 +1,107 @@
+//! Where every byte the CLI prints goes through: stdout for results, stderr for
+//! warnings and errors. A closed stdout (a pipe into `head`) ends output quietly.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::engine::{Problem, Severity};
+use crate::error::Error;
+
+/// The CLI's output channel.
+pub struct Out {
+    json: bool,
+    closed: bool,
+}
+
+impl Out {
+    pub fn new(json: bool) -> Out {
+        Out {
+            json,
+            closed: false,
+        }
+    }
+
+    /// Whether `--json` was given.
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
+    /// Prints text on stdout (a newline is added when missing).
+    pub fn text(&mut self, s: &str) {
+        if self.closed {
+            return;
+        }
+        let mut so = std::io::stdout().lock();
+        let r = so.write_all(s.as_bytes()).and_then(|_| {
+            if s.ends_with('\n') || s.is_empty() {
+                Ok(())
+            } else {
+                so.write_all(b"\n")
+            }
+        });
+        if r.and_then(|_| so.flush()).is_err() {
+            // Broken pipe: the reader has gone; stop printing, exit normally.
+            self.closed = true;
+        }
+    }
+
+    /// Prints one JSON document on stdout.
+    pub fn json<T: Serialize>(&mut self, v: &T) {
+        let s = serde_json::to_string_pretty(v).unwrap_or_else(|e| {
+            json!({"error": {"message": format!("could not encode output: {e}")}}).to_string()
+        });
+        self.text(&s);
+    }
+
+    /// A note on stderr that is not part of the result (progress, what was saved).
+    pub fn note(&mut self, s: &str) {
+        eprintln!("{s}");
+    }
+
+    /// Prints load problems on stderr as `warning:` / `error:` lines with path:line.
+    pub fn problems(&mut self, root: &Path, problems: &[Problem]) {
+        for p in problems {
+            let level = match p.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            let loc = match p.line {
+                Some(l) => format!("{}:{l}", root.join(&p.path).display()),
+                None => root.join(&p.path).display().to_string(),
+            };
+            eprintln!("{level}: {loc}: {}", p.message);
+        }
+    }
+
+    /// Prints an error: `error:`, its causes, and a hint, on stderr; with `--json`
+    /// also a JSON document on stdout so that a program reading stdout sees it.
+    pub fn error(&mut self, e: &Error) {
+        eprintln!("error: {e}");
+        let mut causes = Vec::new();
+        let mut src = std::error::Error::source(e);
+        while let Some(s) = src {
+            let msg = s.to_string();
+            // A transparent wrapper repeats its source's message; print it once.
+            if !e.to_string().contains(&msg) {
+                eprintln!("caused by: {msg}");
+            }
+            causes.push(msg);
+            src = s.source();
+        }
+        let hint = e.hint();
+        if let Some(h) = &hint {
+            eprintln!("hint: {h}");
+        }
+        if self.json {
+            self.json(&json!({"error": {
+                "message": e.to_string(),
+                "causes": causes,
+                "hint": hint,
+                "exit_code": e.class().exit_code(),
+            }}));
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! `memdir recall`: ranked hits for a query.
+
+use serde_json::json;
+
+use super::Out;
+use crate::engine::Memory;
+use crate::error::Error;
+
+/// Find memories relevant to a query.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Every memory whose name, description or body contains the query (case-insensitive)
+is a hit; beyond that, hits are ranked by BM25 relevance blended with salience and
+recency (spec/ranking.md)."
+)]
+pub struct Args {
+    /// What to look for.
+    pub query: String,
+    /// How many hits at most.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+}
+
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+    let (hits, problems) = mem.recall(&a.query, a.limit)?;
+    out.problems(&mem.root(), &problems);
+    if out.is_json() {
+        out.json(&json!({"query": a.query, "hits": hits, "problems": problems}));
+        return Ok(0);
+    }
+    if hits.is_empty() {
+        out.text("no hits");
+        return Ok(0);
+    }
+    let mut s = String::new();
+    for h in &hits {
+        s.push_str(&format!(
+            "{:.3}  {}  {} — {}\n",
+            h.score, h.key, h.name, h.description
+        ));
+    }
+    out.text(&s);
+    Ok(0)
+}

@@ -1,0 +1,112 @@
+//! `memdir write`: create or update a memory.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::Out;
+use crate::engine::{Draft, Memory, WriteOutcome};
+use crate::error::Error;
+
+/// Create or update a memory.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The body comes from --body, --body-file, or standard input when neither is given.
+Optional fields that are not given keep their current value on an update.
+
+Example:
+  memdir write feedback_tone --type feedback --name Tone \\
+    --description \"wants direct critique\" --tag style --body-file tone.md"
+)]
+pub struct Args {
+    /// The key: the file stem, `^[a-z0-9][a-z0-9_-]{0,99}$`, e.g. `user_role`.
+    pub key: String,
+    /// Human title.
+    #[arg(long)]
+    pub name: String,
+    /// One line, shown in the index and used for relevance.
+    #[arg(long)]
+    pub description: String,
+    /// user, feedback, project or reference.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub kind: String,
+    /// A tag (repeat for several); replaces the memory's tags.
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Pin salience to 1.0.
+    #[arg(long, conflicts_with = "not_important")]
+    pub important: bool,
+    /// Clear the `important` flag.
+    #[arg(long)]
+    pub not_important: bool,
+    /// Recency half-life: `never` or `<N>d` (default 7d).
+    #[arg(long)]
+    pub decay: Option<String>,
+    /// Which conversation or event produced the memory.
+    #[arg(long)]
+    pub source: Option<String>,
+    /// The Markdown body.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Read the body from a file.
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+}
+
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+    let body = match (&a.body, &a.body_file) {
+        (Some(b), _) => b.clone(),
+        (None, Some(f)) => std::fs::read_to_string(f).map_err(|e| Error::Io {
+            path: f.clone(),
+            source: e,
+        })?,
+        (None, None) => {
+            if std::io::stdin().is_terminal() {
+                out.note("reading the body from standard input (end with Ctrl-D; or pass --body / --body-file)");
+            }
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| Error::Io {
+                    path: "<stdin>".into(),
+                    source: e,
+                })?;
+            s
+        }
+    };
+    let draft = Draft {
+        key: a.key.clone(),
+        name: a.name.clone(),
+        description: a.description.clone(),
+        kind: a.kind.clone(),
+        body,
+        tags: if a.tags.is_empty() {
+            None
+        } else {
+            Some(a.tags.clone())
+        },
+        important: if a.important {
+            Some(true)
+        } else if a.not_important {
+            Some(false)
+        } else {
+            None
+        },
+        decay: a.decay.clone(),
+        source: a.source.clone(),
+    };
+    let outcome = mem.write(&draft)?;
+    let key = crate::memory::Key::parse(&a.key)?;
+    if out.is_json() {
+        out.json(&json!({"key": key, "outcome": outcome}));
+    } else {
+        let word = match outcome {
+            WriteOutcome::Created => "created",
+            WriteOutcome::Updated => "updated",
+            WriteOutcome::Unchanged => "unchanged",
+        };
+        out.text(&format!("{word} {key}"));
+    }
+    Ok(0)
+}
