@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::blob::{self, Skipped};
 use crate::clock::Clock;
-use crate::context::{self, Block, Candidate, QueryTerms};
+use crate::context::{self, Block};
 use crate::error::{Error, Result};
 use crate::frontmatter::{self, Extra};
 use crate::index;
@@ -184,7 +184,8 @@ pub struct ImportReport {
     pub counts: Counts,
     pub events_added: usize,
     pub plan: Vec<Decision>,
-    pub skipped: Vec<Skipped>,
+    /// What was skipped and why (the count is `skipped`).
+    pub skipped_items: Vec<Skipped>,
 }
 
 /// A memory directory (or an in-memory store) and the operations on it.
@@ -366,7 +367,19 @@ impl Memory {
     fn read_events(&self, enough_chars: Option<usize>) -> Result<Events> {
         self.require_dir()?;
         let mut out = Events::default();
-        let files = self.backend.scan_timeline()?;
+        let files = match self.backend.scan_timeline() {
+            Ok(f) => f,
+            // A linked timeline folder points outside the directory: report, read nothing.
+            Err(Error::Symlink { .. }) => {
+                out.problems.push(Problem::error(
+                    store::TIMELINE_DIR,
+                    None,
+                    "timeline folder is a symbolic link; not followed",
+                ));
+                return Ok(out);
+            }
+            Err(e) => return Err(e),
+        };
         let mut chunks: Vec<Vec<Event>> = Vec::new();
         let mut total = 0usize;
         for found in files.iter().rev() {
@@ -459,12 +472,7 @@ impl Memory {
     /// did not write (a person edited it) is saved under `.memdir/backups/` first.
     fn write_index(&self, records: &[Record]) -> Result<IndexOutcome> {
         let want = index::render(records);
-        let have = match self.backend.read(INDEX_FILE, MAX_MEMORY_FILE) {
-            Ok(h) => h,
-            // An unreadable index (too large, a link) is treated as a person's file: it
-            // is moved aside below only if it can be read, else left and reported.
-            Err(e) => return Err(e),
-        };
+        let have = self.backend.read(INDEX_FILE, MAX_MEMORY_FILE)?;
         if have.as_deref() == Some(want.as_bytes()) {
             return Ok(IndexOutcome::default());
         }
@@ -479,7 +487,14 @@ impl Memory {
                 .ok()
                 .flatten()
                 .unwrap_or_default();
-            if hex(&Sha256::digest(&have)) != last.trim() {
+            // Back up unless memdir wrote this exact index here (its hash is recorded),
+            // or, with no record (a fresh clone), it holds only lines memdir generates.
+            let ours = if last.trim().is_empty() {
+                std::str::from_utf8(&have).is_ok_and(index::looks_generated)
+            } else {
+                hex(&Sha256::digest(&have)) == last.trim()
+            };
+            if !ours {
                 let name = format!(
                     ".memdir/backups/MEMORY.md.{}",
                     self.now().format("%Y%m%dT%H%M%S%.3fZ")
@@ -515,10 +530,10 @@ impl Memory {
         }
         let wanted = key.strip_suffix(".md").unwrap_or(key);
         for found in self.backend.scan_memories()? {
-            if let Found::File(n) = found {
-                if n[..n.len() - 3] == *wanted {
-                    return Ok(Key::from_file_stem(wanted));
-                }
+            if let Found::File(n) = found
+                && n[..n.len() - 3] == *wanted
+            {
+                return Ok(Key::from_file_stem(wanted));
             }
         }
         Err(Key::parse(key).unwrap_err().into())
@@ -628,12 +643,11 @@ impl Memory {
             important: d.important.or(old.map(|m| m.important)).unwrap_or(false),
             extra: old.map(|m| m.extra.clone()).unwrap_or_else(Extra::default),
         };
-        if let Some(p) = &existing {
-            if crate::memory::content_hash(&meta, &d.body)
+        if let Some(p) = &existing
+            && crate::memory::content_hash(&meta, &d.body)
                 == crate::memory::content_hash(&p.meta, &p.body)
-            {
-                return Ok(WriteOutcome::Unchanged);
-            }
+        {
+            return Ok(WriteOutcome::Unchanged);
         }
         meta.updated = today;
         let text = frontmatter::render(&meta, &d.body);
@@ -777,77 +791,26 @@ impl Memory {
     ) -> Result<(Block, Vec<Problem>)> {
         let snap = self.load()?;
         self.refresh_index_if_stale(&snap.records)?;
-        let now = self.now();
-        let index_text = index::render(&snap.records);
-        let query = query.filter(|q| !q.trim().is_empty());
-        let search_index;
-        let mut candidates: Vec<Candidate<'_>> = Vec::with_capacity(snap.records.len());
-        let mut query_terms = None;
-        match query {
-            None => {
-                for (i, _) in rank::order(&snap.records, now) {
-                    candidates.push(Candidate {
-                        record: &snap.records[i],
-                        relevance: 0.0,
-                    });
-                }
-            }
-            Some(q) => {
-                search_index =
-                    search::Index::new(snap.records.iter().map(search::DocTerms::of).collect());
-                let rel = search::relevance(&snap.records, &search_index, q);
-                let mut scored: Vec<(usize, f64)> = rel
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| {
-                        let m = &snap.records[i].meta;
-                        let s = if *r > 0.0 {
-                            search::blend(*r, rank::salience(m), rank::recency(m, now))
-                        } else {
-                            0.0
-                        };
-                        (i, s)
-                    })
-                    .collect();
-                let base: HashMap<usize, f64> =
-                    rank::order(&snap.records, now).into_iter().collect();
-                // Hits first by blended score; the rest keep the query-less rank order.
-                scored.sort_by(|a, b| {
-                    let hit = |x: &(usize, f64)| x.1 > 0.0;
-                    hit(b).cmp(&hit(a)).then_with(|| {
-                        if hit(a) {
-                            rank::compare((&snap.records[a.0], a.1), (&snap.records[b.0], b.1))
-                        } else {
-                            rank::compare(
-                                (&snap.records[a.0], base[&a.0]),
-                                (&snap.records[b.0], base[&b.0]),
-                            )
-                        }
-                    })
-                });
-                for (i, _) in scored {
-                    candidates.push(Candidate {
-                        record: &snap.records[i],
-                        relevance: rel[i],
-                    });
-                }
-                query_terms = Some(QueryTerms {
-                    terms: search::terms(q),
-                    index: &search_index,
-                });
-            }
-        }
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
-        let block = context::build(
-            &index_text,
-            &candidates,
-            query_terms.as_ref(),
-            &events.events,
-            max_tokens,
-        );
         let mut problems = snap.problems;
         problems.extend(events.problems);
-        Ok((block, problems))
+        let prepared = context::Prepared::new(snap.records, events.events, self.now());
+        Ok((prepared.block(max_tokens, query), problems))
+    }
+
+    /// Loads the store once for many context blocks (a benchmark, a server answering
+    /// many turns): `prepared.block(max_tokens, query)` is exactly what
+    /// [`Memory::context`] returns for the store as it was loaded here.
+    pub fn prepare_context(&self) -> Result<(context::Prepared, Vec<Problem>)> {
+        let snap = self.load()?;
+        self.refresh_index_if_stale(&snap.records)?;
+        let events = self.events()?;
+        let mut problems = snap.problems;
+        problems.extend(events.problems);
+        Ok((
+            context::Prepared::new(snap.records, events.events, self.now()),
+            problems,
+        ))
     }
 
     /// Reports malformed files and timeline lines; with `fix`, repairs what is safe.
@@ -987,7 +950,7 @@ impl Memory {
             counts,
             events_added: new_events.len(),
             plan,
-            skipped,
+            skipped_items: skipped,
         };
         if dry_run {
             return Ok(report);

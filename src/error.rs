@@ -95,6 +95,8 @@ pub enum Error {
     Usage(&'static str),
     #[error(transparent)]
     Clock(#[from] crate::clock::BadNow),
+    #[error(transparent)]
+    Bench(#[from] crate::bench::BenchError),
 }
 
 impl Error {

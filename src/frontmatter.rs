@@ -182,10 +182,10 @@ fn parse_yaml(yaml: &str, first_line: usize) -> Result<Value, FrontmatterError> 
 fn bare_message(s: &str) -> String {
     let mut s = s.lines().next().unwrap_or(s);
     s = s.strip_prefix("error: ").unwrap_or(s);
-    if let Some(rest) = s.strip_prefix("line ") {
-        if let Some(pos) = rest.find(": ") {
-            s = &rest[pos + 2..];
-        }
+    if let Some(rest) = s.strip_prefix("line ")
+        && let Some(pos) = rest.find(": ")
+    {
+        s = &rest[pos + 2..];
     }
     // The library adds positions relative to the YAML block and advice about its own
     // options; neither helps a person editing the file.
@@ -504,10 +504,10 @@ pub fn render(meta: &Meta, body: &str) -> String {
         written.push(key);
     }
     for key in KNOWN {
-        if !written.contains(&key) {
-            if let Some(text) = render_known(key, meta) {
-                out.push_str(&text);
-            }
+        if !written.contains(&key)
+            && let Some(text) = render_known(key, meta)
+        {
+            out.push_str(&text);
         }
     }
     out.push_str("---\n");

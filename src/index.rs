@@ -71,6 +71,23 @@ fn heading(kind: &Kind) -> String {
     }
 }
 
+/// Whether a text has only lines the renderer produces (title, blank lines, section
+/// headings, entry lines), so replacing it loses nothing a person typed beyond what the
+/// memory files already say. Used when memdir has no record of the last index it wrote.
+pub fn looks_generated(text: &str) -> bool {
+    let mut lines = text.lines();
+    if lines.next() != Some(TITLE) || !text.ends_with('\n') {
+        return false;
+    }
+    lines.all(|l| {
+        l.is_empty()
+            || (l.starts_with("## ") && l.len() > 3)
+            || (l.starts_with("- [")
+                && l.contains("](")
+                && (l.ends_with(')') || l.contains(") — ")))
+    })
+}
+
 /// Escapes text for an inline position: newlines become spaces, runs of white space
 /// collapse, and every character that could open inline markup is backslash-escaped.
 pub fn escape_inline(s: &str) -> String {
@@ -219,6 +236,22 @@ pub(crate) mod tests {
             render(&recs),
             "# Agent Memory\n\n## User\n- [Role](user_role.md) — Argentina fan\n- [Preferences](user_preferences.md) — terse feedback, no emojis\n\n## Feedback\n- [Tone](feedback_tone.md) — stay warm but don't coddle\n\n## archive\n- [Old](aa.md)\n\n## ops\n- [Runbook](zz.md) — deploys\n"
         );
+    }
+
+    #[test]
+    fn recognizes_generated_text() {
+        let recs = vec![
+            rec("a", "user", "A", "x", "2026-01-01"),
+            rec("b", "ops", "B", "", "2026-01-01"),
+        ];
+        assert!(looks_generated(&render(&recs)));
+        assert!(looks_generated("# Agent Memory\n"));
+        assert!(!looks_generated("# Agent Memory\n\nmy own note\n"));
+        assert!(!looks_generated("# My index\n"));
+        assert!(!looks_generated("# Agent Memory"));
+        assert!(!looks_generated(
+            "# Agent Memory\n\n- [A](a.md) — x\n* typed list\n"
+        ));
     }
 
     #[test]

@@ -23,7 +23,9 @@
 //! world (`store`, `clock`, `watch`), composed by the [`Memory`] façade in `engine`.
 //! `spec/architecture.md` describes each module.
 
+pub mod bench;
 pub mod blob;
+pub mod car;
 pub mod cli;
 pub mod clock;
 pub mod context;
@@ -38,6 +40,7 @@ pub mod search;
 pub mod secrets;
 pub mod store;
 pub mod timeline;
+pub mod unixfs;
 pub mod watch;
 
 pub use clock::Clock;

@@ -216,10 +216,10 @@ impl Stamp {
     /// Parses `YYYY-MM-DD` or an RFC 3339 timestamp.
     pub fn parse(s: &str) -> Option<Stamp> {
         let s = s.trim();
-        if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-            if s.len() == 10 {
-                return Some(Stamp::from_date(d));
-            }
+        if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d")
+            && s.len() == 10
+        {
+            return Some(Stamp::from_date(d));
         }
         let t = DateTime::parse_from_rfc3339(s).ok()?;
         Some(Stamp {

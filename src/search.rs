@@ -241,34 +241,144 @@ pub fn blend(relevance: f64, salience: f64, recency: f64) -> f64 {
     relevance * (BOOST_BASE + BOOST_SALIENCE * salience + BOOST_RECENCY * recency)
 }
 
-/// Scores the lines of a body against the query terms, for excerpts: returns
-/// `(line index, score)` for lines with a positive score.
-pub fn score_lines(body: &str, query: &[String], index: &Index) -> Vec<(usize, f64)> {
-    let mut out = Vec::new();
-    for (i, line) in body.lines().enumerate() {
-        let lt = terms(line);
-        if lt.is_empty() {
-            continue;
-        }
-        let mut s = 0.0;
-        for q in dedup(query) {
-            let tf = lt.iter().filter(|t| *t == q).count() as f64;
-            if tf > 0.0 {
-                s += index.idf(q) * tf * (K1 + 1.0) / (tf + K1);
-            }
-        }
-        if s > 0.0 {
-            out.push((i, s));
-        }
-    }
-    out
+/// Term statistics of every memory and of every line of every body: what query-aware
+/// context needs that does not depend on the query, built once per loaded store.
+#[derive(Debug, Clone, Default)]
+pub struct Corpus {
+    /// Memory-level BM25F.
+    pub index: Index,
+    vocab: HashMap<String, u32>,
+    /// `lines[r][l]`: term ids of line `l` of the body of memory `r`.
+    lines: Vec<Vec<Vec<u32>>>,
+    /// Number of lines containing each term (by id).
+    line_df: Vec<u32>,
+    n_lines: usize,
+    avg_line_len: f64,
 }
 
-fn dedup(v: &[String]) -> Vec<&String> {
-    let mut u: Vec<&String> = v.iter().collect();
-    u.sort();
-    u.dedup();
-    u
+/// Relevance of memories and of their lines to one query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueryScores {
+    /// Relevance of each memory, as [`relevance`] computes it: 0 means "not a hit".
+    pub memory: Vec<f64>,
+    /// `lines[r][l]`: BM25 of line `l` of memory `r` as its own passage, with
+    /// line-level IDF, divided by the best line's score (so the best line has 1).
+    pub lines: Vec<Vec<f64>>,
+}
+
+impl Corpus {
+    /// Builds the statistics of `records`.
+    pub fn new(records: &[Record]) -> Corpus {
+        let index = Index::new(records.iter().map(DocTerms::of).collect());
+        let mut vocab: HashMap<String, u32> = HashMap::new();
+        let mut line_df: Vec<u32> = Vec::new();
+        let mut n_lines = 0usize;
+        let mut total_len = 0usize;
+        let mut lines = Vec::with_capacity(records.len());
+        for r in records {
+            let mut per = Vec::new();
+            for line in r.body.lines() {
+                let ids: Vec<u32> = terms(line)
+                    .into_iter()
+                    .map(|t| {
+                        let next = vocab.len() as u32;
+                        *vocab.entry(t).or_insert(next)
+                    })
+                    .collect();
+                if !ids.is_empty() {
+                    n_lines += 1;
+                    total_len += ids.len();
+                    line_df.resize(vocab.len(), 0);
+                    let mut uniq = ids.clone();
+                    uniq.sort_unstable();
+                    uniq.dedup();
+                    for t in uniq {
+                        line_df[t as usize] += 1;
+                    }
+                }
+                per.push(ids);
+            }
+            lines.push(per);
+        }
+        let avg_line_len = if n_lines == 0 {
+            1.0
+        } else {
+            (total_len as f64 / n_lines as f64).max(1.0)
+        };
+        Corpus {
+            index,
+            vocab,
+            lines,
+            line_df,
+            n_lines,
+            avg_line_len,
+        }
+    }
+
+    /// Line-level inverse document frequency of a term id.
+    fn line_idf(&self, id: u32) -> f64 {
+        let n = self.n_lines as f64;
+        let df = f64::from(self.line_df.get(id as usize).copied().unwrap_or(0));
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(1e-6)
+    }
+
+    /// Scores every memory and every line for `query`. `records` must be the records
+    /// the corpus was built from.
+    pub fn score(&self, records: &[Record], query: &str) -> QueryScores {
+        let memory = relevance(records, &self.index, query);
+        const QSTOP: &[&str] = &[
+            "kind", "type", "likely", "would", "think", "both", "ever", "some", "many", "much",
+            "thing", "things", "doe", "has", "have", "get", "got", "sort", "might", "recently",
+            "feel", "describe",
+        ];
+        let qstop = crate::context::knob("qstop", 0.0) > 0.0;
+        let mut q: Vec<u32> = terms(query)
+            .iter()
+            .filter(|t| !qstop || !QSTOP.contains(&t.as_str()))
+            .filter_map(|t| self.vocab.get(t).copied())
+            .collect();
+        q.sort_unstable();
+        q.dedup();
+        let idfs: Vec<(u32, f64)> = q.iter().map(|&t| (t, self.line_idf(t))).collect();
+        let mut best = 0.0_f64;
+        let mut lines: Vec<Vec<f64>> = self
+            .lines
+            .iter()
+            .map(|per| {
+                per.iter()
+                    .map(|ids| {
+                        if ids.is_empty() || idfs.is_empty() {
+                            return 0.0;
+                        }
+                        let lb = crate::context::knob("lb", B);
+                        let lk = crate::context::knob("lk1", K1);
+                        let norm = lk * (1.0 - lb + lb * ids.len() as f64 / self.avg_line_len);
+                        let s: f64 = idfs
+                            .iter()
+                            .map(|&(t, idf)| {
+                                let tf = ids.iter().filter(|&&x| x == t).count() as f64;
+                                if tf > 0.0 {
+                                    idf * tf * (lk + 1.0) / (tf + norm)
+                                } else {
+                                    0.0
+                                }
+                            })
+                            .sum();
+                        best = best.max(s);
+                        s
+                    })
+                    .collect()
+            })
+            .collect();
+        if best > 0.0 {
+            for per in &mut lines {
+                for s in per {
+                    *s /= best;
+                }
+            }
+        }
+        QueryScores { memory, lines }
+    }
 }
 
 #[cfg(test)]

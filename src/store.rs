@@ -101,6 +101,13 @@ impl Backend {
             }
             for sub in ["", TIMELINE_DIR, STATE_DIR] {
                 let d = p.join(sub);
+                // A linked folder is left alone here; reads and writes through it are
+                // refused where they happen.
+                if !sub.is_empty()
+                    && fs::symlink_metadata(&d).is_ok_and(|m| m.file_type().is_symlink())
+                {
+                    continue;
+                }
                 fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
             }
         }
@@ -138,6 +145,11 @@ impl Backend {
             }
             Backend::Dir(root) => {
                 let dir = root.join(sub);
+                if sub != "."
+                    && fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink())
+                {
+                    return Err(Error::Symlink { path: dir });
+                }
                 let rd = match fs::read_dir(&dir) {
                     Ok(rd) => rd,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound && sub != "." => {
@@ -191,6 +203,7 @@ impl Backend {
                 }
             }
             Backend::Dir(root) => {
+                check_parent(root, rel)?;
                 let path = root.join(rel);
                 let meta = match fs::symlink_metadata(&path) {
                     Ok(m) => m,
@@ -211,7 +224,7 @@ impl Backend {
                 let mut buf = Vec::with_capacity(meta.len() as usize);
                 // Bound the read too: the file may have grown since the metadata call.
                 Read::by_ref(&mut f)
-                    .take(limit + 1)
+                    .take(limit.saturating_add(1))
                     .read_to_end(&mut buf)
                     .map_err(|e| Error::io(&path, e))?;
                 if buf.len() as u64 > limit {
@@ -246,6 +259,7 @@ impl Backend {
                 Ok(())
             }
             Backend::Dir(root) => {
+                check_parent(root, rel)?;
                 let path = root.join(rel);
                 let dir = path.parent().unwrap_or(root).to_path_buf();
                 fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -278,6 +292,7 @@ impl Backend {
                 Ok(())
             }
             Backend::Dir(root) => {
+                check_parent(root, rel)?;
                 let path = root.join(rel);
                 match fs::remove_file(&path) {
                     Ok(()) => sync_dir(path.parent().unwrap_or(root)),
@@ -304,6 +319,7 @@ impl Backend {
                 Ok(())
             }
             Backend::Dir(root) => {
+                check_parent(root, rel)?;
                 let path = root.join(rel);
                 let dir = path.parent().unwrap_or(root).to_path_buf();
                 fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -335,6 +351,7 @@ impl Backend {
                 mem_lock.lock().unwrap_or_else(|e| e.into_inner()),
             )),
             Backend::Dir(root) => {
+                check_parent(root, ".memdir/lock")?;
                 let dir = root.join(STATE_DIR);
                 fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
                 let path = dir.join("lock");
@@ -363,6 +380,20 @@ impl Backend {
             }
         }
     }
+}
+
+/// Refuses a path whose folder inside the directory (`timeline/`, `.memdir/`, …) is
+/// a symbolic link: following it would read or write outside the directory.
+fn check_parent(root: &Path, rel: &str) -> Result<()> {
+    let mut cur = root.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    for part in &parts[..parts.len().saturating_sub(1)] {
+        cur.push(part);
+        if fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::Symlink { path: cur });
+        }
+    }
+    Ok(())
 }
 
 fn ends_with_newline(path: &Path, len: u64) -> Result<bool> {

@@ -42,7 +42,8 @@ fn relevant(root: &Path, p: &Path) -> bool {
 }
 
 /// Watches the store until `stop` is set (or `limit` elapses), calling `on_rebuild`
-/// after each batch of relevant changes. The index is brought up to date first.
+/// after each batch of relevant changes. The index is brought up to date first, once
+/// the watch is armed (the first `on_rebuild` call says so).
 pub fn watch(
     mem: &Memory,
     stop: &AtomicBool,
@@ -55,12 +56,6 @@ pub fn watch(
     }
     // Canonical form, so that event paths (absolute) compare with the root.
     let root = root.canonicalize().map_err(|e| Error::io(&root, e))?;
-    let first = mem.index()?;
-    on_rebuild(Rebuild {
-        changed: Vec::new(),
-        outcome: first,
-        problems: mem.load()?.problems,
-    });
     let (tx, rx) = mpsc::channel::<DebounceEventResult>();
     let mut debouncer = new_debouncer(DEBOUNCE, None, tx).map_err(|e| Error::Watch {
         path: root.clone(),
@@ -72,6 +67,14 @@ pub fn watch(
             path: root.clone(),
             message: e.to_string(),
         })?;
+    // The watch is armed before the first rebuild, so an edit made as soon as the
+    // first report arrives is never missed.
+    let first = mem.index()?;
+    on_rebuild(Rebuild {
+        changed: Vec::new(),
+        outcome: first,
+        problems: mem.load()?.problems,
+    });
     let started = Instant::now();
     while !stop.load(Ordering::Relaxed) && limit.is_none_or(|l| started.elapsed() < l) {
         let batch = match rx.recv_timeout(Duration::from_millis(50)) {
@@ -91,6 +94,9 @@ pub fn watch(
         };
         let mut changed: Vec<PathBuf> = batch
             .iter()
+            // Reading files (ours included: every rebuild reads them all) raises access
+            // events; only changes count, or each rebuild would trigger the next.
+            .filter(|e| !matches!(e.kind, notify::EventKind::Access(_)))
             .flat_map(|e| e.paths.iter())
             .filter(|p| relevant(&root, p))
             .cloned()

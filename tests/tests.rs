@@ -1,1 +1,30 @@
+//! The one integration test binary (`autotests = false`): every file under tests/
+//! is a module here, and `every_test_file_is_registered` fails if one is not.
 
+mod common;
+
+mod bad_input;
+mod cli_golden;
+mod library;
+mod props;
+mod reliability;
+mod threews;
+mod watch;
+
+#[test]
+fn every_test_file_is_registered() {
+    let this = include_str!("tests.rs");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        if name == "tests" || path.extension().is_some_and(|e| e != "rs") && !path.is_dir() {
+            continue;
+        }
+        assert!(
+            this.contains(&format!("mod {name};")),
+            "tests/{} is not registered in tests/tests.rs",
+            path.file_name().unwrap().to_string_lossy()
+        );
+    }
+}

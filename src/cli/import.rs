@@ -72,7 +72,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
         };
         s.push_str(&format!("{word:<22} {}\n", d.key));
     }
-    for k in &report.skipped {
+    for k in &report.skipped_items {
         s.push_str(&format!("{:<22} {}: {}\n", "skip", k.item, k.reason));
     }
     let c = &report.counts;

@@ -5,6 +5,7 @@
 //! by:` and `hint:` lines, and [`report`] is the one place that turns an error into an
 //! exit code (0 ok, 1 bad input or data, 2 usage, 3 remote, 4 integrity).
 
+mod bench;
 mod check;
 mod context;
 mod export;
@@ -86,6 +87,9 @@ pub enum Command {
     Export(export::Args),
     /// Import a memory/0.1 blob.
     Import(import::Args),
+    /// Measure memdir on a public benchmark (LoCoMo evidence recall).
+    #[command(subcommand)]
+    Bench(bench::Args),
 }
 
 /// Runs the CLI with the process arguments and returns the exit code.
@@ -122,6 +126,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Error> {
         Command::Watch(a) => watch::run(&mem, a, out),
         Command::Export(a) => export::run(&mem, a, out),
         Command::Import(a) => import::run(&mem, a, out),
+        Command::Bench(a) => bench::run(a, out),
     }
 }
 

@@ -1,0 +1,595 @@
+//! The LoCoMo retrieval benchmark: does the context block an agent gets for a
+//! question contain the conversation turns that answer it?
+//!
+//! LoCoMo (Maharana et al., ACL 2024; CC BY-NC 4.0, read from a path the caller
+//! gives and never copied into the project) holds 10 long two-person conversations,
+//! each a series of dated sessions of numbered turns (`D3:5` is turn 5 of session
+//! 3), and questions whose evidence is a list of turn ids. Each conversation becomes
+//! a memory directory through memdir's own write path, with the clock fixed at each
+//! session's date: one memory per session (`session_03`), one line per turn carrying
+//! its id (`[D3:5] Caroline: …`), and one timeline event per turn. Then, at a time
+//! just after the last session, every question is asked as an agent asks it,
+//! `context(max_tokens, Some(question))`, for each budget, and the benchmark counts
+//! which evidence ids the block contains.
+//!
+//! The parsing and scoring are pure; [`run`] is the edge that writes the temporary
+//! directories. Results are deterministic (fixed clocks, total orders).
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use chrono::{DateTime, Duration, NaiveDateTime, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::BenchError;
+use crate::clock::Clock;
+use crate::engine::{Draft, Memory};
+use crate::error::Error;
+
+/// Budgets measured when none are given.
+pub const DEFAULT_BUDGETS: [usize; 4] = [512, 1024, 2048, 4096];
+
+/// The adversarial category: questions about things the conversation does not say.
+pub const ADVERSARIAL: u8 = 5;
+
+/// Seconds between two turns of a session on the timeline.
+const TURN_SECONDS: i64 = 30;
+
+/// One conversation of the data set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub sample_id: String,
+    pub speakers: [String; 2],
+    /// In session order.
+    pub sessions: Vec<Session>,
+    pub questions: Vec<Question>,
+}
+
+/// One dated session of a conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub number: u32,
+    /// When it started; the data gives local times without a zone, read as UTC.
+    pub at: DateTime<Utc>,
+    pub turns: Vec<Turn>,
+}
+
+/// One turn of a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// Normalized turn id, `D<session>:<turn>`.
+    pub id: String,
+    pub speaker: String,
+    pub text: String,
+    /// What an image shared with the turn shows (the data set's own caption).
+    pub image: Option<String>,
+}
+
+/// One question with the turns that answer it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    pub text: String,
+    pub category: u8,
+    /// Normalized turn ids, deduplicated, each a turn of the conversation.
+    pub evidence: Vec<String>,
+    /// Evidence ids given by the data set that name no turn of the conversation.
+    pub unknown_evidence: usize,
+}
+
+/// Parses the data set (the JSON array of `locomo10.json`).
+pub fn parse(data: &Value) -> Result<Vec<Conversation>, String> {
+    let items = data
+        .as_array()
+        .ok_or("the top level is not a JSON array of conversations")?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| parse_conversation(item).map_err(|e| format!("conversation {i}: {e}")))
+        .collect()
+}
+
+fn parse_conversation(item: &Value) -> Result<Conversation, String> {
+    let sample_id = item
+        .get("sample_id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let conv = item
+        .get("conversation")
+        .and_then(Value::as_object)
+        .ok_or("no `conversation` object")?;
+    let speaker = |k: &str| {
+        conv.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or(format!("no `{k}`"))
+    };
+    let speakers = [speaker("speaker_a")?, speaker("speaker_b")?];
+    let mut sessions = Vec::new();
+    for (k, v) in conv {
+        let Some(number) = k
+            .strip_prefix("session_")
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let turns = v
+            .as_array()
+            .ok_or(format!("`{k}` is not a list of turns"))?;
+        if turns.is_empty() {
+            continue;
+        }
+        let when = conv
+            .get(&format!("{k}_date_time"))
+            .and_then(Value::as_str)
+            .ok_or(format!("no `{k}_date_time`"))?;
+        let at = parse_when(when).ok_or(format!("`{k}_date_time` {when:?} is not a date"))?;
+        let turns = turns
+            .iter()
+            .map(parse_turn)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("{k}: {e}"))?;
+        sessions.push(Session { number, at, turns });
+    }
+    sessions.sort_by_key(|s| s.number);
+    let ids: HashSet<&str> = sessions
+        .iter()
+        .flat_map(|s| s.turns.iter().map(|t| t.id.as_str()))
+        .collect();
+    let questions = item
+        .get("qa")
+        .and_then(Value::as_array)
+        .ok_or("no `qa` list")?
+        .iter()
+        .map(|q| parse_question(q, &ids))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Conversation {
+        sample_id,
+        speakers,
+        sessions,
+        questions,
+    })
+}
+
+fn parse_turn(t: &Value) -> Result<Turn, String> {
+    let field = |k: &str| t.get(k).and_then(Value::as_str);
+    let raw_id = field("dia_id").ok_or("a turn has no `dia_id`")?;
+    let id = turn_ids(raw_id)
+        .into_iter()
+        .next()
+        .ok_or(format!("turn id {raw_id:?} is not D<session>:<turn>"))?;
+    Ok(Turn {
+        id,
+        speaker: field("speaker")
+            .ok_or("a turn has no `speaker`")?
+            .to_string(),
+        text: field("text").unwrap_or("").to_string(),
+        image: field("blip_caption")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string),
+    })
+}
+
+fn parse_question(q: &Value, ids: &HashSet<&str>) -> Result<Question, String> {
+    let text = q
+        .get("question")
+        .and_then(Value::as_str)
+        .ok_or("a question has no `question` text")?
+        .to_string();
+    let category = q
+        .get("category")
+        .and_then(Value::as_u64)
+        .and_then(|c| u8::try_from(c).ok())
+        .ok_or(format!("question {text:?} has no numeric `category`"))?;
+    let mut evidence = Vec::new();
+    let mut unknown_evidence = 0;
+    for e in q
+        .get("evidence")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for id in turn_ids(e.as_str().unwrap_or("")) {
+            if !ids.contains(id.as_str()) {
+                unknown_evidence += 1;
+            } else if !evidence.contains(&id) {
+                evidence.push(id);
+            }
+        }
+    }
+    Ok(Question {
+        text,
+        category,
+        evidence,
+        unknown_evidence,
+    })
+}
+
+/// Parses a session time such as `1:56 pm on 8 May, 2023`.
+pub fn parse_when(s: &str) -> Option<DateTime<Utc>> {
+    NaiveDateTime::parse_from_str(s.trim(), "%I:%M %p on %d %B, %Y")
+        .ok()
+        .map(|t| t.and_utc())
+}
+
+/// Every turn id in a text, normalized to `D<session>:<turn>` without leading zeros.
+///
+/// The data set writes a few ids irregularly (`D:11:26`, `D30:05`, several ids in one
+/// string separated by `;` or spaces); this reads them all. The same scan finds the
+/// ids in a context block, so `D3:5` is never mistaken for part of `D3:50`.
+pub fn turn_ids(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts = b[i] == b'D' && (i == 0 || !b[i - 1].is_ascii_alphanumeric());
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        if b.get(j) == Some(&b':') {
+            j += 1;
+        }
+        let (s, after_s) = digits(b, j);
+        let parsed = s.and_then(|s| {
+            (b.get(after_s) == Some(&b':')).then_some(())?;
+            let (t, end) = digits(b, after_s + 1);
+            let t = t?;
+            (!b.get(end).is_some_and(u8::is_ascii_alphanumeric)).then_some((s, t, end))
+        });
+        match parsed {
+            Some((s, t, end)) => {
+                out.push(format!("D{s}:{t}"));
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// The number written at `b[start..]` and where its digits end.
+fn digits(b: &[u8], start: usize) -> (Option<u64>, usize) {
+    let mut end = start;
+    while end < b.len() && b[end].is_ascii_digit() && end - start < 9 {
+        end += 1;
+    }
+    if end == start {
+        return (None, end);
+    }
+    let n = std::str::from_utf8(&b[start..end])
+        .ok()
+        .and_then(|s| s.parse().ok());
+    (n, end)
+}
+
+/// The key of a session's memory: `session_03`.
+pub fn session_key(s: &Session) -> String {
+    format!("session_{:02}", s.number)
+}
+
+/// One line of a session's body: `[D3:5] Caroline: text [image: caption]`.
+pub fn turn_line(t: &Turn) -> String {
+    let text = t.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut line = format!("[{}] {}: {}", t.id, t.speaker, text);
+    if let Some(c) = &t.image {
+        line.push_str(&format!(" [image: {c}]"));
+    }
+    line
+}
+
+/// The memory a session becomes.
+pub fn session_draft(c: &Conversation, s: &Session) -> Draft {
+    let date = s.at.format("%-d %B %Y").to_string();
+    let body: Vec<String> = s.turns.iter().map(turn_line).collect();
+    Draft {
+        key: session_key(s),
+        name: match crate::context::knob("naming", 0.0) as u32 {
+            0 => format!("Session {} — {date}", s.number),
+            1 => format!("Session {}", s.number),
+            _ => date.clone(),
+        },
+        description: match crate::context::knob("naming", 0.0) as u32 {
+            0 => format!(
+                "{} and {} talk, {}",
+                c.speakers[0],
+                c.speakers[1],
+                s.at.format("%-I:%M %P")
+            ),
+            1 => date.clone(),
+            _ => format!("{} and {}", c.speakers[0], c.speakers[1]),
+        },
+        kind: "user".into(),
+        body: body.join("\n"),
+        source: Some(format!("LoCoMo {} session {}", c.sample_id, s.number)),
+        ..Draft::default()
+    }
+}
+
+/// The timeline event of a turn.
+pub fn turn_event(t: &Turn) -> Map<String, Value> {
+    let mut f = Map::new();
+    f.insert("id".into(), Value::String(t.id.clone()));
+    f.insert("speaker".into(), Value::String(t.speaker.clone()));
+    f.insert("text".into(), Value::String(t.text.clone()));
+    if let Some(c) = &t.image {
+        f.insert("image".into(), Value::String(c.clone()));
+    }
+    f
+}
+
+/// Share of `evidence` whose ids appear in `block`.
+pub fn evidence_found(block: &str, evidence: &[String]) -> usize {
+    let present: HashSet<String> = turn_ids(block).into_iter().collect();
+    evidence.iter().filter(|e| present.contains(*e)).count()
+}
+
+/// Writes a conversation into the memory directory `dir` and returns the store with
+/// its clock just after the last session.
+pub fn build_store(c: &Conversation, dir: &Path) -> Result<Memory, Error> {
+    let mut mem = Memory::open(dir)?;
+    let mut last = DateTime::<Utc>::MIN_UTC;
+    for s in &c.sessions {
+        mem = mem.with_clock(Clock::fixed(s.at));
+        mem.write(&session_draft(c, s))?;
+        for (i, t) in s.turns.iter().enumerate() {
+            let ts = s.at + Duration::seconds(TURN_SECONDS * i as i64);
+            mem = mem.with_clock(Clock::fixed(ts));
+            mem.note("turn", turn_event(t))?;
+            last = last.max(ts);
+        }
+    }
+    Ok(mem.with_clock(Clock::fixed(last + Duration::minutes(1))))
+}
+
+/// Evidence recall of a group of questions at one budget.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Score {
+    pub questions: usize,
+    /// Mean over questions of the share of their evidence ids in the block.
+    pub evidence_recall: f64,
+    /// Share of questions whose evidence is all in the block.
+    pub all_evidence: f64,
+    /// Mean estimated tokens of the block.
+    pub mean_tokens: f64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Acc {
+    n: usize,
+    recall: f64,
+    all: usize,
+    tokens: usize,
+}
+
+impl Acc {
+    fn add(&mut self, found: usize, of: usize, tokens: usize) {
+        self.n += 1;
+        self.recall += found as f64 / of as f64;
+        self.all += usize::from(found == of);
+        self.tokens += tokens;
+    }
+
+    fn merge(&mut self, o: &Acc) {
+        self.n += o.n;
+        self.recall += o.recall;
+        self.all += o.all;
+        self.tokens += o.tokens;
+    }
+
+    fn score(&self) -> Score {
+        let d = self.n.max(1) as f64;
+        Score {
+            questions: self.n,
+            evidence_recall: round4(self.recall / d),
+            all_evidence: round4(self.all as f64 / d),
+            mean_tokens: (self.tokens as f64 / d * 10.0).round() / 10.0,
+        }
+    }
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// The results at one budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetReport {
+    pub max_tokens: usize,
+    /// Categories 1–4 together: the headline.
+    pub answerable: Score,
+    /// Category 5 (adversarial).
+    pub adversarial: Score,
+    /// Each category on its own.
+    pub categories: BTreeMap<u8, Score>,
+    /// Mean estimated tokens of the MEMORY.md part of the block.
+    pub index_tokens: f64,
+}
+
+/// The whole benchmark's results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub benchmark: &'static str,
+    pub conversations: usize,
+    pub sessions: usize,
+    pub turns: usize,
+    /// Questions scored (those with at least one known evidence id).
+    pub questions: usize,
+    /// Questions left out because none of their evidence ids names a turn.
+    pub questions_without_evidence: usize,
+    /// Evidence ids left out because they name no turn of their conversation.
+    pub unknown_evidence_ids: usize,
+    pub budgets: Vec<BudgetReport>,
+}
+
+/// Reads the data set at `path`.
+pub fn load(path: &Path) -> Result<Vec<Conversation>, BenchError> {
+    let text = std::fs::read_to_string(path).map_err(|source| BenchError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let v: Value = serde_json::from_str(&text).map_err(|source| BenchError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&v).map_err(|what| BenchError::Shape {
+        path: path.to_path_buf(),
+        what,
+    })
+}
+
+/// Runs the benchmark over `conversations` at each budget. `progress` is called
+/// after each conversation with its sample id.
+pub fn run(
+    conversations: &[Conversation],
+    budgets: &[usize],
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report, Error> {
+    // accs[budget][category]
+    let mut accs: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
+    let mut index_tokens = vec![0usize; budgets.len()];
+    let mut report = Report {
+        benchmark: "locomo",
+        conversations: conversations.len(),
+        sessions: 0,
+        turns: 0,
+        questions: 0,
+        questions_without_evidence: 0,
+        unknown_evidence_ids: 0,
+        budgets: Vec::new(),
+    };
+    for c in conversations {
+        report.sessions += c.sessions.len();
+        report.turns += c.sessions.iter().map(|s| s.turns.len()).sum::<usize>();
+        let tmp = tempfile::tempdir().map_err(|source| BenchError::TempDir { source })?;
+        let mem = build_store(c, tmp.path())?;
+        // Everything that does not depend on the question is loaded once; the first
+        // question of each conversation checks that this is what `context` returns.
+        let (prepared, _) = mem.prepare_context()?;
+        let index_cost = crate::context::estimate_tokens(
+            &std::fs::read_to_string(tmp.path().join(crate::store::INDEX_FILE))
+                .map_err(|e| Error::io(tmp.path().join(crate::store::INDEX_FILE), e))?,
+        );
+        for (qi, q) in c.questions.iter().enumerate() {
+            report.unknown_evidence_ids += q.unknown_evidence;
+            if q.evidence.is_empty() {
+                report.questions_without_evidence += 1;
+                continue;
+            }
+            report.questions += 1;
+            for (bi, &b) in budgets.iter().enumerate() {
+                let block = prepared.block(b, Some(&q.text));
+                if qi == 0 {
+                    assert_eq!(block, mem.context(b, Some(&q.text))?);
+                }
+                let found = evidence_found(&block.text, &q.evidence);
+                if crate::context::knob("stats", 0.0) as usize == b {
+                    let t = &block.text;
+                    eprintln!(
+                        "STATS lines {} heads {} chars {} gaps {}",
+                        t.lines().filter(|l| l.starts_with("[D")).count(),
+                        t.matches("\n## ").count(),
+                        t.chars().count(),
+                        t.matches("…\n").count()
+                    );
+                }
+                if crate::context::knob("dump", -1.0) as i64 == qi as i64
+                    && c.sample_id == "conv-26"
+                    && b == 1024
+                {
+                    eprintln!("{}", block.text);
+                }
+                if crate::context::knob("debug", 0.0) as usize == b && found < q.evidence.len() {
+                    let present: HashSet<String> = turn_ids(&block.text).into_iter().collect();
+                    eprintln!("Q [{}] cat {}: {}", c.sample_id, q.category, q.text);
+                    for e in &q.evidence {
+                        let t = c
+                            .sessions
+                            .iter()
+                            .flat_map(|s| &s.turns)
+                            .find(|t| &t.id == e)
+                            .unwrap();
+                        eprintln!(
+                            "   {} {}",
+                            if present.contains(e) { "+" } else { "-" },
+                            turn_line(t)
+                        );
+                    }
+                }
+                accs[bi]
+                    .entry(q.category)
+                    .or_default()
+                    .add(found, q.evidence.len(), block.tokens);
+                index_tokens[bi] += index_cost;
+            }
+        }
+        progress(&c.sample_id);
+    }
+    for (bi, &b) in budgets.iter().enumerate() {
+        let mut answerable = Acc::default();
+        let mut adversarial = Acc::default();
+        for (cat, a) in &accs[bi] {
+            if *cat == ADVERSARIAL {
+                adversarial.merge(a);
+            } else {
+                answerable.merge(a);
+            }
+        }
+        report.budgets.push(BudgetReport {
+            max_tokens: b,
+            answerable: answerable.score(),
+            adversarial: adversarial.score(),
+            categories: accs[bi].iter().map(|(c, a)| (*c, a.score())).collect(),
+            index_tokens: (index_tokens[bi] as f64 / report.questions.max(1) as f64 * 10.0).round()
+                / 10.0,
+        });
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turn_ids_are_found_and_normalized() {
+        for (text, want) in [
+            ("D3:5", vec!["D3:5"]),
+            ("D:11:26", vec!["D11:26"]),
+            ("D30:05", vec!["D30:5"]),
+            ("D8:6; D9:17", vec!["D8:6", "D9:17"]),
+            ("D9:1 D4:4 D4:6", vec!["D9:1", "D4:4", "D4:6"]),
+            ("[D3:50] x", vec!["D3:50"]),
+            ("{\"id\":\"D2:1\"}", vec!["D2:1"]),
+            ("AD3:5 D3:5x D D3: D:3", vec![]),
+        ] {
+            assert_eq!(turn_ids(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn evidence_is_matched_by_whole_id() {
+        let ev = vec!["D3:5".to_string(), "D1:2".to_string()];
+        assert_eq!(evidence_found("[D3:50] a\n[D1:2] b\n", &ev), 1);
+        assert_eq!(evidence_found("[D3:5] a\n[D1:2] b\n", &ev), 2);
+    }
+
+    #[test]
+    fn session_times_parse() {
+        for (s, want) in [
+            ("1:56 pm on 8 May, 2023", Some("2023-05-08T13:56:00Z")),
+            (
+                "12:09 am on 13 September, 2023",
+                Some("2023-09-13T00:09:00Z"),
+            ),
+            ("10:37 am on 27 June, 2023", Some("2023-06-27T10:37:00Z")),
+            ("yesterday", None),
+        ] {
+            let want: Option<DateTime<Utc>> = want.map(|w| w.parse().unwrap());
+            assert_eq!(parse_when(s), want, "{s}");
+        }
+    }
+}

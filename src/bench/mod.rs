@@ -1,0 +1,35 @@
+//! Benchmarks that measure memdir on public data sets.
+//!
+//! A benchmark reads its data from a path the caller gives (never from the project:
+//! benchmark data keeps its own licence and stays outside the repository), builds
+//! memory directories through memdir's own write path in temporary directories, and
+//! returns a report; printing it is the CLI's job. Results are deterministic: clocks
+//! are fixed and every order is total.
+
+pub mod locomo;
+
+use std::path::PathBuf;
+
+/// Why a benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("{}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not valid JSON: {source}", .path.display())]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: {what} (is this the LoCoMo `locomo10.json`?)", .path.display())]
+    Shape { path: PathBuf, what: String },
+    #[error("a temporary directory could not be created: {source}")]
+    TempDir {
+        #[source]
+        source: std::io::Error,
+    },
+}
