@@ -77,6 +77,9 @@ pub struct Incoming {
     pub files: Vec<IncomingFile>,
     pub events: Vec<Event>,
     pub skipped: Vec<Skipped>,
+    /// Files whose frontmatter was plain `key: value` lines (three.ws style) rather
+    /// than YAML; they are imported rewritten as YAML.
+    pub converted: Vec<String>,
 }
 
 /// Checks a file name from a blob: a plain `*.md` name, nothing that could address a
@@ -189,10 +192,21 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
         };
         match frontmatter::parse(&text) {
             Ok(parsed) => out.files.push(IncomingFile { key, text, parsed }),
-            Err(e) => out.skipped.push(Skipped {
-                item: name.clone(),
-                reason: format!("malformed frontmatter: {e}"),
-            }),
+            Err(e) => match frontmatter::parse_plain_lines(&text) {
+                // The three.ws runtime writes values raw (`name: Runbook: deploys`),
+                // which is not YAML; read it the way that runtime does and store it
+                // as proper YAML, so nothing of theirs is lost and nothing invalid is
+                // written.
+                Ok(Some(parsed)) => {
+                    let text = frontmatter::render(&parsed.meta, &parsed.body);
+                    out.converted.push(name.clone());
+                    out.files.push(IncomingFile { key, text, parsed });
+                }
+                _ => out.skipped.push(Skipped {
+                    item: name.clone(),
+                    reason: format!("malformed frontmatter: {e}"),
+                }),
+            },
         }
     }
     for (i, e) in events_json.into_iter().enumerate() {
@@ -287,6 +301,24 @@ mod tests {
         assert_eq!(
             items,
             vec!["bad.md", "Bad Name.md", "timeline[1]", "timeline[2]"]
+        );
+    }
+
+    #[test]
+    fn threews_plain_lines_are_read_and_rewritten_as_yaml() {
+        let b = br#"{"version":"memory/0.1","files":{"ops_runbook.md":"---\nname: Runbook: deploys\ndescription: time: 10:30 UTC\ntype: project\ncreated: 2026-04-12\nupdated: 2026-04-14\n---\n\nRun it."}}"#;
+        let inc = decode(b).unwrap();
+        assert_eq!(inc.converted, vec!["ops_runbook.md"]);
+        let f = &inc.files[0];
+        assert_eq!(f.parsed.meta.name, "Runbook: deploys");
+        assert_eq!(f.parsed.meta.description, "time: 10:30 UTC");
+        assert_eq!(
+            f.text,
+            "---\nname: \"Runbook: deploys\"\ndescription: \"time: 10:30 UTC\"\ntype: project\ncreated: 2026-04-12\nupdated: 2026-04-14\n---\n\nRun it.\n"
+        );
+        assert_eq!(
+            crate::frontmatter::parse(&f.text).unwrap().meta.name,
+            f.parsed.meta.name
         );
     }
 }

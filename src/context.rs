@@ -1,12 +1,14 @@
 //! The token-budgeted context block an agent puts in its system prompt (DESIGN 3).
 //!
 //! Layout: MEMORY.md (its first 200 lines, then a line saying how many were cut),
-//! then memories in the order given, each whole under a heading naming its name,
-//! key, type and updated date (or, for a query hit too long to fit, a marked excerpt
-//! of its most relevant lines), then the most recent timeline events that still fit,
-//! oldest first. Tokens are estimated as ceil(chars / 4), counting Unicode scalar
-//! values, and every character of the output counts: the output never exceeds
-//! `max_tokens × 4` characters unless the index alone does. Pure code.
+//! then memories, each whole under a heading naming its name, key, type and updated
+//! date, then the most recent timeline events that still fit, oldest first. Without
+//! a query the memories come in rank order. With one, [`Prepared::block`] chooses the
+//! best lines of the relevant memories across all of them and shows each memory whole
+//! or as a marked excerpt of those lines (spec/ranking.md#query-aware-context-measured-on-locomo).
+//! Tokens are estimated as ceil(chars / 4), counting Unicode scalar values, and every
+//! character of the output counts: the output never exceeds `max_tokens × 4`
+//! characters unless the index alone does. Pure code: no IO, no clock.
 
 use std::sync::OnceLock;
 
@@ -72,8 +74,19 @@ impl Prepared {
     /// `events` in time order (oldest first); only the newest that fit are used, so
     /// passing more than a budget needs changes nothing.
     pub fn new(records: Vec<Record>, events: Vec<Event>, now: DateTime<Utc>) -> Prepared {
+        let index_text = index::render(&records);
+        Prepared::with_index(records, index_text, events, now)
+    }
+
+    /// Like [`Prepared::new`] with MEMORY.md already rendered from `records`.
+    pub fn with_index(
+        records: Vec<Record>,
+        index_text: String,
+        events: Vec<Event>,
+        now: DateTime<Utc>,
+    ) -> Prepared {
         Prepared {
-            index_text: index::render(&records),
+            index_text,
             records,
             events,
             now,
@@ -170,6 +183,16 @@ fn heading(r: &Record) -> String {
     )
 }
 
+/// The length in characters of [`whole`]`(r)`, without building it.
+fn whole_len(r: &Record) -> usize {
+    let body = r.body.chars().count();
+    heading(r).chars().count() + if body == 0 { 0 } else { body + 2 }
+}
+
+/// The shortest a memory's section can be: a heading with an empty name and type and
+/// a one-character key (`\n##  (key: x, type: , updated: YYYY-MM-DD)\n`).
+const MIN_SECTION: usize = 43;
+
 fn whole(r: &Record) -> String {
     let mut s = heading(r);
     if !r.body.is_empty() {
@@ -180,12 +203,26 @@ fn whole(r: &Record) -> String {
     s
 }
 
-/// The heading of an excerpt: the whole-memory heading plus how much is shown.
-fn excerpt_heading(r: &Record, shown: usize, total: usize) -> String {
-    let mut h = heading(r);
-    h.pop();
-    h.push_str(&format!(" — excerpt: {shown} of {total} lines\n"));
-    h
+/// Query-aware packing (spec/ranking.md#query-aware-context-measured-on-locomo): a
+/// line's value is its own score, plus this share of the better of its two
+/// neighbours' scores (the reply to a matching line often holds the answer)...
+pub const NEIGHBOUR: f64 = 0.5;
+/// ...plus this share of the better of the lines two away...
+pub const NEIGHBOUR_2: f64 = 0.25;
+/// ...plus this share of its memory's relevance (the memory's topic counts).
+pub const MEMORY_PRIOR: f64 = 1.0;
+/// A relevant memory whose whole section is at most this many characters, and at
+/// most [`SHORT_SHARE`] of the room left after MEMORY.md, goes in whole rather than
+/// as an excerpt.
+pub const SHORT_CHARS: usize = 1200;
+pub const SHORT_SHARE: f64 = 0.25;
+
+/// The line that closes an excerpt and says where the whole memory is.
+fn excerpt_footer(r: &Record, shown: usize, total: usize) -> String {
+    format!(
+        "[excerpt: {shown} of {total} lines; the whole memory is `{}`]\n",
+        r.key
+    )
 }
 
 /// Marks a run of lines an excerpt leaves out.
@@ -196,6 +233,7 @@ struct Body<'a> {
     record: &'a Record,
     lines: Vec<&'a str>,
     chars: Vec<usize>,
+    /// Characters of the memory's whole section.
     whole: usize,
 }
 
@@ -211,10 +249,14 @@ impl<'a> Body<'a> {
         }
     }
 
-    /// Characters of the excerpt showing the sorted lines `shown`.
+    /// Characters of the excerpt showing the sorted lines `shown`: the heading, a
+    /// blank line, `…` before each run of lines left out before a shown line, the
+    /// shown lines, and the footer.
     fn excerpt_cost(&self, shown: &[usize]) -> usize {
         let n = self.lines.len();
-        let mut c = excerpt_heading(self.record, shown.len(), n).chars().count() + 1;
+        let mut c = heading(self.record).chars().count()
+            + 1
+            + excerpt_footer(self.record, shown.len(), n).chars().count();
         let mut prev: Option<usize> = None;
         for &i in shown {
             if prev.map_or(i > 0, |p| i > p + 1) {
@@ -223,13 +265,11 @@ impl<'a> Body<'a> {
             c += self.chars[i] + 1;
             prev = Some(i);
         }
-        if prev.is_some_and(|p| p + 1 < n) {
-            c += GAP.chars().count();
-        }
         c
     }
 
-    /// The cheaper of the excerpt and the whole memory, and whether that is the whole.
+    /// The cheaper of the excerpt showing `shown` and the whole memory, and whether
+    /// that is the whole.
     fn cost(&self, shown: &[usize]) -> (usize, bool) {
         if shown.len() == self.lines.len() {
             return (self.whole, true);
@@ -244,7 +284,7 @@ impl<'a> Body<'a> {
 
     fn excerpt(&self, shown: &[usize]) -> String {
         let n = self.lines.len();
-        let mut s = excerpt_heading(self.record, shown.len(), n);
+        let mut s = heading(self.record);
         s.push('\n');
         let mut prev: Option<usize> = None;
         for &i in shown {
@@ -255,157 +295,108 @@ impl<'a> Body<'a> {
             s.push('\n');
             prev = Some(i);
         }
-        if prev.is_some_and(|p| p + 1 < n) {
-            s.push_str(GAP);
-        }
+        s.push_str(&excerpt_footer(self.record, shown.len(), n));
         debug_assert_eq!(s.chars().count(), self.excerpt_cost(shown));
         s
     }
 }
 
-/// Development knobs (`MEMDIR_TUNE=name=value,...`), read once.
-pub fn knob(name: &str, default: f64) -> f64 {
-    static KNOBS: OnceLock<Vec<(String, f64)>> = OnceLock::new();
-    let knobs = KNOBS.get_or_init(|| {
-        std::env::var("MEMDIR_TUNE")
-            .unwrap_or_default()
-            .split(',')
-            .filter_map(|kv| {
-                let (k, v) = kv.split_once('=')?;
-                Some((k.trim().to_string(), v.trim().parse().ok()?))
-            })
-            .collect()
-    });
-    knobs
-        .iter()
-        .find(|(k, _)| k == name)
-        .map_or(default, |(_, v)| *v)
+/// What goes in for one memory: all of it, or some of its lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Whole,
+    Lines(Vec<usize>),
 }
 
 /// Chooses, for a query, which memories go in whole and which lines of the others
-/// go in as excerpts, within `room` characters. Returns, in output order, each
-/// included memory (by index into `records`) with its shown lines (`None`: whole).
+/// go in as excerpts, within `room` characters. Returns the included memories (by
+/// index into `records`) in `order`, each with its part.
+///
+/// Every line of a relevant memory gets a value (its score, its neighbours', its
+/// memory's relevance); lines go in best first, each costing its characters plus
+/// what it adds to its memory's excerpt (the heading and footer for the first line,
+/// a `…` marker for a new run), skipping any that no longer fits. A memory whose
+/// lines all go in, or whose whole section costs no more than its excerpt, goes in
+/// whole, and so does a short relevant memory ([`SHORT_CHARS`]). Room left after
+/// that takes whole memories in order, as without a query.
 fn plan(
     records: &[Record],
     order: &[usize],
     scores: &QueryScores,
     room: usize,
-    budget: usize,
-) -> Vec<(usize, Option<Vec<usize>>)> {
-    let alpha = knob("alpha", 0.0);
-    let beta = knob("beta", 0.0);
-    let whole_share = knob("whole_share", 0.0);
+) -> Vec<(usize, Part)> {
     let bodies: Vec<Body<'_>> = records.iter().map(Body::new).collect();
-    // shown[r]: None = not included; Some(lines) included (all lines = whole).
-    let mut shown: Vec<Option<Vec<usize>>> = vec![None; records.len()];
-    let mut is_whole = vec![false; records.len()];
-    let mut used = 0usize;
-    // Short relevant memories go in whole first.
-    for &r in order {
-        if scores.memory[r] <= 0.0 {
-            break;
-        }
-        let b = &bodies[r];
-        if (b.whole as f64) <= whole_share * budget as f64 && used + b.whole <= room {
-            used += b.whole;
-            shown[r] = Some((0..b.lines.len()).collect());
-            is_whole[r] = true;
-        }
-    }
-    // Then lines, best first, from every relevant memory.
-    let mut cands: Vec<(f64, usize, usize, usize)> = Vec::new();
-    let win = knob("win", 1.0) as usize;
-    let beta2 = knob("beta2", 0.0);
-    let gamma = knob("gamma", 0.0);
+    let short_cap = (SHORT_CHARS as f64).min(room as f64 * SHORT_SHARE);
+    // (value, (position in order, line)), for lines of relevant memories.
+    let mut values: Vec<(f64, (usize, usize))> = Vec::new();
     for (pos, &r) in order.iter().enumerate() {
-        let m = scores.memory[r];
-        if m <= 0.0 || is_whole[r] {
+        let relevance = scores.memory[r];
+        if relevance <= 0.0 {
             continue;
         }
         let ls = &scores.lines[r];
-        let b = &bodies[r];
-        for l in 0..ls.len() {
-            let at = |d: isize| -> f64 {
-                let i = l as isize + d;
-                if i < 0 {
-                    0.0
-                } else {
-                    ls.get(i as usize).copied().unwrap_or(0.0)
-                }
-            };
-            let mut nb = at(-1).max(at(1));
-            if win >= 2 {
-                nb = nb.max(beta2 / beta.max(1e-9) * at(-2).max(at(2)));
+        let at = |i: Option<usize>| i.and_then(|i| ls.get(i)).copied().unwrap_or(0.0);
+        for (l, own) in ls.iter().enumerate() {
+            let near = at(l.checked_sub(1)).max(at(Some(l + 1)));
+            let far = at(l.checked_sub(2)).max(at(Some(l + 2)));
+            let v = own + NEIGHBOUR * near + NEIGHBOUR_2 * far;
+            if v > 0.0 {
+                values.push((v + MEMORY_PRIOR * relevance, (pos, l)));
             }
-            let v = ls[l] + beta * nb;
-            if v <= 0.0 {
-                continue;
-            }
-            let mut val = v + alpha * m;
-            if gamma > 0.0 {
-                val /= ((b.chars[l] + 1) as f64 / 120.0).powf(gamma);
-            }
-            cands.push((val, pos, r, l));
         }
     }
-    cands.sort_by(|a, b| {
+    values.sort_by(|a, b| {
         b.0.partial_cmp(&a.0)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.1.cmp(&b.1))
-            .then(a.3.cmp(&b.3))
     });
-    let div = knob("div", 1.0);
-    let mut taken = vec![0i32; records.len()];
-    // (value, base value, `taken[r]` when valued, position, memory, line)
-    let mut queue: std::collections::VecDeque<(f64, f64, i32, usize, usize, usize)> = cands
-        .into_iter()
-        .map(|(v, pos, r, l)| (v, v, 0, pos, r, l))
-        .collect();
-    while let Some((_, base, stamp, pos, r, l)) = queue.pop_front() {
+    let mut parts: Vec<Option<Part>> = vec![None; records.len()];
+    let mut used = 0usize;
+    for (_, (pos, l)) in values {
         if used >= room {
             break;
         }
-        if is_whole[r] {
+        let r = order[pos];
+        let b = &bodies[r];
+        let mut shown = match &parts[r] {
+            Some(Part::Whole) => continue,
+            Some(Part::Lines(s)) => s.clone(),
+            None => Vec::new(),
+        };
+        let before = if shown.is_empty() {
+            0
+        } else {
+            b.cost(&shown).0
+        };
+        if shown.is_empty() && (b.whole as f64) <= short_cap && used + b.whole <= room {
+            used += b.whole;
+            parts[r] = Some(Part::Whole);
             continue;
         }
-        if stamp != taken[r] {
-            let nv = base * div.powi(taken[r]);
-            if queue.front().is_some_and(|f| f.0 > nv) {
-                let at = queue.partition_point(|f| f.0 > nv);
-                queue.insert(at, (nv, base, taken[r], pos, r, l));
-                continue;
-            }
-        }
-        let b = &bodies[r];
-        let before = shown[r].as_ref().map_or(0, |s| b.cost(s).0);
-        let mut next = shown[r].clone().unwrap_or_default();
-        let at = next.binary_search(&l).unwrap_or_else(|e| e);
-        next.insert(at, l);
-        let (after, w) = b.cost(&next);
+        let at = shown.binary_search(&l).unwrap_or_else(|e| e);
+        shown.insert(at, l);
+        let (after, is_whole) = b.cost(&shown);
         if used - before + after <= room {
             used = used - before + after;
-            is_whole[r] = w;
-            taken[r] += 1;
-            shown[r] = Some(if w {
-                (0..b.lines.len()).collect()
+            parts[r] = Some(if is_whole {
+                Part::Whole
             } else {
-                next
+                Part::Lines(shown)
             });
         }
     }
-    // Whatever room is left goes to whole memories in order, as without a query.
     for &r in order {
-        if shown[r].is_none() && used + bodies[r].whole <= room {
+        if parts[r].is_none() && used + bodies[r].whole <= room {
             used += bodies[r].whole;
-            shown[r] = Some((0..bodies[r].lines.len()).collect());
-            is_whole[r] = true;
+            parts[r] = Some(Part::Whole);
         }
     }
     order
         .iter()
-        .filter_map(|&r| {
-            let s = shown[r].take()?;
-            Some((r, if is_whole[r] { None } else { Some(s) }))
+        .filter_map(|&r| parts[r].take().map(|p| (r, p)))
+        .map(|(r, p)| match p {
+            Part::Lines(l) if l.len() == bodies[r].lines.len() => (r, Part::Whole),
+            p => (r, p),
         })
         .collect()
 }
@@ -469,13 +460,13 @@ pub fn build(
     let mut used = text.chars().count();
     let mut memories = Vec::new();
     for c in candidates {
-        if used >= budget {
+        // Once no section could fit, the rest need not be measured (10,000 memories).
+        if budget.saturating_sub(used) < MIN_SECTION {
             break;
         }
-        let section = whole(c.record);
-        let n = section.chars().count();
+        let n = whole_len(c.record);
         if n <= budget - used {
-            text.push_str(&section);
+            text.push_str(&whole(c.record));
             used += n;
             memories.push(Included {
                 key: c.record.key.to_string(),
@@ -503,15 +494,15 @@ pub fn build_for_query(
     let used = text.chars().count();
     let room = budget.saturating_sub(used);
     let mut memories = Vec::new();
-    for (r, lines) in plan(records, order, scores, room, budget) {
+    for (r, part) in plan(records, order, scores, room) {
         let rec = &records[r];
         memories.push(Included {
             key: rec.key.to_string(),
-            excerpt: lines.is_some(),
+            excerpt: part != Part::Whole,
         });
-        match lines {
-            None => text.push_str(&whole(rec)),
-            Some(l) => text.push_str(&Body::new(rec).excerpt(&l)),
+        match part {
+            Part::Whole => text.push_str(&whole(rec)),
+            Part::Lines(l) => text.push_str(&Body::new(rec).excerpt(&l)),
         }
     }
     let used = text.chars().count();
@@ -612,5 +603,141 @@ mod tests {
         let last_two: Vec<&str> = b.text.lines().skip(3).collect();
         assert_eq!(last_two.len(), want);
         assert!(last_two.last().unwrap().contains("\"i\":4"));
+    }
+
+    fn now() -> DateTime<Utc> {
+        "2026-01-02T00:00:00Z".parse().unwrap()
+    }
+
+    /// A memory of `n` filler lines, with `special` lines replaced.
+    fn long(key: &str, n: usize, special: &[(usize, &str)]) -> Record {
+        let mut r = rec(key, "user", key, "d", "2026-01-01");
+        r.body = (0..n)
+            .map(|i| match special.iter().find(|(at, _)| *at == i) {
+                Some((_, t)) => t.to_string(),
+                None => format!("[{key}:{i}] Bo: filler words about nothing much, line {i}"),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        r
+    }
+
+    #[test]
+    fn query_takes_the_best_lines_of_every_memory() {
+        // spec/ranking.md#query-aware-context-measured-on-locomo
+        let rs = vec![
+            long("a", 40, &[(10, "[a:10] Ana: my cello teacher is strict")]),
+            long("b", 40, &[(30, "[b:30] Ana: sold the old cello today")]),
+            long("c", 40, &[]),
+        ];
+        let p = Prepared::new(rs, vec![], now());
+        let b = p.block(300, Some("Ana's cello"));
+        assert!(b.text.contains("[a:10] Ana: my cello teacher is strict\n"));
+        assert!(b.text.contains("[b:30] Ana: sold the old cello today\n"));
+        assert_eq!(
+            b.memories,
+            vec![
+                Included {
+                    key: "a".into(),
+                    excerpt: true
+                },
+                Included {
+                    key: "b".into(),
+                    excerpt: true
+                }
+            ]
+        );
+        // Each excerpt is marked: `…` where lines are left out, a footer with the key.
+        assert!(b.text.contains("\n\n…\n[a:"));
+        assert!(b.text.contains("; the whole memory is `a`]\n"));
+        assert!(b.text.contains("; the whole memory is `b`]\n"));
+        assert!(b.text.chars().count() <= 300 * 4);
+    }
+
+    #[test]
+    fn neighbours_of_a_matching_line_come_with_it() {
+        let rs = vec![long(
+            "a",
+            40,
+            &[
+                (20, "[a:20] Bo: how did the cello recital go?"),
+                (21, "[a:21] Ana: I played Bach and nobody coughed"),
+            ],
+        )];
+        let p = Prepared::new(rs, vec![], now());
+        let b = p.block(120, Some("cello recital"));
+        assert!(
+            b.text
+                .contains("[a:20] Bo: how did the cello recital go?\n[a:21] Ana: I played")
+        );
+        assert!(!b.text.contains("[a:5]"), "{}", b.text);
+    }
+
+    #[test]
+    fn short_relevant_memories_go_in_whole() {
+        let mut short = rec("user_music", "user", "Music", "instruments", "2026-01-01");
+        short.body = "Plays the cello.\nPractises on Sundays.\nWants a new bow.".into();
+        let rs = vec![short, long("log", 60, &[(7, "[log:7] Ana: cello day")])];
+        let p = Prepared::new(rs, vec![], now());
+        let b = p.block(400, Some("cello"));
+        assert!(
+            b.text
+                .contains("Plays the cello.\nPractises on Sundays.\nWants a new bow.\n")
+        );
+        assert!(b.memories.contains(&Included {
+            key: "user_music".into(),
+            excerpt: false
+        }));
+        assert!(b.memories.contains(&Included {
+            key: "log".into(),
+            excerpt: true
+        }));
+    }
+
+    #[test]
+    fn query_blocks_never_exceed_the_budget() {
+        let rs = vec![
+            long("a", 50, &[(3, "cello é😀 cello"), (4, "cello")]),
+            long("b", 5, &[(1, "cello")]),
+            long("c", 200, &[(199, "cello at the very end")]),
+        ];
+        let events: Vec<Event> = (0..30)
+            .map(|i| {
+                let mut f = serde_json::Map::new();
+                f.insert("i".into(), i.into());
+                Event::new(now(), "e", f).unwrap()
+            })
+            .collect();
+        let p = Prepared::new(rs, events, now());
+        let index_chars = p.block(1, None).text.chars().count();
+        for max in [1, 30, 40, 50, 64, 100, 128, 200, 333, 512, 1000, 5000] {
+            for q in ["cello", "the very end", "nothing matches"] {
+                let b = p.block(max, Some(q));
+                let n = b.text.chars().count();
+                assert!(n <= (max * 4).max(index_chars), "max {max} {q}: {n}");
+                assert_eq!(b.tokens, estimate_tokens(&b.text));
+            }
+        }
+    }
+
+    #[test]
+    fn a_blank_query_is_no_query() {
+        let rs = vec![long("a", 5, &[]), long("b", 3, &[])];
+        let p = Prepared::new(rs, vec![], now());
+        assert_eq!(p.block(100, Some("  ")), p.block(100, None));
+    }
+
+    #[test]
+    fn whole_len_is_the_length_of_whole() {
+        for body in ["", "x", "é😀\nline", "a\n\nb"] {
+            for name in ["N", "Long name with ünïcode"] {
+                let mut r = rec("k", "user", name, "d", "2026-01-01");
+                r.body = body.into();
+                assert_eq!(whole_len(&r), whole(&r).chars().count());
+                assert!(whole_len(&r) >= MIN_SECTION);
+            }
+        }
+        let r = rec("x", "", "", "d", "2026-01-01");
+        assert_eq!(whole_len(&r), MIN_SECTION);
     }
 }

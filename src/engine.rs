@@ -15,10 +15,11 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::blob::{self, Skipped};
+use crate::cache::{self, Cache};
 use crate::clock::Clock;
 use crate::context::{self, Block};
 use crate::error::{Error, Result};
-use crate::frontmatter::{self, Extra};
+use crate::frontmatter::{self, Extra, Parsed};
 use crate::index;
 use crate::memory::{Decay, Key, Kind, Meta, Record, Stamp};
 use crate::merge::{self, Action, Counts, Decision, Strategy};
@@ -81,7 +82,7 @@ impl Problem {
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub records: Vec<Record>,
-    /// File text of each record, by key, as read (for export).
+    /// File text of each record, by key, exactly as read (for export and resources).
     pub texts: BTreeMap<String, String>,
     pub problems: Vec<Problem>,
 }
@@ -186,6 +187,9 @@ pub struct ImportReport {
     pub plan: Vec<Decision>,
     /// What was skipped and why (the count is `skipped`).
     pub skipped_items: Vec<Skipped>,
+    /// Files whose frontmatter was three.ws-style plain `key: value` lines, imported
+    /// rewritten as YAML.
+    pub converted: Vec<String>,
 }
 
 /// A memory directory (or an in-memory store) and the operations on it.
@@ -274,9 +278,14 @@ impl Memory {
     }
 
     /// Loads every memory, collecting problems instead of failing on bad files.
+    ///
+    /// Files are read and hashed on all cores; the frontmatter comes from the parse
+    /// cache when the content is unchanged, and is parsed (on all cores) otherwise.
     pub fn load(&self) -> Result<Snapshot> {
         self.require_dir()?;
         let mut snap = Snapshot::default();
+        let mut cache = Cache::load(&self.backend);
+        let mut names: Vec<String> = Vec::new();
         for found in self.backend.scan_memories()? {
             match found {
                 Found::Symlink(n) => snap.problems.push(Problem::error(
@@ -289,9 +298,89 @@ impl Memory {
                     None,
                     "file name is not valid UTF-8; skipped",
                 )),
-                Found::File(n) => self.load_one(&n, &mut snap),
+                Found::File(n) => names.push(n),
             }
         }
+        let read: Vec<Result<Option<(String, String)>>> = par_map(&names, |n| {
+            Ok(self
+                .backend
+                .read_text(n, MAX_MEMORY_FILE)?
+                .map(|t| (cache::content_key(t.as_bytes()), t)))
+        });
+        // Cache lookups are serial (cheap); the parses of what missed run in parallel.
+        let mut cached: Vec<Option<(crate::memory::Meta, Vec<frontmatter::Warning>)>> =
+            Vec::with_capacity(read.len());
+        let mut misses: Vec<usize> = Vec::new();
+        let mut pos = 0;
+        for (i, r) in read.iter().enumerate() {
+            let hit = match r {
+                Ok(Some((hash, _))) => {
+                    pos += 1;
+                    cache.get(pos - 1, &names[i], hash)
+                }
+                _ => None,
+            };
+            if hit.is_none() && matches!(r, Ok(Some(_))) {
+                misses.push(i);
+                cache.miss();
+            }
+            cached.push(hit);
+        }
+        let parsed_misses: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
+            par_map(&misses, |&i| match &read[i] {
+                Ok(Some((_, text))) => frontmatter::parse_read(text),
+                _ => unreachable!("misses are files that were read"),
+            });
+        let mut miss_results = misses.into_iter().zip(parsed_misses).peekable();
+        let mut loaded: Vec<(
+            &str,
+            String,
+            String,
+            std::result::Result<Parsed, frontmatter::FrontmatterError>,
+        )> = Vec::with_capacity(names.len());
+        for (i, (name, r)) in names.iter().zip(read).enumerate() {
+            let (hash, text) = match r {
+                Ok(Some(x)) => x,
+                Ok(None) => continue, // removed between the scan and the read
+                Err(e) => {
+                    snap.problems.push(Problem::error(name, None, short_io(&e)));
+                    continue;
+                }
+            };
+            let parsed = match cached[i].take() {
+                Some((meta, warnings)) => frontmatter::body_of(&text).map(|body| Parsed {
+                    meta,
+                    body,
+                    warnings,
+                }),
+                None => {
+                    miss_results
+                        .next_if(|(j, _)| *j == i)
+                        .expect("a parse for every miss")
+                        .1
+                }
+            };
+            loaded.push((name, hash, text, parsed));
+        }
+        if cache.needs_save() {
+            cache.save(
+                &self.backend,
+                loaded.iter().filter_map(|(name, hash, _, p)| {
+                    p.as_ref().ok().map(|p| cache::Item {
+                        name,
+                        key: hash,
+                        meta: &p.meta,
+                        warnings: &p.warnings,
+                    })
+                }),
+            );
+        }
+        for (name, _, text, parsed) in loaded {
+            self.add_loaded(name, text, parsed, &mut snap);
+        }
+        // Problems in file order, whatever order the threads met them in.
+        snap.problems
+            .sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
         let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
         for r in &snap.records {
             lower
@@ -315,16 +404,14 @@ impl Memory {
         Ok(snap)
     }
 
-    fn load_one(&self, name: &str, snap: &mut Snapshot) {
-        let text = match self.backend.read_text(name, MAX_MEMORY_FILE) {
-            Ok(Some(t)) => t,
-            Ok(None) => return, // removed between the scan and the read
-            Err(e) => {
-                snap.problems.push(Problem::error(name, None, short_io(&e)));
-                return;
-            }
-        };
-        match frontmatter::parse(&text) {
+    fn add_loaded(
+        &self,
+        name: &str,
+        text: String,
+        parsed: std::result::Result<Parsed, frontmatter::FrontmatterError>,
+        snap: &mut Snapshot,
+    ) {
+        match parsed {
             Ok(p) => {
                 let stem = &name[..name.len() - 3];
                 let key = Key::from_file_stem(stem);
@@ -455,17 +542,17 @@ impl Memory {
     }
 
     /// Rebuilds MEMORY.md only when it is stale (cheap check without the lock first).
-    fn refresh_index_if_stale(&self, records: &[Record]) -> Result<IndexOutcome> {
+    fn refresh_index_if_stale(&self, records: &[Record]) -> Result<String> {
         let want = index::render(records);
         let have = self
             .backend
             .read_text(INDEX_FILE, MAX_MEMORY_FILE)
             .ok()
             .flatten();
-        if have.as_deref() == Some(want.as_str()) {
-            return Ok(IndexOutcome::default());
+        if have.as_deref() != Some(want.as_str()) {
+            self.index()?;
         }
-        self.index()
+        Ok(want)
     }
 
     /// Writes MEMORY.md for `records`; caller holds the lock. A MEMORY.md that memdir
@@ -790,11 +877,12 @@ impl Memory {
         query: Option<&str>,
     ) -> Result<(Block, Vec<Problem>)> {
         let snap = self.load()?;
-        self.refresh_index_if_stale(&snap.records)?;
+        let index_text = self.refresh_index_if_stale(&snap.records)?;
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
         let mut problems = snap.problems;
         problems.extend(events.problems);
-        let prepared = context::Prepared::new(snap.records, events.events, self.now());
+        let prepared =
+            context::Prepared::with_index(snap.records, index_text, events.events, self.now());
         Ok((prepared.block(max_tokens, query), problems))
     }
 
@@ -890,12 +978,13 @@ impl Memory {
     pub fn export(&self) -> Result<(String, Vec<Problem>)> {
         let snap = self.load()?;
         let events = self.events()?;
+        let mut problems = snap.problems;
+        // The files go out exactly as they were read.
         let files: Vec<(String, String)> = snap
             .texts
             .iter()
             .map(|(k, t)| (format!("{k}.md"), t.clone()))
             .collect();
-        let mut problems = snap.problems;
         problems.extend(events.problems);
         Ok((
             blob::encode(&index::render(&snap.records), &files, &events.events),
@@ -951,6 +1040,7 @@ impl Memory {
             events_added: new_events.len(),
             plan,
             skipped_items: skipped,
+            converted: incoming.converted.clone(),
         };
         if dry_run {
             return Ok(report);
@@ -1003,6 +1093,29 @@ impl Memory {
         }
         Ok(())
     }
+}
+
+/// Maps `f` over `items` on all cores (at most 8 threads), keeping the order. Small
+/// inputs run on the calling thread: spawning costs more than it saves.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    if threads < 2 || items.len() < 256 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 fn hex(bytes: &[u8]) -> String {

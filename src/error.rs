@@ -95,8 +95,25 @@ pub enum Error {
     Usage(&'static str),
     #[error(transparent)]
     Clock(#[from] crate::clock::BadNow),
+    #[error("{}: {source}", .path.display())]
+    Unixfs {
+        path: PathBuf,
+        #[source]
+        source: Box<crate::unixfs::UnixfsError>,
+    },
     #[error(transparent)]
     Bench(#[from] crate::bench::BenchError),
+    /// A remote provider failed (exit 3) or delivered data that did not verify (exit 4).
+    #[cfg(feature = "sync")]
+    #[error(transparent)]
+    Provider(Box<crate::provider::ProviderError>),
+}
+
+#[cfg(feature = "sync")]
+impl From<crate::provider::ProviderError> for Error {
+    fn from(e: crate::provider::ProviderError) -> Self {
+        Error::Provider(Box::new(e))
+    }
 }
 
 impl Error {
@@ -111,6 +128,8 @@ impl Error {
     pub fn class(&self) -> Class {
         match self {
             Error::Usage(_) | Error::EmptyQuery | Error::Clock(_) => Class::Usage,
+            #[cfg(feature = "sync")]
+            Error::Provider(e) => e.class(),
             _ => Class::Input,
         }
     }
@@ -132,8 +151,42 @@ impl Error {
                 "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
             ),
             Error::Type { .. } => Some("pass --type user|feedback|project|reference".into()),
+            #[cfg(feature = "sync")]
+            Error::Provider(e) => e.hint(),
             _ => None,
         }
+    }
+}
+
+impl Error {
+    /// How every front end reports an error: the `error:` / `caused by:` / `hint:`
+    /// lines (the CLI's stderr, an MCP tool error's text) and the JSON document
+    /// (`--json`, an MCP tool error's structured content).
+    pub fn report(&self) -> (Vec<String>, serde_json::Value) {
+        let message = self.to_string();
+        let mut lines = vec![format!("error: {message}")];
+        let mut causes = Vec::new();
+        let mut src = std::error::Error::source(self);
+        while let Some(s) = src {
+            let msg = s.to_string();
+            // A transparent wrapper repeats its source's message; say it once.
+            if !message.contains(&msg) {
+                lines.push(format!("caused by: {msg}"));
+            }
+            causes.push(msg);
+            src = s.source();
+        }
+        let hint = self.hint();
+        if let Some(h) = &hint {
+            lines.push(format!("hint: {h}"));
+        }
+        let doc = serde_json::json!({"error": {
+            "message": message,
+            "causes": causes,
+            "hint": hint,
+            "exit_code": self.class().exit_code(),
+        }});
+        (lines, doc)
     }
 }
 

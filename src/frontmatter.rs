@@ -74,8 +74,9 @@ pub struct Warning {
 /// without disturbing what a person wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Extra {
-    /// Unknown keys: name, original YAML text of the entry (key line included), value.
-    entries: Vec<(String, String, Value)>,
+    /// Unknown keys: name, original YAML text of the entry (key line included) when
+    /// recorded, value.
+    entries: Vec<(String, Option<String>, Value)>,
     /// Every top-level key in the order the file had them.
     order: Vec<String>,
     /// Comment lines before the first key.
@@ -100,6 +101,22 @@ impl Extra {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Every top-level key in file order (known keys included).
+    pub fn order(&self) -> &[String] {
+        &self.order
+    }
+
+    /// Rebuilds the read-only form (no original text) from keys and values, as the
+    /// cache stores it.
+    pub fn from_values(order: Vec<String>, entries: Vec<(String, Value)>) -> Extra {
+        Extra {
+            entries: entries.into_iter().map(|(k, v)| (k, None, v)).collect(),
+            order,
+            preamble: String::new(),
+            known_raw: Vec::new(),
+        }
     }
 }
 
@@ -265,6 +282,18 @@ fn scalar_text(v: &Value) -> Option<String> {
 /// assert_eq!(parsed.body, "Lead with the issue.");
 /// ```
 pub fn parse(text: &str) -> Result<Parsed, FrontmatterError> {
+    parse_mode(text, true)
+}
+
+/// Parses a memory file for reading only: the same result as [`parse`] except that
+/// the original text of each entry is not recorded, so [`render`] would re-serialize
+/// unknown keys instead of copying them. Several times faster; use [`parse`] before
+/// rewriting a file.
+pub fn parse_read(text: &str) -> Result<Parsed, FrontmatterError> {
+    parse_mode(text, false)
+}
+
+fn parse_mode(text: &str, keep_layout: bool) -> Result<Parsed, FrontmatterError> {
     let text = normalize_text(text);
     let s = split(&text)?;
     let value = if s.yaml.trim().is_empty() {
@@ -279,12 +308,69 @@ pub fn parse(text: &str) -> Result<Parsed, FrontmatterError> {
             return Err(FrontmatterError::NotAMapping { line: s.first_line });
         }
     };
+    from_map(map, &s, keep_layout)
+}
+
+/// The body of a memory file without parsing its frontmatter (for files whose
+/// frontmatter is already known, e.g. from the cache).
+pub fn body_of(text: &str) -> Result<String, FrontmatterError> {
+    let text = normalize_text(text);
+    let s = split(&text)?;
+    Ok(crate::memory::normalize_body(s.body).to_string())
+}
+
+/// Parses frontmatter that is not valid YAML but is in the plain `key: value` line
+/// format the three.ws runtime writes (values raw, split at the first colon, quotes
+/// kept). Used only for blobs from other tools, never for files on disk (a person's
+/// malformed file is reported, not guessed at). `Ok(None)` when the text is valid
+/// YAML frontmatter (use [`parse`]) or not in that format either.
+pub fn parse_plain_lines(text: &str) -> Result<Option<Parsed>, FrontmatterError> {
+    let text = normalize_text(text);
+    let s = split(&text)?;
+    if parse(&text).is_ok() {
+        return Ok(None);
+    }
+    let mut map = Map::new();
+    for line in s.yaml.lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Some((k, v)) = line.split_once(':') else {
+            return Ok(None);
+        };
+        let key_ok = k
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !key_ok || map.contains_key(k) {
+            return Ok(None);
+        }
+        map.insert(k.to_string(), Value::String(v.trim().to_string()));
+    }
+    from_map(map, &s, true).map(Some)
+}
+
+/// The memory described by a frontmatter mapping.
+fn from_map(
+    map: Map<String, Value>,
+    s: &Split<'_>,
+    keep_layout: bool,
+) -> Result<Parsed, FrontmatterError> {
     let keys: Vec<String> = map.keys().cloned().collect();
-    let layout = chunks(s.yaml, s.first_line, &keys);
+    // Parsing every entry again to keep its text costs more than the whole first
+    // parse; only a rewrite needs it.
+    let layout = if keep_layout {
+        chunks(s.yaml, s.first_line, &keys)
+    } else {
+        None
+    };
     let line_of = |key: &str| -> usize {
         layout
             .as_ref()
             .and_then(|(_, cs)| cs.iter().find(|c| c.key == key).map(|c| c.line))
+            .or_else(|| key_line(s.yaml, s.first_line, key))
             .unwrap_or(s.first_line)
     };
     let mut warnings = Vec::new();
@@ -382,8 +468,7 @@ pub fn parse(text: &str) -> Result<Parsed, FrontmatterError> {
         let raw = chunk_texts
             .iter()
             .find(|(ck, _)| ck == k)
-            .map(|(_, t): &(String, String)| t.clone())
-            .unwrap_or_else(|| render_entry(k, v));
+            .map(|(_, t): &(String, String)| t.clone());
         entries.push((k.clone(), raw, v.clone()));
     }
 
@@ -414,6 +499,17 @@ pub fn parse(text: &str) -> Result<Parsed, FrontmatterError> {
         body: crate::memory::normalize_body(s.body).to_string(),
         warnings,
     })
+}
+
+/// The file line of a top-level key, found without parsing (for messages).
+fn key_line(yaml: &str, first_line: usize, key: &str) -> Option<usize> {
+    yaml.lines()
+        .position(|l| {
+            l.split_once(':').is_some_and(|(k, _)| {
+                !l.starts_with([' ', '\t', '-', '#']) && k.trim().trim_matches(['"', '\'']) == key
+            })
+        })
+        .map(|i| first_line + i)
 }
 
 /// YAML text of one `key: value` entry, ending with a newline.
@@ -498,8 +594,11 @@ pub fn render(meta: &Meta, body: &str) -> String {
                     None => out.push_str(&text),
                 }
             }
-        } else if let Some((_, raw, _)) = meta.extra.entries.iter().find(|(k, _, _)| k == key) {
-            push_line(&mut out, raw);
+        } else if let Some((k, raw, v)) = meta.extra.entries.iter().find(|(k, _, _)| k == key) {
+            match raw {
+                Some(raw) => push_line(&mut out, raw),
+                None => out.push_str(&render_entry(k, v)),
+            }
         }
         written.push(key);
     }

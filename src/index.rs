@@ -91,6 +91,17 @@ pub fn looks_generated(text: &str) -> bool {
 /// Escapes text for an inline position: newlines become spaces, runs of white space
 /// collapse, and every character that could open inline markup is backslash-escaped.
 pub fn escape_inline(s: &str) -> String {
+    // Most names and descriptions need nothing: plain ASCII words and single spaces.
+    let b = s.as_bytes();
+    let plain = !b.is_empty()
+        && b[0] != b' '
+        && b[b.len() - 1] != b' '
+        && !b.windows(2).any(|w| w == b"  ")
+        && b.iter()
+            .all(|&c| c.is_ascii_graphic() && !needs_escape(c as char) || c == b' ');
+    if plain {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     let mut last_space = true;
     for c in s.chars() {

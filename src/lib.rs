@@ -25,6 +25,7 @@
 
 pub mod bench;
 pub mod blob;
+pub mod cache;
 pub mod car;
 pub mod cli;
 pub mod clock;
@@ -33,8 +34,12 @@ pub mod engine;
 pub mod error;
 pub mod frontmatter;
 pub mod index;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod memory;
 pub mod merge;
+#[cfg(feature = "sync")]
+pub mod provider;
 pub mod rank;
 pub mod search;
 pub mod secrets;

@@ -4,10 +4,17 @@
 mod common;
 
 mod bad_input;
+mod cache;
 mod cli_golden;
 mod library;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod props;
+#[cfg(feature = "sync")]
+mod providers;
 mod reliability;
+#[cfg(feature = "sync")]
+mod support;
 mod threews;
 mod watch;
 

@@ -52,7 +52,7 @@ fn run_locomo(a: &LocomoArgs, out: &mut Out) -> Result<i32, Error> {
     let mut done = 0;
     let report = locomo::run(&conversations, &a.budgets, &mut |id| {
         done += 1;
-        eprintln!("bench: {id} done ({done}/{total})");
+        out.note(&format!("bench: {id} done ({done}/{total})"));
     })?;
     out.note(&format!(
         "bench: {} questions × {} budgets in {:.1} s",

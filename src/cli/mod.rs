@@ -7,6 +7,7 @@
 
 mod bench;
 mod check;
+mod cid;
 mod context;
 mod export;
 mod forget;
@@ -14,6 +15,8 @@ mod import;
 mod index;
 mod init;
 mod list;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod note;
 mod output;
 mod read;
@@ -87,6 +90,11 @@ pub enum Command {
     Export(export::Args),
     /// Import a memory/0.1 blob.
     Import(import::Args),
+    /// Print the IPFS root CID of the directory, computed offline.
+    Cid(cid::Args),
+    /// Serve the MCP tools and resources over stdio.
+    #[cfg(feature = "mcp")]
+    Mcp(mcp::Args),
     /// Measure memdir on a public benchmark (LoCoMo evidence recall).
     #[command(subcommand)]
     Bench(bench::Args),
@@ -126,6 +134,9 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Error> {
         Command::Watch(a) => watch::run(&mem, a, out),
         Command::Export(a) => export::run(&mem, a, out),
         Command::Import(a) => import::run(&mem, a, out),
+        Command::Cid(a) => cid::run(&mem, a, out),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(a) => mcp::run(&mem, a, out),
         Command::Bench(a) => bench::run(a, out),
     }
 }

@@ -79,29 +79,12 @@ impl Out {
     /// Prints an error: `error:`, its causes, and a hint, on stderr; with `--json`
     /// also a JSON document on stdout so that a program reading stdout sees it.
     pub fn error(&mut self, e: &Error) {
-        eprintln!("error: {e}");
-        let mut causes = Vec::new();
-        let mut src = std::error::Error::source(e);
-        while let Some(s) = src {
-            let msg = s.to_string();
-            // A transparent wrapper repeats its source's message; print it once.
-            if !e.to_string().contains(&msg) {
-                eprintln!("caused by: {msg}");
-            }
-            causes.push(msg);
-            src = s.source();
-        }
-        let hint = e.hint();
-        if let Some(h) = &hint {
-            eprintln!("hint: {h}");
+        let (lines, doc) = e.report();
+        for l in lines {
+            eprintln!("{l}");
         }
         if self.json {
-            self.json(&json!({"error": {
-                "message": e.to_string(),
-                "causes": causes,
-                "hint": hint,
-                "exit_code": e.class().exit_code(),
-            }}));
+            self.json(&doc);
         }
     }
 }

@@ -1,0 +1,325 @@
+//! Store benchmark: generates memory directories of 1,000 and 10,000 realistic
+//! memories (bodies 200–2,000 characters) and measures, as medians, opening the store,
+//! rebuilding MEMORY.md, `context --max-tokens 8192`, `context` with a query and
+//! `recall`, in-process and as one-shot CLI calls, against the floor of reading
+//! every file of the store once; it prints the ratio and the peak RSS of the CLI.
+//!
+//! Run: `cargo bench --bench store` (add `-- --quick` for fewer rounds).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use memdir::{Clock, Memory};
+
+const WORDS: &[&str] = &[
+    "the",
+    "user",
+    "prefers",
+    "short",
+    "answers",
+    "project",
+    "deadline",
+    "meeting",
+    "weekly",
+    "football",
+    "training",
+    "race",
+    "coffee",
+    "morning",
+    "evening",
+    "review",
+    "draft",
+    "budget",
+    "travel",
+    "flight",
+    "hotel",
+    "daughter",
+    "school",
+    "piano",
+    "lesson",
+    "garden",
+    "tomatoes",
+    "rust",
+    "compiler",
+    "deploy",
+    "server",
+    "database",
+    "migration",
+    "backup",
+    "invoice",
+    "client",
+    "design",
+    "feedback",
+    "direct",
+    "critique",
+    "tone",
+    "metric",
+    "units",
+    "running",
+    "10k",
+    "pace",
+    "tempo",
+    "recovery",
+    "knee",
+    "physio",
+    "stretching",
+    "dinner",
+    "recipe",
+    "vegetarian",
+    "allergy",
+    "peanuts",
+    "birthday",
+    "anniversary",
+    "gift",
+    "book",
+    "novel",
+    "chapter",
+    "editor",
+    "publisher",
+    "contract",
+    "salary",
+    "promotion",
+    "manager",
+    "team",
+    "standup",
+    "sprint",
+    "release",
+    "bug",
+    "regression",
+    "test",
+    "coverage",
+    "laptop",
+    "monitor",
+    "keyboard",
+    "ergonomic",
+    "desk",
+    "remote",
+    "office",
+    "commute",
+    "bicycle",
+    "train",
+    "weather",
+];
+
+/// A deterministic generator (no randomness crate needed).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn words(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|_| WORDS[self.below(WORDS.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn generate(dir: &Path, n: usize) {
+    let mut rng = Lcg(n as u64);
+    let kinds = ["user", "feedback", "project", "reference"];
+    let mut blob_files = serde_json::Map::new();
+    // Write through the import path (one lock, one index rebuild) rather than n writes.
+    for i in 0..n {
+        let kind = kinds[rng.below(4) as usize];
+        let day = 1 + rng.below(365);
+        let date = chrono::NaiveDate::from_ymd_opt(2025, 4, 14).unwrap()
+            + chrono::Duration::days(day as i64);
+        let target = 200 + rng.below(1800) as usize;
+        let mut body = String::new();
+        while body.len() < target {
+            let n = 8 + rng.below(10) as usize;
+            body.push_str(&rng.words(n));
+            body.push_str(if rng.below(4) == 0 { ".\n\n" } else { ". " });
+        }
+        body.truncate(target);
+        let tags: Vec<String> = (0..rng.below(4)).map(|_| rng.words(1)).collect();
+        let text = format!(
+            "---\nname: {}\ndescription: {}\ntype: {kind}\ncreated: {date}\nupdated: {date}\n{}---\n\n{}\n",
+            rng.words(3),
+            rng.words(9),
+            if tags.is_empty() {
+                String::new()
+            } else {
+                format!("tags: [{}]\n", tags.join(", "))
+            },
+            body.trim()
+        );
+        blob_files.insert(format!("{kind}_{i:05}.md"), text.into());
+    }
+    let mut events = Vec::new();
+    for d in 0..30 {
+        for k in 0..20 {
+            events.push(serde_json::json!({
+                "ts": format!("2026-03-{:02}T{:02}:{:02}:00.000Z", 1 + d % 28, 8 + k / 4, (k * 7) % 60),
+                "type": "user_said",
+                "text": rng.words(12),
+            }));
+        }
+    }
+    let blob =
+        serde_json::json!({"version": "memory/0.1", "files": blob_files, "timeline": events});
+    let mem = Memory::open(dir).unwrap().with_clock(clock());
+    mem.import(blob.to_string().as_bytes(), memdir::Strategy::Merge, false)
+        .unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
+        let dest = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else if e.file_type().is_file() {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+fn clock() -> Clock {
+    Clock::fixed("2026-04-14T12:00:00Z".parse().unwrap())
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
+    let _ = f(); // warm the page cache and the allocator
+    median(
+        (0..rounds)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(f());
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+fn read_every_file(dir: &Path) -> usize {
+    let mut total = 0;
+    for e in walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
+        if e.file_type().is_file() && !e.path().components().any(|c| c.as_os_str() == ".memdir") {
+            total += std::fs::read(e.path()).unwrap().len();
+        }
+    }
+    total
+}
+
+/// Runs the CLI once; returns its wall time and peak RSS in KiB.
+// The child is reaped by `wait4` below (which also gives its own peak RSS), not by
+// `Child::wait`, which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+fn cli(dir: &Path, args: &[&str]) -> (Duration, i64) {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_memdir"));
+    let t = Instant::now();
+    let child = Command::new(bin)
+        .arg("--dir")
+        .arg(dir)
+        .args(args)
+        .env("MEMDIR_NOW", "2026-04-14T12:00:00Z")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // wait4 gives this child's own peak RSS (getrusage would give the max over all).
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let took = t.elapsed();
+    assert_eq!(r, pid);
+    assert_eq!(status, 0, "memdir {args:?} failed");
+    (took, usage.ru_maxrss)
+}
+
+fn cli_median(rounds: usize, dir: &Path, args: &[&str]) -> (Duration, i64) {
+    let _ = cli(dir, args);
+    let runs: Vec<(Duration, i64)> = (0..rounds).map(|_| cli(dir, args)).collect();
+    let rss = runs.iter().map(|r| r.1).max().unwrap_or(0);
+    (median(runs.into_iter().map(|r| r.0).collect()), rss)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let rounds = if quick { 5 } else { 21 };
+    let query = "what did the physio say about knee recovery and tempo training";
+    println!("memdir store benchmark ({rounds} rounds, medians; 2-core machine)\n");
+    println!(
+        "| memories | store MB | read every file (floor) | open | rebuild MEMORY.md | context 8192 | context + query | recall | CLI `context` | CLI / floor | CLI `context --query` | CLI `recall` | CLI peak RSS |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for n in [1_000, 10_000] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("memory");
+        generate(&dir, n);
+        // MEMDIR_BENCH_KEEP=DIR keeps a copy of each generated store (for profiling).
+        if let Ok(keep) = std::env::var("MEMDIR_BENCH_KEEP") {
+            let dest = Path::new(&keep).join(format!("store-{n}"));
+            let _ = std::fs::remove_dir_all(&dest);
+            copy_dir(&dir, &dest);
+        }
+        let bytes = read_every_file(&dir);
+        let floor = time(rounds, || read_every_file(&dir));
+        let mem = Memory::open(&dir).unwrap().with_clock(clock());
+        let open = time(rounds, || {
+            Memory::open(&dir)
+                .unwrap()
+                .with_clock(clock())
+                .load()
+                .unwrap()
+                .records
+                .len()
+        });
+        let rebuild = time(rounds, || {
+            std::fs::remove_file(dir.join("MEMORY.md")).unwrap();
+            mem.index().unwrap()
+        });
+        let ctx = time(rounds, || mem.context(8192, None).unwrap().text.len());
+        let ctxq = time(rounds, || {
+            mem.context(8192, Some(query)).unwrap().text.len()
+        });
+        let rec = time(rounds, || mem.recall(query, 10).unwrap().0.len());
+        let (cli_ctx, rss) = cli_median(rounds, &dir, &["context", "--max-tokens", "8192"]);
+        let (cli_q, _) = cli_median(
+            rounds,
+            &dir,
+            &["context", "--max-tokens", "8192", "--query", query],
+        );
+        let (cli_r, _) = cli_median(rounds, &dir, &["recall", query]);
+        println!(
+            "| {n} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} | {:.1} MiB |",
+            bytes as f64 / 1e6,
+            ms(floor),
+            ms(open),
+            ms(rebuild),
+            ms(ctx),
+            ms(ctxq),
+            ms(rec),
+            ms(cli_ctx),
+            cli_ctx.as_secs_f64() / floor.as_secs_f64(),
+            ms(cli_q),
+            ms(cli_r),
+            rss as f64 / 1024.0
+        );
+    }
+}

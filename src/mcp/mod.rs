@@ -1,0 +1,183 @@
+//! The MCP server (`memdir mcp`): the only code that speaks JSON-RPC / MCP.
+//!
+//! It serves one [`Memory`] over stdio with the official Rust SDK (`rmcp`): the tools
+//! `remember`, `recall`, `read_memory`, `forget`, `note`, `memory_context` and
+//! `list_memories`, and the resources `memory://index` (MEMORY.md) and
+//! `memory://<key>` (one memory file). stdout carries protocol messages only; logs go
+//! to stderr. A directory is watched while the server runs, so a client hears of a
+//! person's edits (`notifications/resources/list_changed`, and
+//! `notifications/resources/updated` for subscribed URIs, through `resources/subscribe`
+//! on the 2025 protocol or `subscriptions/listen` on 2026-07-28). It must not print
+//! to stdout, exit the process or touch files except through the engine.
+//! spec: spec/mcp.md.
+
+pub mod changes;
+pub mod manifest;
+pub mod server;
+pub mod uri;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::{Peer, RoleServer, ServerInitializeError};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::engine::Memory;
+use crate::store::Backend;
+use changes::{Change, Hub};
+pub use server::MemoryServer;
+use server::Shared;
+
+/// The default budget of `memory_context` when neither `--max-tokens` nor the
+/// manifest's `maxTokens` says: a block that fits comfortably in any model's prompt.
+pub const DEFAULT_MAX_TOKENS: usize = 2048;
+
+/// How long the server waits for the directory watch to be in place before serving.
+const ARM_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How to run the server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The default budget of `memory_context`.
+    pub max_tokens: usize,
+    /// Watch the directory for changes made by people and other processes.
+    pub watch: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_tokens: DEFAULT_MAX_TOKENS,
+            watch: true,
+        }
+    }
+}
+
+/// Why the server stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("starting the async runtime failed: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("the MCP session could not start: {0}")]
+    Session(#[source] Box<ServerInitializeError>),
+    #[error("the MCP session ended abnormally: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// Serves `mem` over stdin/stdout until the client closes the connection.
+pub fn serve_stdio(mem: Memory, config: Config) -> Result<(), ServeError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    let result = rt.block_on(serve(
+        mem,
+        config,
+        (tokio::io::stdin(), tokio::io::stdout()),
+    ));
+    // Reading stdin happens on a blocking thread that cannot be interrupted; do not
+    // wait for it once the session is over.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+/// Serves `mem` over any byte transport (stdio, a pipe, an in-process duplex stream)
+/// until the client closes it.
+pub async fn serve<R, W>(mem: Memory, config: Config, io: (R, W)) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let mem = Arc::new(mem);
+    let hub = Hub::new(&mem);
+    let shared = Arc::new(Shared {
+        mem: mem.clone(),
+        hub: hub.clone(),
+        max_tokens: config.max_tokens,
+        subscriptions: Mutex::new(BTreeSet::new()),
+    });
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = (config.watch && matches!(mem.backend(), Backend::Dir(_))).then(|| {
+        let (mem, hub, stop) = (mem.clone(), hub.clone(), stop.clone());
+        let (armed_tx, armed) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            if let Err(e) = changes::watch(&mem, &hub, &stop, armed_tx) {
+                eprintln!(
+                    "memdir mcp: warning: {e}; clients will not be told about edits made outside this server"
+                );
+            }
+        });
+        (thread, armed)
+    });
+    // Serve only once the watch is in place: an edit made right after the client is
+    // initialized must not be missed. A watcher that fails says so and drops its sender.
+    let watcher = match watcher {
+        Some((thread, armed)) => {
+            let _ = tokio::task::spawn_blocking(move || armed.recv_timeout(ARM_TIMEOUT)).await;
+            Some(thread)
+        }
+        None => None,
+    };
+
+    let result = async {
+        let running = match MemoryServer::new(shared.clone()).serve(io).await {
+            Ok(r) => r,
+            // The client went away before initializing: nothing to serve.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(ServeError::Session(Box::new(e))),
+        };
+        let forwarder = tokio::spawn(forward(running.peer().clone(), shared.clone()));
+        let quit = running.waiting().await;
+        forwarder.abort();
+        quit?;
+        Ok(())
+    }
+    .await;
+
+    stop.store(true, Ordering::Relaxed);
+    if let Some(w) = watcher {
+        let _ = tokio::task::spawn_blocking(move || w.join()).await;
+    }
+    result
+}
+
+/// Sends changes as plain notifications on a session opened with `initialize` (the
+/// 2025 protocols): `list_changed` always, `updated` for subscribed URIs. Sessions on
+/// the 2026 protocol get them through `subscriptions/listen` instead.
+async fn forward(peer: Peer<RoleServer>, shared: Arc<Shared>) {
+    let mut rx = shared.hub.subscribe();
+    loop {
+        let change = match rx.recv().await {
+            Ok(c) => c,
+            Err(RecvError::Lagged(_)) => Change::ListChanged,
+            Err(RecvError::Closed) => return,
+        };
+        if peer.peer_info().is_none() {
+            continue; // not a handshake session
+        }
+        let sent = match change {
+            Change::ListChanged => peer.notify_resource_list_changed().await,
+            Change::Updated(uri) => {
+                let subscribed = shared
+                    .subscriptions
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&uri);
+                if !subscribed {
+                    continue;
+                }
+                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await
+            }
+        };
+        if sent.is_err() {
+            return; // the connection is closed
+        }
+    }
+}

@@ -1,0 +1,608 @@
+//! The MCP server: seven tools and the `memory://` resources over one [`Memory`].
+//!
+//! Every tool runs the same engine call as the CLI command it mirrors, on the
+//! blocking thread pool (the engine does file IO and may wait for the cross-process
+//! lock). A tool's text content is what the command prints; its structured content is
+//! what the command prints with `--json`. A failure is a tool result flagged
+//! `isError` whose text is exactly what the CLI prints on stderr (`error:`, `caused
+//! by:`, `hint:`), so the model can correct itself; nothing a caller sends can crash
+//! the server.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::changes::{Change, Hub};
+use super::uri::{self, Target};
+use crate::engine::{Draft, Memory, WriteOutcome};
+use crate::error::{Class, Error};
+use crate::memory::Key;
+use crate::store::{INDEX_FILE, MAX_MEMORY_FILE};
+
+/// What the server tells the model about itself (MCP `instructions`).
+const INSTRUCTIONS: &str = "memdir is your durable memory: Markdown files a person can read and edit. \
+At the start of a conversation (and whenever the topic changes) call memory_context with the user's \
+message as query and treat the block as background knowledge. When you learn something worth keeping \
+across conversations (who the user is, how they want you to work, a project's state, where to find \
+things), call remember; update a memory by writing its key again, and forget memories that turned out \
+wrong. Use note to log what happened in a turn. Never store secrets: they are refused.";
+
+/// Arguments of `remember`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RememberArgs {
+    /// The memory's key and file name: lowercase snake_case, `^[a-z0-9][a-z0-9_-]{0,99}$`, by convention `<type>_<topic>` (for example `user_role`, `feedback_tone`). Writing an existing key updates that memory.
+    pub key: String,
+    /// A short human title, e.g. "Role".
+    pub name: String,
+    /// One line saying what the memory holds; shown in the index and used for relevance.
+    pub description: String,
+    /// `user` (who the user is), `feedback` (how they want you to work), `project` (ongoing work, decisions) or `reference` (where to find things).
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["user", "feedback", "project", "reference"]))]
+    pub kind: String,
+    /// The memory itself, in Markdown. For feedback, say why and how to apply it.
+    pub body: String,
+    /// Tags; replaces the memory's tags. Omit to keep the existing ones.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// true pins the memory's salience to the maximum; omit to keep the current flag.
+    #[serde(default)]
+    pub important: Option<bool>,
+    /// Recency half-life: `never` or `<N>d` such as `30d` (default 7 days). Omit to keep.
+    #[serde(default)]
+    pub decay: Option<String>,
+    /// Which conversation or event produced the memory. Omit to keep.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// Arguments of `recall`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecallArgs {
+    /// What to look for: words or a phrase.
+    pub query: String,
+    /// How many hits at most (default 10).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `read_memory`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    /// The key of the memory (as listed by list_memories or recall).
+    pub key: String,
+}
+
+/// Arguments of `forget`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ForgetArgs {
+    /// The key of the memory to delete.
+    pub key: String,
+    /// Why it is forgotten (kept in the timeline's `forgot` event).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Arguments of `note`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NoteArgs {
+    /// The event type, e.g. `user_said`, `assistant_did`, `decision` (letters, digits, `_`, `-`, `.`, `:`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The event's fields, any JSON values, e.g. {"text": "how's my form?"}. `ts` and `type` are set by memdir.
+    #[serde(default)]
+    pub fields: Option<Map<String, Value>>,
+}
+
+/// Arguments of `memory_context`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ContextArgs {
+    /// Token budget of the whole block (tokens ≈ characters / 4). Omit for the server's default.
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+    /// The user's current message: memories relevant to it come first.
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+/// Arguments of `list_memories`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListArgs {
+    /// Only memories of this type (user, feedback, project, reference).
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+}
+
+/// State shared by the server, its tools and the notification tasks.
+#[derive(Debug)]
+pub struct Shared {
+    pub mem: Arc<Memory>,
+    pub hub: Hub,
+    /// The default budget of `memory_context`.
+    pub max_tokens: usize,
+    /// URIs the client subscribed to with `resources/subscribe` (2025 protocol).
+    pub subscriptions: Mutex<BTreeSet<String>>,
+}
+
+/// The MCP server of one memory store.
+#[derive(Debug, Clone)]
+pub struct MemoryServer {
+    shared: Arc<Shared>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// The CLI's report of an error (lines and JSON document), via [`Error::report`].
+pub fn report(e: &Error) -> (String, Value) {
+    let (lines, doc) = e.report();
+    (lines.join("\n"), doc)
+}
+
+fn tool_error(e: &Error) -> CallToolResult {
+    let (text, doc) = report(e);
+    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(doc);
+    r
+}
+
+fn tool_ok(text: String, doc: Value) -> CallToolResult {
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(doc);
+    r
+}
+
+/// A protocol error for a resource request, carrying the CLI's message.
+fn resource_error(e: &Error) -> McpError {
+    let (text, _) = report(e);
+    match e {
+        Error::NotFound { .. } => McpError::resource_not_found(text, None),
+        _ if e.class() == Class::Input || e.class() == Class::Usage => {
+            McpError::invalid_params(text, None)
+        }
+        _ => McpError::internal_error(text, None),
+    }
+}
+
+fn event_json(e: &crate::timeline::Event) -> Value {
+    serde_json::from_str(&e.encode()).unwrap_or_default()
+}
+
+impl MemoryServer {
+    pub fn new(shared: Arc<Shared>) -> MemoryServer {
+        MemoryServer {
+            shared,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Runs `f` on the blocking pool and turns its outcome into a tool result.
+    async fn run<F>(&self, f: F) -> CallToolResult
+    where
+        F: FnOnce(&Shared) -> Result<(String, Value), Error> + Send + 'static,
+    {
+        let shared = self.shared.clone();
+        match tokio::task::spawn_blocking(move || f(&shared)).await {
+            Ok(Ok((text, doc))) => tool_ok(text, doc),
+            Ok(Err(e)) => tool_error(&e),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "error: internal error in memdir: {e}"
+            ))]),
+        }
+    }
+
+    /// Runs `f` on the blocking pool for a resource request.
+    async fn blocking<T, F>(&self, f: F) -> Result<T, McpError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Shared) -> Result<T, Error> + Send + 'static,
+    {
+        let shared = self.shared.clone();
+        match tokio::task::spawn_blocking(move || f(&shared)).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(resource_error(&e)),
+            Err(e) => Err(McpError::internal_error(
+                format!("internal error in memdir: {e}"),
+                None,
+            )),
+        }
+    }
+}
+
+#[tool_router]
+impl MemoryServer {
+    #[tool(
+        name = "remember",
+        description = "Save or update a durable memory: one Markdown file in the memory directory, which a person can also read and edit. Use it for what is worth keeping across conversations: who the user is (type user), how they want you to work (feedback), ongoing work and decisions (project), where to find things (reference). Writing an existing key updates that memory (fields you omit keep their value); identical content changes nothing. Content that looks like a secret (API key, token, private key) is refused. Returns created, updated or unchanged.",
+        annotations(
+            title = "Remember",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn remember(&self, Parameters(a): Parameters<RememberArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let draft = Draft {
+                key: a.key.clone(),
+                name: a.name,
+                description: a.description,
+                kind: a.kind,
+                body: a.body,
+                tags: a.tags,
+                important: a.important,
+                decay: a.decay,
+                source: a.source,
+            };
+            let outcome = s.mem.write(&draft)?;
+            let key = Key::parse(&a.key)?;
+            if outcome != WriteOutcome::Unchanged {
+                s.hub.refresh(&s.mem);
+            }
+            let word = match outcome {
+                WriteOutcome::Created => "created",
+                WriteOutcome::Updated => "updated",
+                WriteOutcome::Unchanged => "unchanged",
+            };
+            Ok((
+                format!("{word} {key}"),
+                json!({"key": key, "outcome": outcome}),
+            ))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "recall",
+        description = "Search the memories for a query (words or a phrase) and return the best matches, best first, with key, type, name, description and score. Every memory whose name, description or body contains the query is a hit. Use read_memory for a hit's full text.",
+        annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let (hits, problems) = s.mem.recall(&a.query, a.limit.unwrap_or(10))?;
+            let mut text = String::new();
+            for h in &hits {
+                text.push_str(&format!(
+                    "{:.3}  {}  ({})  {} — {}\n",
+                    h.score, h.key, h.kind, h.name, h.description
+                ));
+            }
+            if hits.is_empty() {
+                text = "no hits".into();
+            }
+            Ok((
+                text,
+                json!({"query": a.query, "hits": hits, "problems": problems}),
+            ))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "read_memory",
+        description = "Read one memory in full: its frontmatter (name, description, type, created and updated dates, tags, ...) and its Markdown body.",
+        annotations(title = "Read memory", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn read_memory(&self, Parameters(a): Parameters<ReadArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let r = s.mem.read(&a.key)?;
+            Ok((
+                crate::frontmatter::render(&r.meta, &r.body),
+                json!({"key": r.key, "meta": r.meta.to_json(), "body": r.body}),
+            ))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "forget",
+        description = "Delete a memory that is wrong, outdated or that the user wants gone. The deletion is logged in the timeline (with the reason), and the memory does not come back from an older copy on sync.",
+        annotations(
+            title = "Forget",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forget(&self, Parameters(a): Parameters<ForgetArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let event = s.mem.forget(&a.key, a.reason.as_deref())?;
+            s.hub.refresh(&s.mem);
+            let key = event.field_str("key").unwrap_or(&a.key).to_string();
+            Ok((
+                format!("forgot {key}"),
+                json!({"key": key, "event": event_json(&event)}),
+            ))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "note",
+        description = "Append an event to the timeline, the append-only log of what happened (one JSON object per line, stamped with the time). Example: type \"user_said\" with fields {\"text\": \"how's my form?\"}. Recent events appear at the end of memory_context. Use remember for facts that should last, note for what happened.",
+        annotations(
+            title = "Note",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn note(&self, Parameters(a): Parameters<NoteArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let event = s.mem.note(&a.kind, a.fields.unwrap_or_default())?;
+            Ok((event.encode(), event_json(&event)))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "memory_context",
+        description = "Get the memory context block to read before answering: the index of all memories, then the most salient and recent memories in full, then recent timeline events, all within a token budget. Pass the user's current message as query to put the memories relevant to it first.",
+        annotations(
+            title = "Memory context",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_context(&self, Parameters(a): Parameters<ContextArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let max = a.max_tokens.unwrap_or(s.max_tokens);
+            let query = a.query.as_deref().filter(|q| !q.trim().is_empty());
+            let block = s.mem.context(max, query)?;
+            let doc = serde_json::to_value(&block).unwrap_or_default();
+            Ok((block.text, doc))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "list_memories",
+        description = "List the memories, most salient and recent first: key, type, updated date, score, name and description. Optionally only one type (user, feedback, project, reference).",
+        annotations(
+            title = "List memories",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_memories(&self, Parameters(a): Parameters<ListArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let (items, problems) = s.mem.list(a.kind.as_deref())?;
+            let mut text = String::new();
+            for i in &items {
+                text.push_str(&format!(
+                    "{}  ({}, updated {}, score {:.3})  {} — {}\n",
+                    i.key, i.kind, i.updated, i.score, i.name, i.description
+                ));
+            }
+            if items.is_empty() {
+                text = "no memories".into();
+            }
+            Ok((text, json!({"memories": items, "problems": problems})))
+        })
+        .await
+    }
+}
+
+/// The resources of the store: the index first, then every memory by key.
+fn resources(s: &Shared) -> Result<Vec<Resource>, Error> {
+    let snap = s.mem.load()?;
+    let mut out = vec![
+        Resource::new(uri::INDEX, "MEMORY.md")
+            .with_title("Memory index")
+            .with_description("MEMORY.md: every memory by type, one line each")
+            .with_mime_type("text/markdown"),
+    ];
+    let mut records = snap.records;
+    records.sort_by(|a, b| a.key.cmp(&b.key));
+    for r in records {
+        let key = r.key.as_str();
+        let mut res = Resource::new(uri::for_key(key), key)
+            .with_title(r.meta.name.clone())
+            .with_description(r.meta.description.clone())
+            .with_mime_type("text/markdown");
+        if let Some(t) = snap.texts.get(key) {
+            res = res.with_size(t.len() as u64);
+        }
+        out.push(res);
+    }
+    Ok(out)
+}
+
+/// The text behind a resource URI: the index as it is on disk after a rebuild if
+/// stale, or a memory's file byte for byte.
+fn resource_text(s: &Shared, target: &Target) -> Result<String, Error> {
+    match target {
+        Target::Index => {
+            s.mem.index()?;
+            Ok(s.mem
+                .backend()
+                .read_text(INDEX_FILE, MAX_MEMORY_FILE)?
+                .unwrap_or_default())
+        }
+        Target::Memory(key) => {
+            let r = s.mem.read(key)?;
+            s.mem
+                .backend()
+                .read_text(&r.key.file_name(), MAX_MEMORY_FILE)?
+                .ok_or_else(|| Error::NotFound {
+                    key: r.key.to_string(),
+                })
+        }
+    }
+}
+
+/// rmcp reports arguments that do not fit a tool's schema as a bare serde message;
+/// say it the way the CLI reports usage errors, so the model can fix the call.
+fn explain_argument_error(tool: &str, response: CallToolResponse) -> CallToolResponse {
+    let CallToolResponse::Complete(r) = &response else {
+        return response;
+    };
+    let detail = match (r.is_error, r.content.first().and_then(|c| c.as_text())) {
+        (Some(true), Some(t)) => t.text.strip_prefix("failed to deserialize parameters:"),
+        _ => None,
+    };
+    let Some(detail) = detail else {
+        return response;
+    };
+    let message = format!("invalid arguments for `{tool}`: {}", detail.trim());
+    let hint =
+        format!("the input schema of `{tool}` (tools/list) names its fields and their types");
+    let mut out = CallToolResult::error(vec![ContentBlock::text(format!(
+        "error: {message}\nhint: {hint}"
+    ))]);
+    out.structured_content = Some(json!({"error": {
+        "message": message,
+        "causes": [],
+        "hint": hint,
+        "exit_code": Class::Usage.exit_code(),
+    }}));
+    out.into()
+}
+
+fn unknown_uri(uri: &str) -> McpError {
+    McpError::resource_not_found(
+        format!(
+            "error: no resource {uri}\nhint: the resources are memory://index and memory://<key>"
+        ),
+        None,
+    )
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MemoryServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
+                .build(),
+        )
+        .with_server_info(Implementation::new("memdir", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let list = self.blocking(resources).await?;
+        Ok(ListResourcesResult::with_all_items(list))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri;
+        let target = uri::parse(&uri).ok_or_else(|| unknown_uri(&uri))?;
+        let text = self.blocking(move |s| resource_text(s, &target)).await?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type("text/markdown"),
+        ])
+        .into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if uri::parse(&request.uri).is_none() {
+            return Err(unknown_uri(&request.uri));
+        }
+        self.shared
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.shared
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&request.uri);
+        Ok(())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let call = ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(call).await?;
+        Ok(explain_argument_error(&name, response))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    /// A `subscriptions/listen` stream (2026 protocol): forwards the changes the
+    /// client asked for until it cancels.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut rx = self.shared.hub.subscribe();
+        let wants_list = context.accepted().resources_list_changed == Some(true);
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        loop {
+            let change = tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                c = rx.recv() => c,
+            };
+            let sent = match change {
+                Ok(Change::ListChanged) if wants_list => {
+                    context.sink().notify_resource_list_changed().await
+                }
+                Ok(Change::Updated(u)) if uris.contains(&u) => {
+                    context.sink().notify_resource_updated(u).await
+                }
+                Ok(_) => Ok(()),
+                // Missed changes: say the list changed so the client refetches.
+                Err(RecvError::Lagged(_)) if wants_list => {
+                    context.sink().notify_resource_list_changed().await
+                }
+                Err(RecvError::Lagged(_)) => Ok(()),
+                Err(RecvError::Closed) => return Ok(()),
+            };
+            if sent.is_err() {
+                // The stream is gone (client cancelled or disconnected).
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,648 @@
+//! `memdir mcp` driven over its stdio with newline-delimited JSON-RPC, as an MCP client
+//! does (spec/mcp.md): the handshake, the seven tools and their schemas, tool errors as
+//! `isError` results carrying the CLI's message, resources, notifications for edits a
+//! person makes, two servers on one directory, and the manifest. Every wait is bounded.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// One server process and a minimal JSON-RPC client on its stdio.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: mpsc::Receiver<String>,
+    next_id: u64,
+    /// Notifications received while waiting for responses.
+    notifications: Vec<Value>,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        let mut cmd = memdir(dir);
+        cmd.arg("mcp").args(extra);
+        Server::spawn(cmd)
+    }
+
+    fn spawn(mut cmd: std::process::Command) -> Server {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start memdir mcp");
+        let stdin = child.stdin.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let (etx, stderr) = mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                if etx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server {
+            child,
+            stdin: Some(stdin),
+            lines,
+            stderr,
+            next_id: 1,
+            notifications: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, msg: &Value) {
+        let mut s = serde_json::to_string(msg).unwrap();
+        s.push('\n');
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(s.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message on stdout; every line must be one JSON-RPC message.
+    fn recv(&mut self, deadline: Instant) -> Option<Value> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = self.lines.recv_timeout(left).ok()?;
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:?}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+        Some(v)
+    }
+
+    /// Sends a request and returns its response (`result` or `error` object).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let v = self
+                .recv(deadline)
+                .unwrap_or_else(|| panic!("no response to {method} within {WAIT:?}"));
+            if v.get("id") == Some(&json!(id)) {
+                return v;
+            }
+            if v.get("method").is_some() && v.get("id").is_none() {
+                self.notifications.push(v);
+            }
+        }
+    }
+
+    fn notify(&mut self, method: &str) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method}));
+    }
+
+    fn initialize(&mut self) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "memdir-tests", "version": "0"}
+            }),
+        );
+        self.notify("notifications/initialized");
+        r["result"].clone()
+    }
+
+    /// Calls a tool and returns its result object.
+    fn call(&mut self, name: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": name, "arguments": args}));
+        assert!(r.get("error").is_none(), "{name}: protocol error {r}");
+        r["result"].clone()
+    }
+
+    /// Waits for a notification matching `pred` (already received ones count).
+    fn wait_notification(&mut self, limit: Duration, pred: impl Fn(&Value) -> bool) -> bool {
+        if let Some(i) = self.notifications.iter().position(&pred) {
+            self.notifications.remove(i);
+            return true;
+        }
+        let deadline = Instant::now() + limit;
+        while let Some(v) = self.recv(deadline) {
+            if pred(&v) {
+                return true;
+            }
+            if v.get("method").is_some() {
+                self.notifications.push(v);
+            }
+        }
+        false
+    }
+
+    /// Closes stdin and waits (bounded) for the server to exit; returns its stderr.
+    fn finish(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let code = loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                break st.code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("memdir mcp did not exit after stdin closed");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // stdout must hold nothing but protocol messages, to the end.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+            serde_json::from_str::<Value>(&line)
+                .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:?}"));
+        }
+        let mut err = String::new();
+        while let Ok(l) = self.stderr.recv_timeout(Duration::from_millis(200)) {
+            err.push_str(&l);
+            err.push('\n');
+        }
+        (code, err)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn is_error(result: &Value) -> bool {
+    result["isError"] == json!(true)
+}
+
+fn role_args() -> Value {
+    json!({
+        "key": "user_role",
+        "name": "Role",
+        "description": "Argentina fan, plays 5-a-side on Saturdays",
+        "type": "user",
+        "body": "Plays weekly 5-a-side football on Saturdays.",
+        "tags": ["football"]
+    })
+}
+
+#[test]
+fn core_flow_tools_resources_and_errors() {
+    // spec/mcp.md#tools
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    let init = s.initialize();
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(init["serverInfo"]["name"], "memdir");
+    assert_eq!(init["capabilities"]["resources"]["subscribe"], true);
+    assert_eq!(init["capabilities"]["resources"]["listChanged"], true);
+    assert!(dir.join("MEMORY.md").is_file(), "the directory is created");
+
+    let tools = s.request("tools/list", json!({}))["result"]["tools"].clone();
+    let mut names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "forget",
+            "list_memories",
+            "memory_context",
+            "note",
+            "read_memory",
+            "recall",
+            "remember"
+        ]
+    );
+    for t in tools.as_array().unwrap() {
+        assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        assert!(t["description"].as_str().unwrap().len() > 40, "{t}");
+    }
+    let remember = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "remember")
+        .unwrap();
+    let mut required: Vec<&str> = remember["inputSchema"]["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    required.sort();
+    assert_eq!(required, ["body", "description", "key", "name", "type"]);
+    for p in ["tags", "important", "decay", "source"] {
+        assert!(
+            remember["inputSchema"]["properties"].get(p).is_some(),
+            "{p}"
+        );
+    }
+
+    // remember writes the file and the index.
+    let r = s.call("remember", role_args());
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(text(&r), "created user_role");
+    assert_eq!(r["structuredContent"]["outcome"], "created");
+    let file = std::fs::read_to_string(dir.join("user_role.md")).unwrap();
+    assert!(file.contains("name: Role"), "{file}");
+    assert!(file.contains("Plays weekly 5-a-side football on Saturdays."));
+    assert!(file.contains("updated: 2026-04-14"), "{file}");
+    let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
+    assert!(index.contains("[Role](user_role.md)"), "{index}");
+    // The same content again changes nothing.
+    assert_eq!(
+        text(&s.call("remember", role_args())),
+        "unchanged user_role"
+    );
+
+    let r = s.call("recall", json!({"query": "saturday"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["hits"][0]["key"], "user_role");
+    assert!(text(&r).contains("user_role"));
+
+    let r = s.call("read_memory", json!({"key": "user_role"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["meta"]["name"], "Role");
+    assert_eq!(r["structuredContent"]["meta"]["tags"], json!(["football"]));
+    assert!(text(&r).contains("Plays weekly 5-a-side"));
+
+    let r = s.call("list_memories", json!({}));
+    assert_eq!(r["structuredContent"]["memories"][0]["key"], "user_role");
+    let r = s.call("list_memories", json!({"type": "project"}));
+    assert_eq!(r["structuredContent"]["memories"], json!([]));
+
+    let r = s.call(
+        "note",
+        json!({"type": "user_said", "fields": {"text": "how's my form?"}}),
+    );
+    assert!(!is_error(&r), "{r}");
+    let day = std::fs::read_to_string(dir.join("timeline/2026-04-14.jsonl")).unwrap();
+    assert!(
+        day.contains(r#""type":"user_said","text":"how's my form?""#),
+        "{day}"
+    );
+
+    let r = s.call("memory_context", json!({"query": "weekend plans"}));
+    assert!(!is_error(&r), "{r}");
+    assert!(text(&r).starts_with("# Agent Memory"), "{}", text(&r));
+    assert!(text(&r).contains("Plays weekly 5-a-side"));
+    assert!(text(&r).contains("how's my form?"));
+    assert_eq!(r["structuredContent"]["max_tokens"], 2048);
+    let r = s.call("memory_context", json!({"max_tokens": 10}));
+    assert_eq!(r["structuredContent"]["max_tokens"], 10);
+
+    // Resources.
+    let list = s.request("resources/list", json!({}))["result"]["resources"].clone();
+    let uris: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, ["memory://index", "memory://user_role"]);
+    let r = s.request("resources/read", json!({"uri": "memory://index"}));
+    let index_text = r["result"]["contents"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        index_text,
+        std::fs::read_to_string(dir.join("MEMORY.md")).unwrap()
+    );
+    let r = s.request("resources/read", json!({"uri": "memory://user_role"}));
+    assert_eq!(
+        r["result"]["contents"][0]["text"].as_str().unwrap(),
+        std::fs::read_to_string(dir.join("user_role.md")).unwrap()
+    );
+    let r = s.request("resources/read", json!({"uri": "memory://nobody"}));
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no memory with key `nobody`"),
+        "{r}"
+    );
+
+    // Errors are tool results with the CLI's message, and nothing is written.
+    let mut bad = role_args();
+    bad["key"] = json!("Bad Key");
+    let r = s.call("remember", bad);
+    assert!(is_error(&r), "{r}");
+    let cli = run(memdir(&dir).args([
+        "write",
+        "Bad Key",
+        "--name",
+        "Role",
+        "--description",
+        "d",
+        "--type",
+        "user",
+        "--body",
+        "b",
+    ]));
+    assert_eq!(cli.status.code(), Some(1));
+    assert_eq!(text(&r), stderr(&cli).trim_end(), "same message as the CLI");
+    assert!(
+        text(&r).contains("hint: use snake_case keys"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(r["structuredContent"]["error"]["exit_code"], 1);
+
+    let mut secret = role_args();
+    secret["key"] = json!("reference_keys");
+    secret["body"] = json!("the key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD");
+    let r = s.call("remember", secret);
+    assert!(is_error(&r), "{r}");
+    assert!(
+        text(&r).starts_with("error: refused to store reference_keys"),
+        "{}",
+        text(&r)
+    );
+    assert!(!dir.join("reference_keys.md").exists());
+
+    let r = s.call("read_memory", json!({"key": "user_nobody"}));
+    assert!(is_error(&r));
+    assert_eq!(
+        text(&r),
+        "error: no memory with key `user_nobody`\nhint: `memdir list` shows the keys"
+    );
+    let r = s.call("forget", json!({"key": "user_nobody"}));
+    assert!(is_error(&r));
+    let r = s.call("remember", json!({"key": "user_x"}));
+    assert!(is_error(&r), "missing arguments are a tool error: {r}");
+    let r = s.call("recall", json!({"query": "  "}));
+    assert!(is_error(&r));
+    assert!(text(&r).contains("the query is empty"));
+    let r = s.call("note", json!({"type": "x", "fields": {"ts": "now"}}));
+    assert!(is_error(&r), "{r}");
+    let r = s.request(
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
+    assert!(r.get("error").is_some() || is_error(&r["result"]), "{r}");
+
+    // forget deletes the file, logs the event and updates the index.
+    let r = s.call("forget", json!({"key": "user_role", "reason": "moved on"}));
+    assert!(!is_error(&r), "{r}");
+    assert!(!dir.join("user_role.md").exists());
+    let day = std::fs::read_to_string(dir.join("timeline/2026-04-14.jsonl")).unwrap();
+    assert!(day.contains(r#""type":"forgot","key":"user_role","reason":"moved on""#));
+    assert!(
+        !std::fs::read_to_string(dir.join("MEMORY.md"))
+            .unwrap()
+            .contains("user_role")
+    );
+
+    // Still alive after all the errors.
+    let r = s.call("list_memories", json!({}));
+    assert_eq!(text(&r), "no memories");
+    let (code, err) = s.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("memdir mcp: serving"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_person_editing_a_file_is_seen_by_the_client() {
+    // spec/mcp.md#notifications
+    let (_tmp, dir) = example_copy();
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let r = s.request("resources/subscribe", json!({"uri": "memory://user_role"}));
+    assert!(r.get("error").is_none(), "{r}");
+    let r = s.request("resources/subscribe", json!({"uri": "memory://index"}));
+    assert!(r.get("error").is_none(), "{r}");
+    let before = s.request("resources/read", json!({"uri": "memory://user_role"}));
+    let before = before["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // No pause: the watch is in place before the server answers `initialize`.
+    // Edit like an editor: write a temp file, rename it over the memory.
+    let edited = before.replace("5-a-side", "7-a-side");
+    assert_ne!(edited, before);
+    let swp = dir.join(".user_role.md.swp");
+    std::fs::write(&swp, &edited).unwrap();
+    std::fs::rename(&swp, dir.join("user_role.md")).unwrap();
+    assert!(
+        s.wait_notification(Duration::from_secs(10), |n| {
+            n["method"] == "notifications/resources/updated"
+                && n["params"]["uri"] == "memory://user_role"
+        }),
+        "no resources/updated for memory://user_role"
+    );
+    let after = s.request("resources/read", json!({"uri": "memory://user_role"}));
+    assert_eq!(after["result"]["contents"][0]["text"], json!(edited));
+    let r = s.call("read_memory", json!({"key": "user_role"}));
+    assert!(text(&r).contains("7-a-side"));
+
+    // A new file: the list changed, and the index (rebuilt by the watcher) too.
+    let new = "---\nname: Boots\ndescription: wears size 42 boots\ntype: user\ncreated: 2026-04-14\nupdated: 2026-04-14\n---\n\nSize 42.\n";
+    std::fs::write(dir.join("user_boots.md"), new).unwrap();
+    assert!(
+        s.wait_notification(Duration::from_secs(10), |n| {
+            n["method"] == "notifications/resources/list_changed"
+        }),
+        "no resources/list_changed after a new file"
+    );
+    assert!(
+        s.wait_notification(Duration::from_secs(10), |n| {
+            n["method"] == "notifications/resources/updated"
+                && n["params"]["uri"] == "memory://index"
+        }),
+        "no resources/updated for memory://index"
+    );
+    let list = s.request("resources/list", json!({}));
+    assert!(list.to_string().contains("memory://user_boots"), "{list}");
+    let index = s.request("resources/read", json!({"uri": "memory://index"}));
+    assert!(
+        index.to_string().contains("[Boots](user_boots.md)"),
+        "{index}"
+    );
+
+    // Not subscribed: no `updated` for that URI, though the list still changes.
+    std::fs::remove_file(dir.join("user_boots.md")).unwrap();
+    assert!(s.wait_notification(Duration::from_secs(10), |n| {
+        n["method"] == "notifications/resources/list_changed"
+    }));
+    assert!(
+        !s.notifications
+            .iter()
+            .any(|n| n["params"]["uri"] == "memory://user_boots")
+    );
+    let (code, err) = s.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn two_servers_on_one_directory_lose_nothing() {
+    // spec/mcp.md#concurrency (the engine's cross-process lock)
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let n = 12;
+    let workers: Vec<_> = (0..2)
+        .map(|w| {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                let mut s = Server::start(&dir, &[]);
+                s.initialize();
+                for i in 0..n {
+                    let r = s.call(
+                        "remember",
+                        json!({
+                            "key": format!("project_w{w}_{i}"),
+                            "name": format!("Item {w}-{i}"),
+                            "description": format!("written by server {w}"),
+                            "type": "project",
+                            "body": format!("body {w} {i}"),
+                        }),
+                    );
+                    assert!(!is_error(&r), "{r}");
+                    let r = s.call("note", json!({"type": "step", "fields": {"w": w, "i": i}}));
+                    assert!(!is_error(&r), "{r}");
+                }
+                let (code, err) = s.finish();
+                assert_eq!(code, Some(0), "{err}");
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
+    for w in 0..2 {
+        for i in 0..n {
+            let key = format!("project_w{w}_{i}");
+            assert!(dir.join(format!("{key}.md")).is_file(), "{key}");
+            assert!(
+                index.contains(&format!("({key}.md)")),
+                "{key} missing from index"
+            );
+        }
+    }
+    let day = std::fs::read_to_string(dir.join("timeline/2026-04-14.jsonl")).unwrap();
+    assert_eq!(day.lines().count(), 2 * n);
+    let check = run(memdir(&dir).arg("check"));
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+}
+
+#[test]
+fn manifest_sets_the_budget_and_mode() {
+    // spec/mcp.md#configuration
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("agent");
+    let dir = agent.join("memory");
+    std::fs::create_dir_all(&agent).unwrap();
+
+    // The three.ws layout: agent/manifest.json next to agent/memory/.
+    std::fs::write(
+        agent.join("manifest.json"),
+        r#"{"name":"coach","memory":{"mode":"local","maxTokens":777}}"#,
+    )
+    .unwrap();
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let r = s.call("memory_context", json!({}));
+    assert_eq!(r["structuredContent"]["max_tokens"], 777);
+    drop(s);
+
+    // --max-tokens wins over the manifest.
+    let mut s = Server::start(&dir, &["--max-tokens", "300"]);
+    s.initialize();
+    let r = s.call("memory_context", json!({}));
+    assert_eq!(r["structuredContent"]["max_tokens"], 300);
+    drop(s);
+
+    // A sync mode is reported on stderr; the directory is still served.
+    std::fs::write(
+        agent.join("manifest.json"),
+        r#"{"memory":{"mode":"ipfs","provider":"pinata"}}"#,
+    )
+    .unwrap();
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    assert!(!is_error(&s.call("remember", role_args())));
+    assert!(dir.join("user_role.md").is_file());
+    let (code, err) = s.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("mode `ipfs` (provider pinata)"), "{err}");
+    assert!(err.contains("serving the local directory"), "{err}");
+
+    // An unknown mode too.
+    std::fs::write(
+        agent.join("manifest.json"),
+        r#"{"memory":{"mode":"cloud"}}"#,
+    )
+    .unwrap();
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    assert_eq!(text(&s.call("list_memories", json!({}))).lines().count(), 1);
+    let (_, err) = s.finish();
+    assert!(err.contains("unknown memory mode `cloud`"), "{err}");
+
+    // `none`: an in-memory store; nothing reaches the disk.
+    let other = tmp.path().join("none.json");
+    std::fs::write(&other, r#"{"memory":{"mode":"none","maxTokens":512}}"#).unwrap();
+    let ghost = tmp.path().join("ghost");
+    let mut s = Server::start(&ghost, &["--manifest", other.to_str().unwrap()]);
+    s.initialize();
+    let r = s.call("remember", role_args());
+    assert!(!is_error(&r), "{r}");
+    let r = s.call("read_memory", json!({"key": "user_role"}));
+    assert!(text(&r).contains("Plays weekly"));
+    let r = s.call("memory_context", json!({}));
+    assert_eq!(r["structuredContent"]["max_tokens"], 512);
+    assert!(text(&r).contains("[Role](user_role.md)"));
+    let r = s.request("resources/read", json!({"uri": "memory://user_role"}));
+    assert!(r.to_string().contains("Plays weekly"), "{r}");
+    let (code, err) = s.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!ghost.exists(), "mode none wrote to disk");
+
+    // An explicit manifest that cannot be read is an error before serving.
+    std::fs::write(&other, "{not json").unwrap();
+    let out = run(memdir(&dir).args(["mcp", "--manifest", other.to_str().unwrap()]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not valid JSON"), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn garbage_on_stdin_does_not_crash_the_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let stdin = s.stdin.as_mut().unwrap();
+    stdin.write_all(b"this is not json\n").unwrap();
+    s.send(&json!({"jsonrpc": "2.0", "id": 999, "method": "no/such/method"}));
+    let r = s.call("remember", role_args());
+    assert!(!is_error(&r), "{r}");
+    let (code, err) = s.finish();
+    assert_eq!(code, Some(0), "{err}");
+}

@@ -1,0 +1,553 @@
+#!/usr/bin/env python3
+"""Drive `memdir mcp` with the official MCP Python SDK (the `mcp` package).
+
+A real client, over stdio only: it initializes, lists and calls every tool, reads the
+resources, checks the files on disk after each call, checks the error results of bad
+input, edits a memory file by hand while the server runs and waits for the server to
+say so (2025 protocol: resources/subscribe; 2026 protocol: subscriptions/listen), runs
+two servers on one directory at once, and configures the server with a three.ws
+manifest.
+
+    python tests/mcp/client.py --memdir target/debug/memdir
+
+Prints one line per check and a final `N passed, M failed`; exits non-zero on any
+failure. ci/mcp/run.sh installs the pinned SDK and runs this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+import warnings
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, ClientSession, MCPDeprecationWarning, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+# resources/subscribe is deprecated in the 2026 protocol, but 2025 clients use it: test it.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+
+NOW = "2026-04-14T12:00:00Z"
+DAY = "2026-04-14"
+TOOLS = {"remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories"}
+STEP_TIMEOUT = 60  # seconds for one scenario; every wait below is bounded
+NOTIFY_TIMEOUT = 10
+
+
+class Suite:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name: str, ok: bool, detail: Any = "") -> bool:
+        if ok:
+            self.passed += 1
+            print(f"ok    {name}", flush=True)
+        else:
+            self.failed += 1
+            print(f"FAIL  {name}: {detail}", flush=True)
+        return ok
+
+
+S = Suite()
+MEMDIR = "memdir"
+
+
+def cli(dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Runs the memdir CLI on `dir` with the fixed clock."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMDIR_DIR"}
+    env["MEMDIR_NOW"] = NOW
+    return subprocess.run(
+        [MEMDIR, "--dir", str(dir), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+    )
+
+
+def params(dir: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=MEMDIR, args=["--dir", str(dir), "mcp", *extra], env={"MEMDIR_NOW": NOW}
+    )
+
+
+def text(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def disk_ok(name: str, dir: Path) -> None:
+    """After a call: `memdir check` finds nothing wrong (index up to date, no temp files)."""
+    r = cli(dir, "check")
+    S.check(f"{name}: memdir check is clean", r.returncode == 0, r.stderr)
+    tmp = [p.name for p in dir.iterdir() if p.name.endswith(".tmp")]
+    S.check(f"{name}: no temporary files left", not tmp, tmp)
+
+
+class Inbox:
+    """Collects server notifications from the session's message handler."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, dict[str, Any]]] = []
+        self.changed = asyncio.Event()
+
+    async def handler(self, message: Any) -> None:
+        msg = getattr(message, "root", message)
+        method = getattr(msg, "method", None)
+        if method is None:
+            return
+        p = getattr(msg, "params", None)
+        data = p.model_dump(by_alias=True) if hasattr(p, "model_dump") else {}
+        self.items.append((method, data))
+        self.changed.set()
+
+    async def wait(self, method: str, uri: str | None = None) -> bool:
+        """Waits (bounded) for a notification; consumes it."""
+        with anyio.move_on_after(NOTIFY_TIMEOUT):
+            while True:
+                for i, (m, d) in enumerate(self.items):
+                    if m == method and (uri is None or d.get("uri") == uri):
+                        del self.items[i]
+                        return True
+                self.changed.clear()
+                await self.changed.wait()
+        return False
+
+
+@asynccontextmanager
+async def session(dir: Path, *extra: str, inbox: Inbox | None = None, errlog: Any = None):
+    """A legacy (initialize handshake) session with a fresh server process."""
+    async with AsyncExitStack() as stack:
+        log = errlog or stack.enter_context(tempfile.TemporaryFile("w+"))
+        read, write = await stack.enter_async_context(stdio_client(params(dir, *extra), errlog=log))
+        s = await stack.enter_async_context(
+            ClientSession(read, write, message_handler=inbox.handler if inbox else None)
+        )
+        init = await s.initialize()
+        yield s, init
+
+
+def editor_save(path: Path, content: str) -> None:
+    """Saves like an editor: write a temp file, then rename it over the target."""
+    tmp = path.with_name("." + path.name + ".swp")
+    tmp.write_text(content)
+    os.replace(tmp, path)
+
+
+ROLE = {
+    "key": "user_role",
+    "name": "Role",
+    "description": "Argentina fan, plays 5-a-side on Saturdays",
+    "type": "user",
+    "body": "Plays weekly 5-a-side football on Saturdays.",
+    "tags": ["football"],
+}
+
+
+async def tools_and_resources(root: Path) -> None:
+    dir = root / "memory"
+    errlog = open(root / "server1.log", "w+")
+    async with session(dir, errlog=errlog) as (s, init):
+        S.check("initialize: server is memdir", init.server_info.name == "memdir", init.server_info)
+        caps = init.capabilities.resources
+        S.check(
+            "initialize: resources with subscribe and listChanged",
+            caps is not None and caps.subscribe and caps.list_changed,
+            caps,
+        )
+        S.check("initialize: instructions for the model", bool(init.instructions))
+        S.check("server created the directory", (dir / "MEMORY.md").is_file())
+
+        tools = (await s.list_tools()).tools
+        names = {t.name for t in tools}
+        S.check("tools/list: the seven tools", names == TOOLS, names)
+        for t in tools:
+            schema = t.input_schema
+            S.check(
+                f"tools/list: {t.name} has an object input schema and a description",
+                schema.get("type") == "object" and len(t.description or "") > 40,
+                schema,
+            )
+        remember = next(t for t in tools if t.name == "remember")
+        S.check(
+            "remember: required key, name, description, type, body",
+            set(remember.input_schema.get("required", []))
+            == {"key", "name", "description", "type", "body"},
+            remember.input_schema.get("required"),
+        )
+        props = remember.input_schema["properties"]
+        S.check(
+            "remember: optional tags, important, decay, source",
+            all(p in props for p in ["tags", "important", "decay", "source"]),
+            list(props),
+        )
+        S.check(
+            "remember: type lists the four types",
+            props["type"].get("enum") == ["user", "feedback", "project", "reference"],
+            props["type"],
+        )
+
+        res = (await s.list_resources()).resources
+        S.check("resources/list: only the index at first", [str(r.uri) for r in res] == ["memory://index"], res)
+
+        # remember
+        r = await s.call_tool("remember", ROLE)
+        S.check("remember: created", not r.is_error and text(r) == "created user_role", text(r))
+        S.check("remember: structured outcome", r.structured_content == {"key": "user_role", "outcome": "created"}, r.structured_content)
+        f = dir / "user_role.md"
+        body = f.read_text() if f.exists() else ""
+        S.check(
+            "remember: the file has the frontmatter and body",
+            "name: Role" in body and "type: user" in body and f"updated: {DAY}" in body
+            and "Plays weekly 5-a-side football on Saturdays." in body and "- football" in body,
+            body,
+        )
+        S.check("remember: MEMORY.md links it", "[Role](user_role.md)" in (dir / "MEMORY.md").read_text())
+        disk_ok("remember", dir)
+
+        before = f.stat().st_mtime_ns
+        r = await s.call_tool("remember", ROLE)
+        S.check("remember again: unchanged", text(r) == "unchanged user_role", text(r))
+        S.check("remember again: file untouched", f.stat().st_mtime_ns == before)
+
+        r = await s.call_tool("remember", {**ROLE, "body": "Plays 5-a-side on Saturdays and Wednesdays.", "important": True, "decay": "30d", "source": "chat 2026-04-14"})
+        body = f.read_text()
+        S.check("remember update: updated", text(r) == "updated user_role", text(r))
+        S.check(
+            "remember update: the file changed",
+            "Wednesdays" in body and "important: true" in body and "decay: 30d" in body and "source: chat 2026-04-14" in body,
+            body,
+        )
+        disk_ok("remember update", dir)
+
+        await s.call_tool("remember", {"key": "feedback_tone", "name": "Tone", "description": "wants direct critique", "type": "feedback", "body": "Lead with the issue, then the fix."})
+        await s.call_tool("remember", {"key": "project_season", "name": "Season", "description": "training for the spring league", "type": "project", "body": "League starts in May."})
+        disk_ok("remember more", dir)
+
+        # recall
+        r = await s.call_tool("recall", {"query": "wednesdays"})
+        hits = (r.structured_content or {}).get("hits", [])
+        S.check("recall: finds the memory", not r.is_error and hits and hits[0]["key"] == "user_role", r.structured_content)
+        S.check("recall: text names the hit", "user_role" in text(r), text(r))
+        r = await s.call_tool("recall", {"query": "e", "limit": 1})
+        S.check("recall: limit", len(r.structured_content["hits"]) == 1, r.structured_content)
+        r = await s.call_tool("recall", {"query": "nothing matches this"})
+        S.check("recall: no hits", not r.is_error and text(r) == "no hits", text(r))
+
+        # read_memory
+        r = await s.call_tool("read_memory", {"key": "user_role"})
+        sc = r.structured_content or {}
+        S.check("read_memory: body", "Wednesdays" in text(r) and sc.get("body", "").startswith("Plays 5-a-side"), sc)
+        S.check(
+            "read_memory: meta",
+            sc.get("meta", {}).get("name") == "Role" and sc["meta"].get("tags") == ["football"]
+            and sc["meta"].get("important") is True and sc["meta"].get("decay") == "30d",
+            sc.get("meta"),
+        )
+        cli_json = json.loads(cli(dir, "--json", "read", "user_role").stdout)
+        S.check("read_memory: same document as `memdir --json read`", sc == cli_json, (sc, cli_json))
+
+        # list_memories
+        r = await s.call_tool("list_memories", {})
+        keys = [m["key"] for m in r.structured_content["memories"]]
+        S.check("list_memories: all three", sorted(keys) == ["feedback_tone", "project_season", "user_role"], keys)
+        S.check("list_memories: important first", keys[0] == "user_role", keys)
+        r = await s.call_tool("list_memories", {"type": "feedback"})
+        S.check("list_memories: by type", [m["key"] for m in r.structured_content["memories"]] == ["feedback_tone"], r.structured_content)
+
+        # note
+        r = await s.call_tool("note", {"type": "user_said", "fields": {"text": "how's my form?", "mood": 3}})
+        day = dir / "timeline" / f"{DAY}.jsonl"
+        lines = day.read_text().splitlines() if day.exists() else []
+        S.check(
+            "note: one line appended",
+            not r.is_error and len(lines) == 1
+            and json.loads(lines[0]) == {"ts": "2026-04-14T12:00:00.000Z", "type": "user_said", "text": "how's my form?", "mood": 3},
+            lines,
+        )
+        r = await s.call_tool("note", {"type": "session_start"})
+        S.check("note: fields are optional", not r.is_error and len(day.read_text().splitlines()) == 2, text(r))
+        disk_ok("note", dir)
+
+        # memory_context
+        r = await s.call_tool("memory_context", {})
+        t = text(r)
+        S.check("memory_context: starts with the index", t.startswith("# Agent Memory"), t[:80])
+        S.check("memory_context: has memories and events", "Wednesdays" in t and "how's my form?" in t, t)
+        S.check("memory_context: default budget 2048", r.structured_content["max_tokens"] == 2048, r.structured_content)
+        S.check("memory_context: same text as `memdir context`", t == cli(dir, "context", "--max-tokens", "2048").stdout.rstrip("\n") or t == cli(dir, "context", "--max-tokens", "2048").stdout, t)
+        r = await s.call_tool("memory_context", {"max_tokens": 120, "query": "spring league"})
+        t = text(r)
+        index_len = len((dir / "MEMORY.md").read_text())
+        S.check("memory_context: fits the budget", len(t) <= max(120 * 4, index_len), len(t))
+        S.check("memory_context: query ranks the relevant memory first", r.structured_content["memories"][:1] == [{"key": "project_season", "excerpt": False}] or r.structured_content["memories"] == [], r.structured_content["memories"])
+
+        # resources
+        res = (await s.list_resources()).resources
+        uris = [str(r.uri) for r in res]
+        S.check("resources/list: index and every memory", uris == ["memory://index", "memory://feedback_tone", "memory://project_season", "memory://user_role"], uris)
+        role = next(r for r in res if str(r.uri) == "memory://user_role")
+        S.check("resources/list: title and description from the frontmatter", role.title == "Role" and role.description.startswith("Argentina fan"), role)
+        rr = await s.read_resource("memory://index")
+        S.check("resources/read memory://index = MEMORY.md", rr.contents[0].text == (dir / "MEMORY.md").read_text(), rr.contents[0].text)
+        rr = await s.read_resource("memory://user_role")
+        S.check("resources/read memory://user_role = the file", rr.contents[0].text == f.read_text() and rr.contents[0].mime_type == "text/markdown", rr.contents[0])
+        rr = await s.read_resource("memory://user_role.md")
+        S.check("resources/read memory://<key>.md works too", rr.contents[0].text == f.read_text())
+        for bad in ["memory://nobody", "memory://../etc/passwd", "file:///etc/passwd"]:
+            try:
+                await s.read_resource(bad)
+                S.check(f"resources/read {bad}: error", False, "no error")
+            except MCPError as e:
+                S.check(f"resources/read {bad}: error", True)
+                if bad == "memory://nobody":
+                    S.check("resources/read unknown key: CLI message", "no memory with key `nobody`" in str(e), str(e))
+
+        # errors: tool results flagged isError with the CLI's message; nothing written
+        snapshot = sorted(p.name for p in dir.iterdir())
+        bad = {**ROLE, "key": "Bad Key"}
+        r = await s.call_tool("remember", bad)
+        c = cli(dir, "write", "Bad Key", "--name", "Role", "--description", "d", "--type", "user", "--body", "b")
+        S.check("bad key: isError", r.is_error is True, r)
+        S.check("bad key: the CLI's message", text(r) == c.stderr.rstrip("\n") and "hint: use snake_case keys" in text(r), (text(r), c.stderr))
+        S.check("bad key: exit code in the structured error", r.structured_content["error"]["exit_code"] == 1, r.structured_content)
+
+        r = await s.call_tool("remember", {**ROLE, "key": "reference_keys", "body": "the key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"})
+        S.check("secret: refused", r.is_error is True and "refused to store reference_keys" in text(r) and "hint:" in text(r), text(r))
+        S.check("secret: nothing written", not (dir / "reference_keys.md").exists())
+
+        r = await s.call_tool("remember", {**ROLE, "type": "person"})
+        S.check("bad type: refused with hint", r.is_error is True and "type `person`" in text(r) and "hint:" in text(r), text(r))
+        r = await s.call_tool("remember", {**ROLE, "decay": "forever"})
+        S.check("bad decay: refused", r.is_error is True and "decay `forever`" in text(r), text(r))
+        r = await s.call_tool("remember", {**ROLE, "name": "  "})
+        S.check("empty name: refused", r.is_error is True and "`name` must not be empty" in text(r), text(r))
+        r = await s.call_tool("remember", {"key": "user_x"})
+        S.check("missing arguments: tool error naming the field", r.is_error is True and "invalid arguments for `remember`" in text(r) and "missing field" in text(r), text(r))
+        r = await s.call_tool("recall", {"query": 42})
+        S.check("wrong argument type: tool error", r.is_error is True and "invalid arguments for `recall`" in text(r), text(r))
+        r = await s.call_tool("read_memory", {"key": "user_nobody"})
+        S.check("unknown memory: read", r.is_error is True and text(r) == "error: no memory with key `user_nobody`\nhint: `memdir list` shows the keys", text(r))
+        r = await s.call_tool("forget", {"key": "user_nobody"})
+        S.check("unknown memory: forget", r.is_error is True and "no memory with key `user_nobody`" in text(r), text(r))
+        r = await s.call_tool("read_memory", {"key": "../MEMORY"})
+        S.check("path in key: refused", r.is_error is True, text(r))
+        r = await s.call_tool("recall", {"query": "   "})
+        S.check("empty query: refused", r.is_error is True and "the query is empty" in text(r), text(r))
+        r = await s.call_tool("note", {"type": "x", "fields": {"ts": "now"}})
+        S.check("note with reserved field: refused", r.is_error is True, text(r))
+        r = await s.call_tool("note", {"type": "bad type!"})
+        S.check("note with bad type: refused", r.is_error is True, text(r))
+        r = await s.call_tool("note", {"type": "user_said", "fields": {"text": "my token is ghp_abcdefghijklmnopqrstuvwxyz0123456789"}})
+        S.check("note with a secret: refused", r.is_error is True and "refused to store" in text(r), text(r))
+        try:
+            r = await s.call_tool("no_such_tool", {})
+            S.check("unknown tool: error", r.is_error is True, r)
+        except MCPError:
+            S.check("unknown tool: error", True)
+        S.check("errors wrote nothing", sorted(p.name for p in dir.iterdir()) == snapshot, sorted(p.name for p in dir.iterdir()))
+        S.check("timeline unchanged by refused notes", len(day.read_text().splitlines()) == 2)
+        disk_ok("errors", dir)
+
+        # forget
+        r = await s.call_tool("forget", {"key": "project_season", "reason": "season over"})
+        S.check("forget: ok", not r.is_error and text(r) == "forgot project_season", text(r))
+        S.check("forget: file gone", not (dir / "project_season.md").exists())
+        last = json.loads(day.read_text().splitlines()[-1])
+        S.check("forget: forgot event", last == {"ts": "2026-04-14T12:00:00.000Z", "type": "forgot", "key": "project_season", "reason": "season over"}, last)
+        S.check("forget: index updated", "project_season" not in (dir / "MEMORY.md").read_text())
+        disk_ok("forget", dir)
+
+        r = await s.call_tool("list_memories", {})
+        S.check("server still healthy after errors", not r.is_error and len(r.structured_content["memories"]) == 2, r)
+    errlog.seek(0)
+    log = errlog.read()
+    S.check("server stderr: no panic", "panicked" not in log, log)
+    S.check("server stderr: says what it serves", "memdir mcp: serving" in log, log)
+
+
+async def hand_edits(root: Path) -> None:
+    dir = root / "memory"
+    cli(dir, "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
+    inbox = Inbox()
+    async with session(dir, inbox=inbox) as (s, _):
+        await s.subscribe_resource("memory://user_role")
+        await s.subscribe_resource("memory://index")
+        f = dir / "user_role.md"
+        original = (await s.read_resource("memory://user_role")).contents[0].text
+        # No pause: the server arms its watch before it answers `initialize`.
+
+        editor_save(f, original.replace("Plays 5-a-side.", "Plays 7-a-side now."))
+        S.check("hand edit: resources/updated for the memory", await inbox.wait("notifications/resources/updated", "memory://user_role"), inbox.items)
+        fresh = (await s.read_resource("memory://user_role")).contents[0].text
+        S.check("hand edit: the next read has the new text", "7-a-side" in fresh and fresh == f.read_text(), fresh)
+        r = await s.call_tool("read_memory", {"key": "user_role"})
+        S.check("hand edit: read_memory sees it", "7-a-side" in text(r), text(r))
+        r = await s.call_tool("recall", {"query": "7-a-side"})
+        S.check("hand edit: recall finds it", r.structured_content["hits"][:1] and r.structured_content["hits"][0]["key"] == "user_role", r.structured_content)
+
+        new = f"---\nname: Boots\ndescription: wears size 42 boots\ntype: user\ncreated: {DAY}\nupdated: {DAY}\n---\n\nSize 42.\n"
+        editor_save(dir / "user_boots.md", new)
+        S.check("new file: resources/list_changed", await inbox.wait("notifications/resources/list_changed"), inbox.items)
+        S.check("new file: the index is rebuilt and announced", await inbox.wait("notifications/resources/updated", "memory://index"), inbox.items)
+        uris = [str(r.uri) for r in (await s.list_resources()).resources]
+        S.check("new file: listed", "memory://user_boots" in uris, uris)
+        idx = (await s.read_resource("memory://index")).contents[0].text
+        S.check("new file: in the index", "[Boots](user_boots.md)" in idx, idx)
+
+        broken = "---\nname: [unclosed\n---\n\nbody\n"
+        editor_save(dir / "user_boots.md", broken)
+        S.check("malformed edit: the memory leaves the list", await inbox.wait("notifications/resources/list_changed"), inbox.items)
+        r = await s.call_tool("read_memory", {"key": "user_boots"})
+        S.check("malformed edit: read_memory says why, with the hint", r.is_error is True and "hint: memdir will not overwrite a file it cannot read" in text(r), text(r))
+        r = await s.call_tool("remember", {"key": "user_boots", "name": "Boots", "description": "d", "type": "user", "body": "b"})
+        S.check("malformed edit: remember refuses to overwrite", r.is_error is True, text(r))
+        S.check("malformed edit: the file is untouched", (dir / "user_boots.md").read_text() == broken)
+        r = await s.call_tool("list_memories", {})
+        S.check("malformed edit: other memories still work", [m["key"] for m in r.structured_content["memories"]] == ["user_role"] and r.structured_content["problems"], r.structured_content)
+
+        editor_save(dir / "user_boots.md", new)
+        S.check("repaired file: back in the list", await inbox.wait("notifications/resources/list_changed"), inbox.items)
+        (dir / "user_boots.md").unlink()
+        S.check("deleted file: resources/list_changed", await inbox.wait("notifications/resources/list_changed"), inbox.items)
+        S.check("deleted file: the index is rebuilt and announced", await inbox.wait("notifications/resources/updated", "memory://index"), inbox.items)
+
+        await s.unsubscribe_resource("memory://user_role")
+        inbox.items.clear()
+        editor_save(f, original)
+        await inbox.wait("notifications/resources/updated", "memory://index")  # settle
+        await anyio.sleep(0.5)
+        S.check("unsubscribed: no resources/updated for it", not any(d.get("uri") == "memory://user_role" for _, d in inbox.items), inbox.items)
+
+
+async def modern_protocol(root: Path) -> None:
+    """The 2026-07-28 protocol: no initialize, changes through subscriptions/listen."""
+    dir = root / "memory"
+    cli(dir, "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
+    with tempfile.TemporaryFile("w+") as log:
+        async with Client(stdio_client(params(dir), errlog=log), mode="auto", cache=None) as c:
+            S.check("2026 protocol: negotiated by discover", c.protocol_version == "2026-07-28", c.protocol_version)
+            names = {t.name for t in (await c.list_tools()).tools}
+            S.check("2026 protocol: the seven tools", names == TOOLS, names)
+            r = await c.call_tool("remember", {**ROLE, "key": "user_team", "name": "Team"})
+            S.check("2026 protocol: remember", not r.is_error and (dir / "user_team.md").exists(), text(r))
+            r = await c.call_tool("read_memory", {"key": "nobody"})
+            S.check("2026 protocol: tool error", r.is_error is True and "no memory with key" in text(r), text(r))
+            async with c.listen(resources_list_changed=True, resource_subscriptions=["memory://user_role"]) as sub:
+                S.check("listen: honored", sub.honored is not None and sub.honored.resources_list_changed and sub.honored.resource_subscriptions == ["memory://user_role"], sub.honored)
+                f = dir / "user_role.md"
+                editor_save(f, f.read_text().replace("Plays 5-a-side.", "Plays futsal."))
+                got = None
+                with anyio.move_on_after(NOTIFY_TIMEOUT):
+                    async for event in sub:
+                        if getattr(event, "uri", None) == "memory://user_role":
+                            got = event
+                            break
+                S.check("listen: resource updated after a hand edit", got is not None, got)
+                editor_save(dir / "user_new.md", f"---\nname: New\ndescription: d\ntype: user\ncreated: {DAY}\nupdated: {DAY}\n---\n\nx\n")
+                got = None
+                with anyio.move_on_after(NOTIFY_TIMEOUT):
+                    async for event in sub:
+                        if type(event).__name__ == "ResourcesListChanged":
+                            got = event
+                            break
+                S.check("listen: list changed after a new file", got is not None, got)
+            rr = await c.read_resource("memory://user_role")
+            S.check("2026 protocol: fresh read", "futsal" in rr.contents[0].text, rr.contents[0].text)
+
+
+async def two_servers(root: Path) -> None:
+    dir = root / "memory"
+    n = 15
+
+    async def worker(w: int) -> None:
+        async with session(dir) as (s, _):
+            async def one(i: int) -> None:
+                r = await s.call_tool("remember", {"key": f"project_w{w}_{i}", "name": f"Item {w}-{i}", "description": f"from server {w}", "type": "project", "body": f"body {w} {i}"})
+                assert not r.is_error, text(r)
+                r = await s.call_tool("note", {"type": "step", "fields": {"w": w, "i": i}})
+                assert not r.is_error, text(r)
+            await asyncio.gather(*(one(i) for i in range(n)))
+            await s.call_tool("remember", {"key": "project_shared", "name": "Shared", "description": f"last writer {w}", "type": "project", "body": f"written by {w}"})
+
+    await asyncio.gather(worker(0), worker(1))
+    missing = [f"project_w{w}_{i}" for w in range(2) for i in range(n) if not (dir / f"project_w{w}_{i}.md").exists()]
+    S.check("two servers: every memory written", not missing, missing)
+    idx = (dir / "MEMORY.md").read_text()
+    absent = [f"project_w{w}_{i}" for w in range(2) for i in range(n) if f"(project_w{w}_{i}.md)" not in idx]
+    S.check("two servers: the index lists every memory", not absent, absent)
+    lines = (dir / "timeline" / f"{DAY}.jsonl").read_text().splitlines()
+    S.check("two servers: every event logged, one per line", len(lines) == 2 * n and all(json.loads(l)["type"] == "step" for l in lines), len(lines))
+    shared = (dir / "project_shared.md").read_text()
+    S.check("two servers: a contended key holds one whole version", shared.count("---") == 2 and ("written by 0" in shared) != ("written by 1" in shared), shared)
+    disk_ok("two servers", dir)
+
+
+async def manifest(root: Path) -> None:
+    agent = root / "agent"
+    dir = agent / "memory"
+    agent.mkdir()
+    (agent / "manifest.json").write_text(json.dumps({"name": "coach", "memory": {"mode": "local", "provider": "none", "maxTokens": 640}}))
+    async with session(dir) as (s, _):
+        r = await s.call_tool("memory_context", {})
+        S.check("manifest: maxTokens is the default budget", r.structured_content["max_tokens"] == 640, r.structured_content)
+        r = await s.call_tool("memory_context", {"max_tokens": 100})
+        S.check("manifest: an explicit budget wins", r.structured_content["max_tokens"] == 100, r.structured_content)
+
+    (agent / "manifest.json").write_text(json.dumps({"memory": {"mode": "encrypted-ipfs", "provider": "pinata"}}))
+    with tempfile.TemporaryFile("w+") as log:
+        async with session(dir, errlog=log) as (s, _):
+            r = await s.call_tool("remember", ROLE)
+            S.check("manifest sync mode: still serves the directory", not r.is_error and (dir / "user_role.md").exists(), text(r))
+        log.seek(0)
+        err = log.read()
+        S.check("manifest sync mode: reported on stderr", "mode `encrypted-ipfs` (provider pinata)" in err, err)
+
+    none = root / "none.json"
+    none.write_text(json.dumps({"memory": {"mode": "none", "maxTokens": 300}}))
+    ghost = root / "ghost"
+    async with session(ghost, "--manifest", str(none)) as (s, _):
+        r = await s.call_tool("remember", ROLE)
+        S.check("mode none: remember works", not r.is_error, text(r))
+        r = await s.call_tool("memory_context", {})
+        S.check("mode none: context has it", "Plays weekly" in text(r) and r.structured_content["max_tokens"] == 300, r.structured_content)
+        rr = await s.read_resource("memory://user_role")
+        S.check("mode none: resource readable", "Plays weekly" in rr.contents[0].text)
+    S.check("mode none: nothing on disk", not ghost.exists())
+
+
+SCENARIOS = [tools_and_resources, hand_edits, modern_protocol, two_servers, manifest]
+
+
+async def main() -> int:
+    global MEMDIR
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--memdir", required=True, help="path to the memdir binary")
+    args = ap.parse_args()
+    MEMDIR = str(Path(args.memdir).resolve())
+    for scenario in SCENARIOS:
+        with tempfile.TemporaryDirectory(prefix="memdir-mcp-") as tmp:
+            print(f"# {scenario.__name__}", flush=True)
+            try:
+                with anyio.fail_after(STEP_TIMEOUT):
+                    await scenario(Path(tmp))
+            except BaseException as e:  # a failed scenario is reported, the rest still run
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                S.check(f"{scenario.__name__} ran to the end", False, "".join(traceback.format_exception(e)))
+    print(f"{S.passed} passed, {S.failed} failed", flush=True)
+    return 1 if S.failed or S.passed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))
