@@ -259,10 +259,62 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
+const QUERY: &str = "what did the physio say about knee recovery and tempo training";
+
+/// In-process timings, run in a child process (see `main`): prints one line of
+/// milliseconds: open, rebuild, context, context + query, recall.
+fn inproc(dir: &Path, rounds: usize) {
+    let mem = Memory::open(dir).unwrap().with_clock(clock());
+    let open = time(rounds, || {
+        Memory::open(dir)
+            .unwrap()
+            .with_clock(clock())
+            .load()
+            .unwrap()
+            .records
+            .len()
+    });
+    let rebuild = time(rounds, || {
+        std::fs::remove_file(dir.join("MEMORY.md")).unwrap();
+        mem.index().unwrap()
+    });
+    let ctx = time(rounds, || mem.context(8192, None).unwrap().text.len());
+    let ctxq = time(rounds, || {
+        mem.context(8192, Some(QUERY)).unwrap().text.len()
+    });
+    let rec = time(rounds, || mem.recall(QUERY, 10).unwrap().0.len());
+    let v: Vec<String> = [open, rebuild, ctx, ctxq, rec]
+        .iter()
+        .map(|d| format!("{}", d.as_secs_f64() * 1000.0))
+        .collect();
+    println!("{}", v.join(" "));
+}
+
+/// Runs this bench binary again for one phase, so that the parent process never
+/// holds a store in memory: a child forked from a large parent reports the parent's
+/// resident size as its own peak (fork copies the page table before exec).
+fn phase(args: &[&str]) -> String {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(args)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "bench phase {args:?} failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--generate") {
+        generate(Path::new(&args[i + 2]), args[i + 1].parse().unwrap());
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--inproc") {
+        inproc(Path::new(&args[i + 2]), args[i + 1].parse().unwrap());
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick");
     let rounds = if quick { 5 } else { 21 };
-    let query = "what did the physio say about knee recovery and tempo training";
     println!("memdir store benchmark ({rounds} rounds, medians; 2-core machine)\n");
     println!(
         "| memories | store MB | read every file (floor) | open | rebuild MEMORY.md | context 8192 | context + query | recall | CLI `context` | CLI / floor | CLI `context --query` | CLI `recall` | CLI peak RSS |"
@@ -271,7 +323,8 @@ fn main() {
     for n in [1_000, 10_000] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("memory");
-        generate(&dir, n);
+        let d = dir.to_str().unwrap();
+        phase(&["--generate", &n.to_string(), d]);
         // MEMDIR_BENCH_KEEP=DIR keeps a copy of each generated store (for profiling).
         if let Ok(keep) = std::env::var("MEMDIR_BENCH_KEEP") {
             let dest = Path::new(&keep).join(format!("store-{n}"));
@@ -280,41 +333,27 @@ fn main() {
         }
         let bytes = read_every_file(&dir);
         let floor = time(rounds, || read_every_file(&dir));
-        let mem = Memory::open(&dir).unwrap().with_clock(clock());
-        let open = time(rounds, || {
-            Memory::open(&dir)
-                .unwrap()
-                .with_clock(clock())
-                .load()
-                .unwrap()
-                .records
-                .len()
-        });
-        let rebuild = time(rounds, || {
-            std::fs::remove_file(dir.join("MEMORY.md")).unwrap();
-            mem.index().unwrap()
-        });
-        let ctx = time(rounds, || mem.context(8192, None).unwrap().text.len());
-        let ctxq = time(rounds, || {
-            mem.context(8192, Some(query)).unwrap().text.len()
-        });
-        let rec = time(rounds, || mem.recall(query, 10).unwrap().0.len());
+        let inproc: Vec<f64> = phase(&["--inproc", &rounds.to_string(), d])
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
         let (cli_ctx, rss) = cli_median(rounds, &dir, &["context", "--max-tokens", "8192"]);
         let (cli_q, _) = cli_median(
             rounds,
             &dir,
-            &["context", "--max-tokens", "8192", "--query", query],
+            &["context", "--max-tokens", "8192", "--query", QUERY],
         );
-        let (cli_r, _) = cli_median(rounds, &dir, &["recall", query]);
+        let (cli_r, _) = cli_median(rounds, &dir, &["recall", QUERY]);
+        let f = |x: f64| format!("{x:.1} ms");
         println!(
             "| {n} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} | {:.1} MiB |",
             bytes as f64 / 1e6,
             ms(floor),
-            ms(open),
-            ms(rebuild),
-            ms(ctx),
-            ms(ctxq),
-            ms(rec),
+            f(inproc[0]),
+            f(inproc[1]),
+            f(inproc[2]),
+            f(inproc[3]),
+            f(inproc[4]),
             ms(cli_ctx),
             cli_ctx.as_secs_f64() / floor.as_secs_f64(),
             ms(cli_q),
