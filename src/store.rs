@@ -205,13 +205,20 @@ impl Backend {
             Backend::Dir(root) => {
                 check_parent(root, rel)?;
                 let path = root.join(rel);
-                let meta = match fs::symlink_metadata(&path) {
-                    Ok(m) => m,
+                // Open without following a link (O_NOFOLLOW) and check the opened file
+                // itself: no window between a check and the open, one syscall fewer.
+                let mut f = match open_nofollow(&path) {
+                    Ok(f) => f,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) if is_link_error(&e) => return Err(Error::Symlink { path }),
                     Err(e) => return Err(Error::io(&path, e)),
                 };
-                if meta.file_type().is_symlink() {
-                    return Err(Error::Symlink { path });
+                let meta = f.metadata().map_err(|e| Error::io(&path, e))?;
+                if !meta.is_file() {
+                    return Err(Error::io(
+                        &path,
+                        std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+                    ));
                 }
                 if meta.len() > limit {
                     return Err(Error::TooLarge {
@@ -220,7 +227,6 @@ impl Backend {
                         limit,
                     });
                 }
-                let mut f = File::open(&path).map_err(|e| Error::io(&path, e))?;
                 let mut buf = Vec::with_capacity(meta.len() as usize);
                 // Bound the read too: the file may have grown since the metadata call.
                 Read::by_ref(&mut f)
@@ -259,13 +265,7 @@ impl Backend {
                 Ok(())
             }
             Backend::Dir(root) => {
-                check_parent(root, rel)?;
-                let path = root.join(rel);
-                let dir = path.parent().unwrap_or(root).to_path_buf();
-                fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                    return Err(Error::Symlink { path });
-                }
+                let (path, dir) = writable_target(root, rel)?;
                 // A dot name keeps the temp file out of scans, the DAG and the watcher.
                 let mut tmp = tempfile::Builder::new()
                     .prefix(".memdir-")
@@ -319,13 +319,7 @@ impl Backend {
                 Ok(())
             }
             Backend::Dir(root) => {
-                check_parent(root, rel)?;
-                let path = root.join(rel);
-                let dir = path.parent().unwrap_or(root).to_path_buf();
-                fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                    return Err(Error::Symlink { path });
-                }
+                let (path, _) = writable_target(root, rel)?;
                 let mut f = OpenOptions::new()
                     .create(true)
                     .append(true)
@@ -394,6 +388,43 @@ fn check_parent(root: &Path, rel: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The path of a file about to be written and its folder (created if missing),
+/// refusing a linked folder or a link in the file's place.
+fn writable_target(root: &Path, rel: &str) -> Result<(PathBuf, PathBuf)> {
+    check_parent(root, rel)?;
+    let path = root.join(rel);
+    let dir = path.parent().unwrap_or(root).to_path_buf();
+    fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(Error::Symlink { path });
+    }
+    Ok((path, dir))
+}
+
+/// Opens a file for reading, failing (ELOOP) if the last component is a link.
+fn open_nofollow(path: &Path) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW);
+    }
+    o.open(path)
+}
+
+fn is_link_error(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
 }
 
 fn ends_with_newline(path: &Path, len: u64) -> Result<bool> {
