@@ -44,6 +44,7 @@ pub mod rank;
 pub mod search;
 pub mod secrets;
 pub mod store;
+pub mod sync_plan;
 pub mod timeline;
 pub mod unixfs;
 pub mod watch;

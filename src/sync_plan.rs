@@ -1,0 +1,790 @@
+//! Sync planning: (base, local, remote listings, strategy) → a sorted plan for the local
+//! directory.
+//!
+//! Owns the three-way merge rules of spec/sync.md#three-way-merge-case-table: which side
+//! wins for each path, where the losing side of a conflict is saved, how timeline day
+//! files are unioned, and that `MEMORY.md` is rebuilt rather than merged. It is a pure
+//! function of its inputs: it must not touch the filesystem, the network, the clock or
+//! the provider, and it must not decide what the base is (the sync state does). The
+//! executor that applies a [`Plan`] to the directory lives at the edges; [`apply`] is
+//! only the in-memory model of it, for tests and dry runs.
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::merge::Strategy;
+use crate::timeline;
+
+/// A listing of the memory directory: relative path (`/`-separated) → file bytes.
+pub type Listing = BTreeMap<String, Vec<u8>>;
+
+/// Where conflict copies are saved, relative to the memory directory. Dot-prefixed, so
+/// a copy is never a memory, never indexed and never synced.
+pub const CONFLICTS_DIR: &str = ".memdir/conflicts";
+
+/// The generated index: never merged, always rebuilt.
+pub const INDEX: &str = "MEMORY.md";
+
+/// Which side of a sync a version comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Local,
+    Remote,
+}
+
+/// What the planner does with a kind of path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileClass {
+    /// `MEMORY.md`: ignored by the merge; the plan says "rebuild index".
+    Index,
+    /// `timeline/YYYY-MM-DD.jsonl`: lines are unioned, never a conflict.
+    Timeline,
+    /// Anything else (memory files `*.md` included): merged as opaque bytes.
+    File,
+    /// A dot entry anywhere in the path: local state, never synced, ignored.
+    Ignored,
+}
+
+/// Classifies a listing path.
+pub fn classify(path: &str) -> FileClass {
+    if path.split('/').any(|c| c.starts_with('.')) {
+        FileClass::Ignored
+    } else if path == INDEX {
+        FileClass::Index
+    } else if path
+        .strip_prefix("timeline/")
+        .is_some_and(timeline::is_day_file_name)
+    {
+        FileClass::Timeline
+    } else {
+        FileClass::File
+    }
+}
+
+/// One operation on the local directory. A plan lists them in the order they must run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// Save the losing version of a conflict at `copy` (under [`CONFLICTS_DIR`]) before
+    /// `path` is (possibly) overwritten.
+    SaveConflict {
+        path: String,
+        copy: String,
+        #[serde(skip)]
+        content: Vec<u8>,
+    },
+    /// Delete `path` (a forget on the remote side).
+    Delete { path: String },
+    /// Write `content` to `path` (the remote version, or a merged timeline).
+    Write {
+        path: String,
+        #[serde(skip)]
+        content: Vec<u8>,
+    },
+    /// Regenerate `MEMORY.md` from the memory files; always the last operation.
+    RebuildIndex,
+}
+
+impl Op {
+    /// The path the operation is about (`MEMORY.md` for the rebuild).
+    pub fn path(&self) -> &str {
+        match self {
+            Op::SaveConflict { path, .. } | Op::Delete { path } | Op::Write { path, .. } => path,
+            Op::RebuildIndex => INDEX,
+        }
+    }
+
+    /// Sort key: by path, a conflict copy before the write that may replace the local
+    /// version, the index rebuild after everything.
+    fn order(&self) -> (u8, &str, u8) {
+        match self {
+            Op::SaveConflict { path, .. } => (0, path, 0),
+            Op::Delete { path } => (0, path, 1),
+            Op::Write { path, .. } => (0, path, 2),
+            Op::RebuildIndex => (1, "", 0),
+        }
+    }
+}
+
+/// What the planner decided for one path whose versions were not all equal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Both sides made the same change (or both deleted): nothing to do.
+    Converged,
+    /// Only the local side changed (or deleted): nothing to do.
+    KeptLocal,
+    /// Only the remote side changed or added: written locally.
+    TookRemote,
+    /// Deleted remotely, unchanged locally: the forget propagates.
+    Forgotten,
+    /// Deleted on one side, edited on the other: the edited version stays.
+    EditBeatsDelete { edited: Side },
+    /// Both sides changed differently: `winner` stays at the path, the other version
+    /// is saved at `copy`.
+    Conflict { winner: Side, copy: String },
+    /// A timeline day file changed on both sides: lines unioned.
+    Unioned,
+}
+
+/// One line of the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub path: String,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// The operations to run on the local directory, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// Sorted by [`Op::path`]; for one path a conflict copy comes first; the index
+    /// rebuild is last.
+    pub ops: Vec<Op>,
+    /// One entry per path whose base, local and remote versions were not all equal,
+    /// sorted by path. `MEMORY.md` and dot entries never appear.
+    pub report: Vec<Decision>,
+}
+
+impl Plan {
+    /// Paths left in conflict, with their copies (what `status` / `check` list).
+    pub fn conflicts(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.report.iter().filter_map(|d| match &d.outcome {
+            Outcome::Conflict { copy, .. } => Some((d.path.as_str(), copy.as_str())),
+            _ => None,
+        })
+    }
+}
+
+/// The path a losing version is saved at: `.memdir/conflicts/<path stem>.<12 hex of
+/// its sha-256>.<extension>`, e.g. `.memdir/conflicts/user_role.3f2a9c1b0d4e.md`. The
+/// hash makes the name deterministic (planning twice names the same copy) and keeps
+/// different losing versions of one path apart.
+pub fn conflict_copy_path(path: &str, content: &[u8]) -> String {
+    let digest = Sha256::digest(content);
+    let short = data_encoding::HEXLOWER.encode(&digest[..6]);
+    let (dir, name) = match path.rsplit_once('/') {
+        Some((d, n)) => (format!("{d}/"), n),
+        None => (String::new(), path),
+    };
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => {
+            format!("{CONFLICTS_DIR}/{dir}{stem}.{short}.{ext}")
+        }
+        _ => format!("{CONFLICTS_DIR}/{dir}{name}.{short}"),
+    }
+}
+
+/// Plans a three-way sync of `local` with `remote`, given `base` (the listing of the
+/// last synced root; empty on a first sync). The result is deterministic and sorted.
+///
+/// ```
+/// use memdir::sync_plan::{plan, Listing, Op};
+/// use memdir::Strategy;
+/// let l = |v: &[(&str, &str)]| -> Listing {
+///     v.iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect()
+/// };
+/// let base = l(&[("a.md", "old")]);
+/// let p = plan(&base, &base, &l(&[("a.md", "new")]), Strategy::Merge);
+/// assert_eq!(p.ops, vec![
+///     Op::Write { path: "a.md".into(), content: b"new".to_vec() },
+///     Op::RebuildIndex,
+/// ]);
+/// ```
+pub fn plan(base: &Listing, local: &Listing, remote: &Listing, strategy: Strategy) -> Plan {
+    let paths: std::collections::BTreeSet<&str> = base
+        .keys()
+        .chain(local.keys())
+        .chain(remote.keys())
+        .map(String::as_str)
+        .collect();
+    let mut out = Plan::default();
+    let mut touches_memory = false;
+    for path in paths {
+        let class = classify(path);
+        if matches!(class, FileClass::Index | FileClass::Ignored) {
+            continue;
+        }
+        let (b, l, r) = (base.get(path), local.get(path), remote.get(path));
+        if b == l && l == r {
+            continue;
+        }
+        let ops_before = out.ops.len();
+        let outcome = decide(path, class, b, l, r, strategy, &mut out.ops);
+        touches_memory |= class == FileClass::File && out.ops.len() > ops_before;
+        out.report.push(Decision {
+            path: path.to_string(),
+            outcome,
+        });
+    }
+    if touches_memory {
+        out.ops.push(Op::RebuildIndex);
+    }
+    out.ops.sort_by(|a, b| a.order().cmp(&b.order()));
+    out
+}
+
+/// The decision for one path whose three versions are not all equal, pushing its ops.
+fn decide(
+    path: &str,
+    class: FileClass,
+    b: Option<&Vec<u8>>,
+    l: Option<&Vec<u8>>,
+    r: Option<&Vec<u8>>,
+    strategy: Strategy,
+    ops: &mut Vec<Op>,
+) -> Outcome {
+    let write = |content: &[u8]| Op::Write {
+        path: path.to_string(),
+        content: content.to_vec(),
+    };
+    if l == r {
+        return Outcome::Converged;
+    }
+    if r == b {
+        return Outcome::KeptLocal;
+    }
+    if l == b {
+        return match r {
+            Some(r) => {
+                ops.push(write(r));
+                Outcome::TookRemote
+            }
+            None => {
+                ops.push(Op::Delete {
+                    path: path.to_string(),
+                });
+                Outcome::Forgotten
+            }
+        };
+    }
+    // Both sides changed, differently.
+    match (l, r) {
+        (None, None) => Outcome::Converged, // unreachable: l == r was handled above
+        // An edit beats a delete: the edit is newer information than the version the
+        // delete removed, and undoing a forget is one more `forget`, while a lost edit
+        // cannot be recovered.
+        (None, Some(r)) => {
+            ops.push(write(r));
+            Outcome::EditBeatsDelete {
+                edited: Side::Remote,
+            }
+        }
+        (Some(_), None) => Outcome::EditBeatsDelete {
+            edited: Side::Local,
+        },
+        (Some(l), Some(r)) if class == FileClass::Timeline => {
+            let merged = union_lines(l, r);
+            if merged != *l {
+                ops.push(write(&merged));
+            }
+            Outcome::Unioned
+        }
+        (Some(l), Some(r)) => {
+            let (winner, loser) = match strategy {
+                Strategy::Merge => (Side::Local, r),
+                Strategy::Replace => (Side::Remote, l),
+            };
+            let copy = conflict_copy_path(path, loser);
+            ops.push(Op::SaveConflict {
+                path: path.to_string(),
+                copy: copy.clone(),
+                content: loser.clone(),
+            });
+            if winner == Side::Remote {
+                ops.push(write(r));
+            }
+            Outcome::Conflict { winner, copy }
+        }
+    }
+}
+
+/// The union of two timeline day files: every line of either, without duplicates, in
+/// time order, each line ending in `\n`.
+///
+/// Lines are compared by their parsed event (so `12:00:00Z` and `12:00:00.000Z` are one
+/// event) and written as the first side that has them wrote them. A line that does not
+/// parse is kept verbatim (compared by its text) and travels with the parsed line before
+/// it in its own file, so it is never dropped and stays near its context. Blank lines
+/// are dropped. The sort is stable, so equal timestamps keep local order first.
+pub fn union_lines(local: &[u8], remote: &[u8]) -> Vec<u8> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut lines: Vec<(Option<DateTime<Utc>>, String)> = Vec::new();
+    for side in [local, remote] {
+        let text = String::from_utf8_lossy(side);
+        let mut last: Option<DateTime<Utc>> = None;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let identity = match timeline::parse_line(line) {
+                Ok(e) => {
+                    last = Some(e.ts);
+                    format!("e{}", e.encode())
+                }
+                Err(_) => format!("r{line}"),
+            };
+            if seen.insert(identity) {
+                lines.push((last, line.to_string()));
+            }
+        }
+    }
+    lines.sort_by_key(|(ts, _)| *ts);
+    let mut out = Vec::new();
+    for (_, line) in lines {
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Applies a plan to a listing in memory, the model of what the executor does to the
+/// directory. Conflict copies land at their dot-prefixed paths; `RebuildIndex` is not
+/// modelled (the index is derived and ignored by the planner).
+pub fn apply(local: &Listing, ops: &[Op]) -> Listing {
+    let mut out = local.clone();
+    for op in ops {
+        match op {
+            Op::SaveConflict { copy, content, .. } => {
+                out.insert(copy.clone(), content.clone());
+            }
+            Op::Delete { path } => {
+                out.remove(path);
+            }
+            Op::Write { path, content } => {
+                out.insert(path.clone(), content.clone());
+            }
+            Op::RebuildIndex => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::{prop, prop_assert, prop_assert_eq, prop_oneof, proptest};
+    use proptest::strategy::Strategy as Gen;
+
+    fn listing(v: &[(&str, &str)]) -> Listing {
+        v.iter()
+            .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
+            .collect()
+    }
+
+    /// One op as a short line, with contents shown as text; conflict copies by content.
+    fn show(op: &Op) -> String {
+        let s = |c: &[u8]| String::from_utf8_lossy(c).replace('\n', "|");
+        match op {
+            Op::SaveConflict { path, content, .. } => format!("save {path} {}", s(content)),
+            Op::Delete { path } => format!("delete {path}"),
+            Op::Write { path, content } => format!("write {path} {}", s(content)),
+            Op::RebuildIndex => "rebuild".into(),
+        }
+    }
+
+    fn check(
+        base: &[(&str, &str)],
+        local: &[(&str, &str)],
+        remote: &[(&str, &str)],
+        strategy: Strategy,
+        expect: &[&str],
+    ) -> Plan {
+        let p = plan(&listing(base), &listing(local), &listing(remote), strategy);
+        let got: Vec<String> = p.ops.iter().map(show).collect();
+        assert_eq!(
+            got, expect,
+            "base {base:?} local {local:?} remote {remote:?} {strategy:?}"
+        );
+        p
+    }
+
+    const M: Strategy = Strategy::Merge;
+    const R: Strategy = Strategy::Replace;
+    const E1: &str = r#"{"ts":"2026-01-01T10:00:00.000Z","type":"a"}"#;
+    const E2: &str = r#"{"ts":"2026-01-01T11:00:00.000Z","type":"b"}"#;
+    const E3: &str = r#"{"ts":"2026-01-01T12:00:00.000Z","type":"c"}"#;
+    const T: &str = "timeline/2026-01-01.jsonl";
+
+    #[test]
+    fn case_table_files() {
+        // spec/sync.md#three-way-merge-case-table — rows 1 to 14, for a memory file.
+        // Each row: base, local, remote (absent = deleted / never existed), strategy, ops.
+        type V = Option<&'static str>;
+        type Row = (u8, V, V, V, Strategy, Vec<&'static str>);
+        let rows: Vec<Row> = vec![
+            (1, Some("A"), Some("A"), Some("A"), M, vec![]),
+            (1, Some("A"), Some("A"), Some("A"), R, vec![]),
+            (
+                2,
+                Some("A"),
+                Some("A"),
+                Some("B"),
+                M,
+                vec!["write a.md B", "rebuild"],
+            ),
+            (
+                2,
+                Some("A"),
+                Some("A"),
+                Some("B"),
+                R,
+                vec!["write a.md B", "rebuild"],
+            ),
+            (3, Some("A"), Some("B"), Some("A"), M, vec![]),
+            (3, Some("A"), Some("B"), Some("A"), R, vec![]),
+            (4, Some("A"), Some("B"), Some("B"), M, vec![]),
+            (4, Some("A"), Some("B"), Some("B"), R, vec![]),
+            (
+                5,
+                Some("A"),
+                Some("B"),
+                Some("C"),
+                M,
+                vec!["save a.md C", "rebuild"],
+            ),
+            (
+                5,
+                Some("A"),
+                Some("B"),
+                Some("C"),
+                R,
+                vec!["save a.md B", "write a.md C", "rebuild"],
+            ),
+            (
+                6,
+                Some("A"),
+                Some("A"),
+                None,
+                M,
+                vec!["delete a.md", "rebuild"],
+            ),
+            (
+                6,
+                Some("A"),
+                Some("A"),
+                None,
+                R,
+                vec!["delete a.md", "rebuild"],
+            ),
+            (7, Some("A"), None, Some("A"), M, vec![]),
+            (7, Some("A"), None, Some("A"), R, vec![]),
+            (8, Some("A"), None, None, M, vec![]),
+            (
+                9,
+                Some("A"),
+                None,
+                Some("B"),
+                M,
+                vec!["write a.md B", "rebuild"],
+            ),
+            (
+                9,
+                Some("A"),
+                None,
+                Some("B"),
+                R,
+                vec!["write a.md B", "rebuild"],
+            ),
+            (10, Some("A"), Some("B"), None, M, vec![]),
+            (10, Some("A"), Some("B"), None, R, vec![]),
+            (
+                11,
+                None,
+                None,
+                Some("B"),
+                M,
+                vec!["write a.md B", "rebuild"],
+            ),
+            (12, None, Some("B"), None, M, vec![]),
+            (12, None, Some("B"), None, R, vec![]),
+            (13, None, Some("B"), Some("B"), R, vec![]),
+            (
+                14,
+                None,
+                Some("B"),
+                Some("C"),
+                M,
+                vec!["save a.md C", "rebuild"],
+            ),
+            (
+                14,
+                None,
+                Some("B"),
+                Some("C"),
+                R,
+                vec!["save a.md B", "write a.md C", "rebuild"],
+            ),
+        ];
+        for (row, b, l, r, s, expect) in rows {
+            let one = |v: V| v.map(|c| vec![("a.md", c)]).unwrap_or_default();
+            let p = check(&one(b), &one(l), &one(r), s, &expect);
+            // Every row but the unchanged one reports the path.
+            assert_eq!(p.report.len(), usize::from(row != 1), "row {row}");
+        }
+    }
+
+    #[test]
+    fn case_table_outcomes() {
+        // spec/sync.md#three-way-merge-case-table — the report column.
+        let a = |v: &'static str| vec![("a.md", v)];
+        let none: Vec<(&str, &str)> = vec![];
+        type Files = Vec<(&'static str, &'static str)>;
+        let rows: Vec<(Files, Files, Files, Outcome)> = vec![
+            (a("A"), a("A"), a("B"), Outcome::TookRemote),
+            (a("A"), a("B"), a("A"), Outcome::KeptLocal),
+            (a("A"), a("B"), a("B"), Outcome::Converged),
+            (a("A"), none.clone(), none.clone(), Outcome::Converged),
+            (a("A"), a("A"), none.clone(), Outcome::Forgotten),
+            (
+                a("A"),
+                none.clone(),
+                a("B"),
+                Outcome::EditBeatsDelete {
+                    edited: Side::Remote,
+                },
+            ),
+            (
+                a("A"),
+                a("B"),
+                none.clone(),
+                Outcome::EditBeatsDelete {
+                    edited: Side::Local,
+                },
+            ),
+            (
+                none.clone(),
+                a("B"),
+                a("C"),
+                Outcome::Conflict {
+                    winner: Side::Local,
+                    copy: conflict_copy_path("a.md", b"C"),
+                },
+            ),
+        ];
+        for (b, l, r, want) in rows {
+            let p = plan(&listing(&b), &listing(&l), &listing(&r), M);
+            assert_eq!(p.report[0].outcome, want, "{b:?} {l:?} {r:?}");
+        }
+    }
+
+    #[test]
+    fn case_table_timelines() {
+        // spec/sync.md#three-way-merge-case-table — rows 15 to 17.
+        let t = |lines: &[&str]| -> String { lines.iter().map(|l| format!("{l}\n")).collect() };
+        let (e1, e12, e13, e123) = (t(&[E1]), t(&[E1, E2]), t(&[E1, E3]), t(&[E1, E2, E3]));
+        let want = format!("write {T} {}", e123.replace('\n', "|"));
+        // Row 15: changed on both sides: union in time order, under either strategy.
+        for s in [M, R] {
+            check(&[(T, &e1)], &[(T, &e13)], &[(T, &e12)], s, &[&want]);
+        }
+        // Row 16: added on both sides / first sync: union.
+        check(&[], &[(T, &e13)], &[(T, &e12)], M, &[&want]);
+        // The union equals the local file: nothing to write.
+        check(&[(T, &e1)], &[(T, &e123)], &[(T, &e12)], M, &[]);
+        // Row 17: one-sided changes and deletes follow rows 2 to 10 (no index rebuild).
+        check(
+            &[(T, &e1)],
+            &[(T, &e1)],
+            &[(T, &e12)],
+            M,
+            &[&format!("write {T} {}", e12.replace('\n', "|"))],
+        );
+        check(&[(T, &e1)], &[(T, &e1)], &[], M, &[&format!("delete {T}")]);
+        check(
+            &[(T, &e1)],
+            &[],
+            &[(T, &e12)],
+            M,
+            &[&format!("write {T} {}", e12.replace('\n', "|"))],
+        );
+        // A file under timeline/ that is not a day file is an ordinary file.
+        check(
+            &[],
+            &[("timeline/x.jsonl", "B")],
+            &[("timeline/x.jsonl", "C")],
+            M,
+            &["save timeline/x.jsonl C", "rebuild"],
+        );
+    }
+
+    #[test]
+    fn timeline_union_keeps_unparseable_lines_and_dedups_events() {
+        // spec/sync.md#three-way-merge-case-table — row 15, details.
+        let local = format!("{E1}\nnot json\n{E3}\n");
+        // Same event as E1 with another timestamp spelling; E2; a different bad line.
+        let remote =
+            format!("{{\"ts\":\"2026-01-01T10:00:00Z\",\"type\":\"a\"}}\n\n{E2}\n{{broken\n");
+        let got = String::from_utf8(union_lines(local.as_bytes(), remote.as_bytes())).unwrap();
+        assert_eq!(got, format!("{E1}\nnot json\n{E2}\n{{broken\n{E3}\n"));
+        // A bad line before any event sorts first.
+        let got = String::from_utf8(union_lines(b"junk\n", E2.as_bytes())).unwrap();
+        assert_eq!(got, format!("junk\n{E2}\n"));
+    }
+
+    #[test]
+    fn index_and_dot_entries_are_never_planned() {
+        // spec/sync.md#three-way-merge-case-table — rows 18 and 19.
+        let ix = |v: &'static str| vec![(INDEX, v)];
+        check(&ix("A"), &ix("B"), &ix("C"), R, &[]);
+        check(&[], &[], &ix("C"), R, &[]);
+        check(&ix("A"), &ix("A"), &[], R, &[]);
+        let dot = |v: &'static str| vec![(".memdir/state", v), (".git/x", v)];
+        check(&dot("A"), &dot("B"), &dot("C"), R, &[]);
+        // Timeline changes alone do not rebuild the index; memory changes do, once.
+        let p = check(
+            &[],
+            &[],
+            &[("a.md", "A"), ("b.md", "B"), (INDEX, "X")],
+            M,
+            &["write a.md A", "write b.md B", "rebuild"],
+        );
+        assert_eq!(p.report.len(), 2);
+    }
+
+    #[test]
+    fn conflict_copies_are_dot_prefixed_and_deterministic() {
+        // spec/sync.md#three-way-merge-case-table — conflict copies.
+        let p = conflict_copy_path("user_role.md", b"C");
+        assert!(p.starts_with(".memdir/conflicts/user_role."), "{p}");
+        assert!(p.ends_with(".md") && p.len() == ".memdir/conflicts/user_role.".len() + 12 + 3);
+        assert_eq!(p, conflict_copy_path("user_role.md", b"C"));
+        assert_ne!(p, conflict_copy_path("user_role.md", b"D"));
+        assert_eq!(classify(&p), FileClass::Ignored);
+        let q = conflict_copy_path("notes/README", b"C");
+        assert!(q.starts_with(".memdir/conflicts/notes/README."), "{q}");
+        let plan = plan(
+            &listing(&[]),
+            &listing(&[("a.md", "B")]),
+            &listing(&[("a.md", "C")]),
+            R,
+        );
+        let copies: Vec<(&str, &str)> = plan.conflicts().collect();
+        assert_eq!(
+            copies,
+            vec![("a.md", conflict_copy_path("a.md", b"B").as_str())]
+        );
+    }
+
+    #[test]
+    fn ops_are_sorted_across_paths() {
+        let p = check(
+            &[("b.md", "A"), ("c.md", "A")],
+            &[("b.md", "A"), ("c.md", "L"), ("d.md", "L")],
+            &[("a.md", "R"), ("c.md", "R"), ("d.md", "R")],
+            R,
+            &[
+                "write a.md R",
+                "delete b.md",
+                "save c.md L",
+                "write c.md R",
+                "save d.md L",
+                "write d.md R",
+                "rebuild",
+            ],
+        );
+        let paths: Vec<&str> = p.report.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(paths, vec!["a.md", "b.md", "c.md", "d.md"]);
+    }
+
+    // --- properties -------------------------------------------------------------
+
+    const PATHS: [&str; 4] = ["a.md", "b.md", T, INDEX];
+
+    fn content() -> impl Gen<Value = Vec<u8>> {
+        let lines = prop::collection::vec(
+            prop::sample::select(vec![
+                E1,
+                E2,
+                E3,
+                "bad line",
+                r#"{"ts":"2026-01-01T11:00:00Z","type":"b"}"#,
+            ]),
+            0..4,
+        );
+        prop_oneof![
+            prop::sample::select(vec!["A", "B", "C"]).prop_map(|s| s.as_bytes().to_vec()),
+            lines.prop_map(|v| v
+                .iter()
+                .map(|l| format!("{l}\n"))
+                .collect::<String>()
+                .into_bytes()),
+        ]
+    }
+
+    fn listing_strategy() -> impl Gen<Value = Listing> {
+        prop::collection::btree_map(
+            prop::sample::select(PATHS.to_vec()).prop_map(String::from),
+            content(),
+            0..4,
+        )
+    }
+
+    fn strategy() -> impl Gen<Value = Strategy> {
+        prop::sample::select(vec![M, R])
+    }
+
+    proptest! {
+        #[test]
+        fn same_everywhere_plans_nothing(a in listing_strategy(), s in strategy()) {
+            // spec/sync.md#three-way-merge-case-table — row 1.
+            prop_assert_eq!(plan(&a, &a, &a, s), Plan::default());
+        }
+
+        #[test]
+        fn planning_is_deterministic_and_sorted(
+            b in listing_strategy(), l in listing_strategy(), r in listing_strategy(), s in strategy()
+        ) {
+            let p = plan(&b, &l, &r, s);
+            prop_assert_eq!(&p, &plan(&b, &l, &r, s));
+            prop_assert!(p.ops.windows(2).all(|w| w[0].order() <= w[1].order()));
+            prop_assert!(p.report.windows(2).all(|w| w[0].path < w[1].path));
+            // Nothing is planned on the index or on dot entries but the rebuild.
+            prop_assert!(p.ops.iter().all(|o| *o == Op::RebuildIndex || classify(o.path()) != FileClass::Index));
+        }
+
+        #[test]
+        fn applying_the_plan_reaches_a_fixed_point(
+            b in listing_strategy(), l in listing_strategy(), r in listing_strategy(), s in strategy()
+        ) {
+            // Apply once, then plan again against the same base and remote: every op of
+            // the second plan is a no-op on the result.
+            let once = apply(&l, &plan(&b, &l, &r, s).ops);
+            let again = plan(&b, &once, &r, s);
+            prop_assert_eq!(apply(&once, &again.ops), once.clone());
+            // After the result is pushed (remote = base = result) nothing is planned.
+            prop_assert_eq!(plan(&once, &once, &once, s), Plan::default());
+            // No version is lost: every local and remote memory-file version is either
+            // at its path or saved as a conflict copy, unless it was deleted or lost to
+            // an edit-beats-delete / one-sided change.
+            for (path, v) in l.iter().chain(r.iter()) {
+                if classify(path) != FileClass::File { continue; }
+                let (bv, lv, rv) = (b.get(path), l.get(path), r.get(path));
+                let both_changed = lv != bv && rv != bv && lv.is_some() && rv.is_some();
+                if both_changed {
+                    let at_path = once.get(path) == Some(v);
+                    let copied = once.get(&conflict_copy_path(path, v)) == Some(v);
+                    prop_assert!(at_path || copied, "{} lost", path);
+                }
+            }
+        }
+
+        #[test]
+        fn union_is_idempotent_and_the_same_size_either_way(
+            x in content(), y in content()
+        ) {
+            let u = union_lines(&x, &y);
+            prop_assert_eq!(union_lines(&u, &y), u.clone());
+            prop_assert_eq!(union_lines(&u, &x), u.clone());
+            let mut a: Vec<&[u8]> = u.split(|c| *c == b'\n').collect();
+            let v = union_lines(&y, &x);
+            let mut b: Vec<&[u8]> = v.split(|c| *c == b'\n').collect();
+            a.sort();
+            b.sort();
+            // The same set of events either way (spelling may differ only by which side
+            // wrote a duplicate first).
+            prop_assert_eq!(a.len(), b.len());
+        }
+    }
+}
