@@ -41,6 +41,8 @@ pub mod merge;
 #[cfg(feature = "sync")]
 pub mod provider;
 pub mod rank;
+#[cfg(feature = "sync")]
+pub mod seal;
 pub mod search;
 pub mod secrets;
 pub mod store;

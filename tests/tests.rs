@@ -14,6 +14,8 @@ mod props;
 mod providers;
 mod reliability;
 #[cfg(feature = "sync")]
+mod seal;
+#[cfg(feature = "sync")]
 mod support;
 mod threews;
 mod watch;
