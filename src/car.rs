@@ -707,30 +707,10 @@ fn read_block_cid<R: Read>(input: &mut Input<R>, section: u64) -> Result<Cid, Ca
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::unixfs::tests::{dir, file, hex};
     use crate::unixfs::{Dag, Limits, Node, block_cid, build, decode};
     use proptest::prelude::*;
     use std::collections::BTreeMap;
-
-    fn file(bytes: &[u8]) -> Node {
-        Node::File(bytes.to_vec())
-    }
-
-    fn dir(entries: Vec<(&str, Node)>) -> Node {
-        Node::Dir(
-            entries
-                .into_iter()
-                .map(|(n, c)| (n.to_owned(), c))
-                .collect(),
-        )
-    }
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("test hex"))
-            .collect()
-    }
 
     /// A small tree with a multi-chunk file, nesting and a duplicated file.
     fn sample() -> Node {

@@ -1441,18 +1441,18 @@ pub fn decode(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::sync::OnceLock;
 
     // -- helpers ------------------------------------------------------------
 
-    fn file(bytes: &[u8]) -> Node {
+    pub(crate) fn file(bytes: &[u8]) -> Node {
         Node::File(bytes.to_vec())
     }
 
-    fn dir(entries: Vec<(&str, Node)>) -> Node {
+    pub(crate) fn dir(entries: Vec<(&str, Node)>) -> Node {
         Node::Dir(
             entries
                 .into_iter()
@@ -1461,7 +1461,7 @@ mod tests {
         )
     }
 
-    fn hex(s: &str) -> Vec<u8> {
+    pub(crate) fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
         (0..s.len())
             .step_by(2)
