@@ -95,6 +95,9 @@ pub enum Error {
     Usage(&'static str),
     #[error(transparent)]
     Clock(#[from] crate::clock::BadNow),
+    #[cfg(feature = "sync")]
+    #[error(transparent)]
+    KeyFile(#[from] crate::seal::KeyFileError),
     #[error("{}: {source}", .path.display())]
     Unixfs {
         path: PathBuf,
@@ -151,6 +154,14 @@ impl Error {
                 "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
             ),
             Error::Type { .. } => Some("pass --type user|feedback|project|reference".into()),
+            #[cfg(feature = "sync")]
+            Error::KeyFile(crate::seal::KeyFileError::Exists { .. }) => Some(
+                "memdir never overwrites a key: pass another --out, or move the old key away (and keep it if anything was synced with it)".into(),
+            ),
+            #[cfg(feature = "sync")]
+            Error::KeyFile(crate::seal::KeyFileError::InsideMemoryDir { .. }) => Some(
+                "keep the key outside the memory directory: the directory is synced, the key must never be".into(),
+            ),
             #[cfg(feature = "sync")]
             Error::Provider(e) => e.hint(),
             _ => None,

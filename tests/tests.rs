@@ -6,6 +6,8 @@ mod common;
 mod bad_input;
 mod cache;
 mod cli_golden;
+#[cfg(feature = "sync")]
+mod keygen;
 mod library;
 #[cfg(feature = "mcp")]
 mod mcp;

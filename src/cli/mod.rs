@@ -14,6 +14,8 @@ mod forget;
 mod import;
 mod index;
 mod init;
+#[cfg(feature = "sync")]
+mod keygen;
 mod list;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -92,6 +94,9 @@ pub enum Command {
     Import(import::Args),
     /// Print the IPFS root CID of the directory, computed offline.
     Cid(cid::Args),
+    /// Create a key pair for encrypted-ipfs sync (no recovery if lost).
+    #[cfg(feature = "sync")]
+    Keygen(keygen::Args),
     /// Serve the MCP tools and resources over stdio.
     #[cfg(feature = "mcp")]
     Mcp(mcp::Args),
@@ -135,6 +140,8 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Error> {
         Command::Export(a) => export::run(&mem, a, out),
         Command::Import(a) => import::run(&mem, a, out),
         Command::Cid(a) => cid::run(&mem, a, out),
+        #[cfg(feature = "sync")]
+        Command::Keygen(a) => keygen::run(&mem, a, out),
         #[cfg(feature = "mcp")]
         Command::Mcp(a) => mcp::run(&mem, a, out),
         Command::Bench(a) => bench::run(a, out),
