@@ -15,6 +15,7 @@ mod props;
 #[cfg(feature = "sync")]
 mod providers;
 mod reliability;
+mod robustness;
 #[cfg(feature = "sync")]
 mod seal;
 #[cfg(feature = "sync")]
