@@ -535,10 +535,16 @@ impl Memory {
 
     /// Rebuilds MEMORY.md if it differs from what the memories say.
     pub fn index(&self) -> Result<IndexOutcome> {
+        self.index_with_problems().map(|(outcome, _)| outcome)
+    }
+
+    /// Rebuilds MEMORY.md like [`Memory::index`] and returns the problems met loading
+    /// the store on the way (one load serves both).
+    pub fn index_with_problems(&self) -> Result<(IndexOutcome, Vec<Problem>)> {
         self.require_dir()?;
         let _g = self.backend.lock(&self.mem_lock)?;
         let snap = self.load()?;
-        self.write_index(&snap.records)
+        Ok((self.write_index(&snap.records)?, snap.problems))
     }
 
     /// Rebuilds MEMORY.md only when it is stale (cheap check without the lock first).

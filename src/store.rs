@@ -360,20 +360,6 @@ impl Backend {
             }
         }
     }
-
-    /// Modification stamp of a file (nanoseconds since the epoch and length), used to
-    /// notice changes cheaply; `None` in the `none` mode or when the file is missing.
-    pub fn stamp(&self, rel: &str) -> Option<(u128, u64)> {
-        match self {
-            Backend::Mem(_) => None,
-            Backend::Dir(root) => {
-                let m = fs::symlink_metadata(root.join(rel)).ok()?;
-                let t = m.modified().ok()?;
-                let ns = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
-                Some((ns, m.len()))
-            }
-        }
-    }
 }
 
 /// Refuses a path whose folder inside the directory (`timeline/`, `.memdir/`, …) is

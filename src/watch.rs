@@ -69,11 +69,11 @@ pub fn watch(
         })?;
     // The watch is armed before the first rebuild, so an edit made as soon as the
     // first report arrives is never missed.
-    let first = mem.index()?;
+    let (outcome, problems) = mem.index_with_problems()?;
     on_rebuild(Rebuild {
         changed: Vec::new(),
-        outcome: first,
-        problems: mem.load()?.problems,
+        outcome,
+        problems,
     });
     let started = Instant::now();
     while !stop.load(Ordering::Relaxed) && limit.is_none_or(|l| started.elapsed() < l) {
@@ -106,8 +106,7 @@ pub fn watch(
         if changed.is_empty() {
             continue;
         }
-        let outcome = mem.index()?;
-        let problems = mem.load()?.problems;
+        let (outcome, problems) = mem.index_with_problems()?;
         on_rebuild(Rebuild {
             changed,
             outcome,
