@@ -632,6 +632,52 @@ impl Memory {
         Err(Key::parse(key).unwrap_err().into())
     }
 
+    /// Runs `f` holding the store's lock (the process mutex and `.memdir/lock`).
+    pub(crate) fn with_lock<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let _g = self.backend.lock(&self.mem_lock)?;
+        f()
+    }
+
+    /// Rebuilds MEMORY.md; the caller holds the lock ([`Memory::with_lock`]).
+    pub(crate) fn rebuild_index_locked(&self) -> Result<IndexOutcome> {
+        let snap = self.load()?;
+        self.write_index(&snap.records)
+    }
+
+    /// Losing versions kept by sync merges, as (the path they lost at, the copy),
+    /// sorted by copy. Copies are named `<stem>.<12 hex>.<ext>` under
+    /// `.memdir/conflicts/` (spec/sync.md).
+    pub fn conflicts(&self) -> Result<Vec<(String, String)>> {
+        let Backend::Dir(root) = &self.backend else {
+            return Ok(Vec::new());
+        };
+        let dir = root.join(crate::sync_plan::CONFLICTS_DIR);
+        if !dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for entry in walkdir::WalkDir::new(&dir).follow_links(false) {
+            let entry = entry.map_err(|e| {
+                Error::io(
+                    &dir,
+                    e.into_io_error()
+                        .unwrap_or_else(|| std::io::Error::other("walk")),
+                )
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(&dir) else {
+                continue;
+            };
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            let copy = format!("{}/{rel}", crate::sync_plan::CONFLICTS_DIR);
+            out.push((crate::sync_plan::conflict_original(&rel), copy));
+        }
+        out.sort_by(|a, b| a.1.cmp(&b.1));
+        Ok(out)
+    }
+
     /// Reads one memory.
     pub fn read(&self, key: &str) -> Result<Record> {
         self.require_dir()?;
@@ -959,6 +1005,15 @@ impl Memory {
                     }
                 }
             }
+        }
+        for (path, copy) in self.conflicts()? {
+            report.problems.push(Problem::warning(
+                &copy,
+                None,
+                format!(
+                    "conflict copy: the version of {path} that lost a sync merge; keep what you want in {path}, then delete this file"
+                ),
+            ));
         }
         if fix {
             self.backend.create()?;

@@ -106,6 +106,12 @@ pub enum Error {
     },
     #[error(transparent)]
     Bench(#[from] crate::bench::BenchError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// Push / pull / sync refused or found bad data.
+    #[cfg(feature = "sync")]
+    #[error(transparent)]
+    Sync(Box<crate::sync::SyncError>),
     /// A remote provider failed (exit 3) or delivered data that did not verify (exit 4).
     #[cfg(feature = "sync")]
     #[error(transparent)]
@@ -133,6 +139,8 @@ impl Error {
             Error::Usage(_) | Error::EmptyQuery | Error::Clock(_) => Class::Usage,
             #[cfg(feature = "sync")]
             Error::Provider(e) => e.class(),
+            #[cfg(feature = "sync")]
+            Error::Sync(e) => e.class(),
             _ => Class::Input,
         }
     }
@@ -164,6 +172,11 @@ impl Error {
             ),
             #[cfg(feature = "sync")]
             Error::Provider(e) => e.hint(),
+            #[cfg(feature = "sync")]
+            Error::Sync(e) => e.hint(),
+            Error::Config(_) => Some(
+                "keys: mode (local, ipfs, encrypted-ipfs), provider, channel, keep_versions, key_file; see spec/sync.md#configuration".into(),
+            ),
             _ => None,
         }
     }

@@ -29,6 +29,7 @@ pub mod cache;
 pub mod car;
 pub mod cli;
 pub mod clock;
+pub mod config;
 pub mod context;
 pub mod engine;
 pub mod error;
@@ -46,6 +47,8 @@ pub mod seal;
 pub mod search;
 pub mod secrets;
 pub mod store;
+#[cfg(feature = "sync")]
+pub mod sync;
 pub mod sync_plan;
 pub mod timeline;
 pub mod unixfs;

@@ -179,6 +179,25 @@ pub fn conflict_copy_path(path: &str, content: &[u8]) -> String {
     }
 }
 
+/// The path a conflict copy (relative to [`CONFLICTS_DIR`]) was saved from: the
+/// 12-hex-digit hash [`conflict_copy_path`] adds is removed again.
+pub fn conflict_original(copy: &str) -> String {
+    let (dir, name) = match copy.rsplit_once('/') {
+        Some((d, n)) => (format!("{d}/"), n),
+        None => (String::new(), copy),
+    };
+    let is_hash = |h: &str| h.len() == 12 && h.bytes().all(|b| b.is_ascii_hexdigit());
+    let parts: Vec<&str> = name.split('.').collect();
+    let original = match parts.as_slice() {
+        [stem @ .., hash, ext] if !stem.is_empty() && is_hash(hash) => {
+            format!("{}.{ext}", stem.join("."))
+        }
+        [stem @ .., hash] if !stem.is_empty() && is_hash(hash) => stem.join("."),
+        _ => name.to_string(),
+    };
+    format!("{dir}{original}")
+}
+
 /// Plans a three-way sync of `local` with `remote`, given `base` (the listing of the
 /// last synced root; empty on a first sync). The result is deterministic and sorted.
 ///
@@ -398,6 +417,21 @@ mod tests {
             "base {base:?} local {local:?} remote {remote:?} {strategy:?}"
         );
         p
+    }
+
+    #[test]
+    fn conflict_copy_names_round_trip() {
+        for path in [
+            "user_role.md",
+            "timeline/2026-01-01.jsonl",
+            "notes/a.b.txt",
+            "README",
+        ] {
+            let copy = conflict_copy_path(path, b"content");
+            let rel = copy.strip_prefix(&format!("{CONFLICTS_DIR}/")).unwrap();
+            assert_eq!(conflict_original(rel), path, "{copy}");
+        }
+        assert_eq!(conflict_original("hand_made.md"), "hand_made.md");
     }
 
     const M: Strategy = Strategy::Merge;

@@ -1,25 +1,75 @@
-//! `memdir init`: create the memory directory.
+//! `memdir init`: create the memory directory, optionally with sync settings.
 
 use serde_json::json;
 
 use super::Out;
+use crate::config::{Config, Mode, PROVIDERS};
 use crate::engine::Memory;
 use crate::error::Error;
 
+/// Create the memory directory (MEMORY.md, timeline/, .memdir/).
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(
+    after_help = "With --mode, --provider or --channel, also writes .memdir/config.toml (keys
+already there are kept). In ipfs and encrypted-ipfs mode, write, forget and note push
+after every change unless --offline is given. Credentials never go in the file.
 
-pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Error> {
+Example:
+  memdir init --mode ipfs --provider kubo"
+)]
+pub struct Args {
+    /// local (no sync), ipfs or encrypted-ipfs.
+    #[arg(long, value_parser = ["local", "ipfs", "encrypted-ipfs"])]
+    pub mode: Option<String>,
+    /// The default provider: kubo, pinata, filebase, storacha, gateway or folder.
+    #[arg(long, value_parser = PROVIDERS)]
+    pub provider: Option<String>,
+    /// The head pointer's name on the provider (devices on one channel sync together).
+    #[arg(long)]
+    pub channel: Option<String>,
+}
+
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
     let created = mem.init()?;
     let root = mem.root();
+    let mut config = None;
+    if a.mode.is_some() || a.provider.is_some() || a.channel.is_some() {
+        let mut c = Config::load(mem.backend())?;
+        if let Some(m) = a.mode.as_deref().and_then(Mode::parse) {
+            c.mode = m;
+        }
+        if let Some(p) = &a.provider {
+            c.provider = Some(p.clone());
+        }
+        if let Some(ch) = &a.channel {
+            if !crate::config::valid_channel(ch) {
+                return Err(Error::Usage(
+                    "--channel must be 1-64 characters of a-z, 0-9, `-` and `_`",
+                ));
+            }
+            c.channel = Some(ch.clone());
+        }
+        c.save(mem.backend())?;
+        config = Some(c);
+    }
     if out.is_json() {
-        out.json(&json!({"dir": root, "created": created}));
-    } else if created {
+        out.json(&json!({"dir": root, "created": created, "config": config}));
+        return Ok(0);
+    }
+    if created {
         out.text(&format!("initialized memory directory {}", root.display()));
     } else {
         out.text(&format!(
             "memory directory {} is already initialized",
             root.display()
+        ));
+    }
+    if let Some(c) = config {
+        out.text(&format!(
+            "sync: mode {}, provider {}, channel {} (.memdir/config.toml)",
+            c.mode,
+            c.provider.as_deref().unwrap_or("(none)"),
+            c.channel()
         ));
     }
     Ok(0)

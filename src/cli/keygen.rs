@@ -25,23 +25,11 @@ pub struct Args {
     pub out: Option<PathBuf>,
 }
 
-/// The default key file location.
-fn default_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("MEMDIR_KEY_FILE").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(config.join("memdir").join("key"))
-}
-
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
     let path = a
         .out
         .clone()
-        .or_else(default_path)
+        .or_else(super::remote::default_key_path)
         .ok_or(Error::Usage("no HOME to put the key in; pass --out PATH"))?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         create_private_dir(parent)?;

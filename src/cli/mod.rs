@@ -21,8 +21,18 @@ mod list;
 mod mcp;
 mod note;
 mod output;
+#[cfg(feature = "sync")]
+mod pull;
+#[cfg(feature = "sync")]
+mod push;
 mod read;
 mod recall;
+#[cfg(feature = "sync")]
+mod remote;
+#[cfg(feature = "sync")]
+mod status;
+#[cfg(feature = "sync")]
+mod sync;
 mod watch;
 mod write;
 
@@ -51,6 +61,9 @@ pub use output::Out;
 Environment:
   MEMDIR_DIR   the memory directory when --dir is not given (default ./memory)
   MEMDIR_NOW   an RFC 3339 time that replaces the clock (reproducible output)
+  MEMDIR_KEY_FILE  the encrypted-ipfs key file (default ~/.config/memdir/key)
+  IPFS_API, PINATA_JWT, FILEBASE_KEY/FILEBASE_SECRET/FILEBASE_BUCKET, WEB3_STORAGE_TOKEN,
+  MEMDIR_FOLDER, MEMDIR_GATEWAYS   provider credentials and endpoints (spec/providers.md)
 
 Exit codes: 0 ok, 1 bad input or data problem, 2 usage, 3 remote failure, 4 integrity failure")]
 pub struct Cli {
@@ -60,6 +73,9 @@ pub struct Cli {
     /// Print one JSON document on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Do not push after write, forget or note, even in ipfs / encrypted-ipfs mode.
+    #[arg(long, global = true, env = "MEMDIR_OFFLINE")]
+    pub offline: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -94,6 +110,18 @@ pub enum Command {
     Import(import::Args),
     /// Print the IPFS root CID of the directory, computed offline.
     Cid(cid::Args),
+    /// Upload the directory to a provider; print the root CID.
+    #[cfg(feature = "sync")]
+    Push(push::Args),
+    /// Download a version by CID, verify it, merge it in.
+    #[cfg(feature = "sync")]
+    Pull(pull::Args),
+    /// Pull the provider's latest version, merge, push.
+    #[cfg(feature = "sync")]
+    Sync(sync::Args),
+    /// Show mode, last synced root, unpushed changes and conflicts (offline).
+    #[cfg(feature = "sync")]
+    Status(status::Args),
     /// Create a key pair for encrypted-ipfs sync (no recovery if lost).
     #[cfg(feature = "sync")]
     Keygen(keygen::Args),
@@ -127,11 +155,11 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Error> {
     let mem = Memory::open(&cli.dir)?;
     match &cli.command {
         Command::Init(a) => init::run(&mem, a, out),
-        Command::Write(a) => write::run(&mem, a, out),
+        Command::Write(a) => write::run(&mem, a, out).map(|c| after_write(&mem, cli, out, c)),
         Command::Read(a) => read::run(&mem, a, out),
         Command::List(a) => list::run(&mem, a, out),
-        Command::Forget(a) => forget::run(&mem, a, out),
-        Command::Note(a) => note::run(&mem, a, out),
+        Command::Forget(a) => forget::run(&mem, a, out).map(|c| after_write(&mem, cli, out, c)),
+        Command::Note(a) => note::run(&mem, a, out).map(|c| after_write(&mem, cli, out, c)),
         Command::Recall(a) => recall::run(&mem, a, out),
         Command::Context(a) => context::run(&mem, a, out),
         Command::Index(a) => index::run(&mem, a, out),
@@ -141,11 +169,30 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Error> {
         Command::Import(a) => import::run(&mem, a, out),
         Command::Cid(a) => cid::run(&mem, a, out),
         #[cfg(feature = "sync")]
+        Command::Push(a) => push::run(&mem, a, out),
+        #[cfg(feature = "sync")]
+        Command::Pull(a) => pull::run(&mem, a, out),
+        #[cfg(feature = "sync")]
+        Command::Sync(a) => sync::run(&mem, a, out),
+        #[cfg(feature = "sync")]
+        Command::Status(a) => status::run(&mem, a, out),
+        #[cfg(feature = "sync")]
         Command::Keygen(a) => keygen::run(&mem, a, out),
         #[cfg(feature = "mcp")]
         Command::Mcp(a) => mcp::run(&mem, a, out),
         Command::Bench(a) => bench::run(a, out),
     }
+}
+
+/// After a successful write, forget or note: push when the configured mode syncs.
+fn after_write(mem: &Memory, cli: &Cli, out: &mut Out, code: i32) -> i32 {
+    #[cfg(feature = "sync")]
+    if code == 0 {
+        remote::push_after_write(mem, cli.offline, out);
+    }
+    #[cfg(not(feature = "sync"))]
+    let _ = (mem, cli, &out);
+    code
 }
 
 /// Prints an error with its causes and hint, and returns its exit code.

@@ -76,6 +76,16 @@ impl Out {
         }
     }
 
+    /// Prints an error that did not fail the command as `warning:` lines on stderr:
+    /// what it means for the user, then the error's own lines.
+    pub fn warn_error(&mut self, context: &str, e: &Error) {
+        eprintln!("warning: {context}");
+        let (lines, _) = e.report();
+        for l in lines {
+            eprintln!("  {l}");
+        }
+    }
+
     /// Prints an error: `error:`, its causes, and a hint, on stderr; with `--json`
     /// also a JSON document on stdout so that a program reading stdout sees it.
     pub fn error(&mut self, e: &Error) {

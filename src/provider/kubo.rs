@@ -431,6 +431,117 @@ impl Kubo {
     }
 }
 
+/// The MFS folder that holds one head entry per channel.
+const HEAD_DIR: &str = "/memdir";
+
+impl Kubo {
+    fn head_path(channel: &str) -> Result<String, ProviderError> {
+        if !crate::config::valid_channel(channel) {
+            return Err(ProviderError::BadConfig {
+                provider: NAME.into(),
+                var: "channel",
+                value: channel.to_string(),
+                reason: "1-64 characters of a-z, 0-9, `-` and `_`".into(),
+            });
+        }
+        Ok(format!("{HEAD_DIR}/{channel}"))
+    }
+
+    /// A JSON RPC call without retries of its own beyond the client's; `Ok(None)`
+    /// when the node answers that the MFS path does not exist.
+    async fn mfs(
+        &self,
+        command: &str,
+        args: &[(&str, &str)],
+    ) -> Result<Option<Value>, ProviderError> {
+        let method = Method::POST;
+        let url = self.rpc(command, args);
+        let response = match self
+            .http
+            .send(Call::new(method.clone(), url.clone()), |rb| self.auth(rb))
+            .await
+        {
+            Ok(r) => r,
+            Err(e) if is_missing_path(&e) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let body = self
+            .http
+            .body(&method, &url, response, super::http::JSON_LIMIT)
+            .await?;
+        if body.trim_ascii().is_empty() {
+            return Ok(Some(Value::Null));
+        }
+        serde_json::from_slice(&body).map(Some).map_err(|e| {
+            self.http
+                .bad_response(&method, &url, format!("invalid JSON: {e}"))
+        })
+    }
+
+    /// `files/stat` of the channel's MFS entry.
+    async fn read_head(&self, channel: &str) -> Result<Option<Cid>, ProviderError> {
+        let path = Self::head_path(channel)?;
+        let Some(v) = self
+            .mfs("files/stat", &[("arg", path.as_str()), ("hash", "true")])
+            .await?
+        else {
+            return Ok(None);
+        };
+        let hash = v["Hash"].as_str().unwrap_or_default();
+        Cid::try_from(hash).map(Some).map_err(|e| {
+            self.http.bad_response(
+                &Method::POST,
+                &self.rpc("files/stat", &[]),
+                format!("`Hash` {hash:?} is not a CID: {e}"),
+            )
+        })
+    }
+
+    /// Points the channel's MFS entry at `root` (`files/rm` then `files/cp`; the node
+    /// holds the blocks already, since `root` was just imported).
+    async fn write_head(&self, channel: &str, root: &Cid) -> Result<(), ProviderError> {
+        let path = Self::head_path(channel)?;
+        let source = format!("/ipfs/{root}");
+        self.mfs("files/mkdir", &[("arg", HEAD_DIR), ("parents", "true")])
+            .await?;
+        self.mfs(
+            "files/rm",
+            &[
+                ("arg", path.as_str()),
+                ("recursive", "true"),
+                ("force", "true"),
+            ],
+        )
+        .await?;
+        self.mfs(
+            "files/cp",
+            &[("arg", source.as_str()), ("arg", path.as_str())],
+        )
+        .await?;
+        match self.read_head(channel).await? {
+            Some(c) if c == *root => Ok(()),
+            other => Err(ProviderError::BadResponse {
+                provider: NAME.into(),
+                method: "POST".into(),
+                url: redact(&self.rpc("files/stat", &[])),
+                detail: format!(
+                    "head {path} reads {} after it was set to {root}",
+                    other
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "nothing".into())
+                ),
+            }),
+        }
+    }
+}
+
+/// Kubo answers `file does not exist`, js-ipfs `<path> does not exist`, both with
+/// HTTP 500.
+fn is_missing_path(e: &ProviderError) -> bool {
+    matches!(e, ProviderError::Status { status: 500, detail, .. }
+        if detail.to_ascii_lowercase().contains("does not exist"))
+}
+
 fn is_retryable(e: &ProviderError) -> bool {
     match e {
         ProviderError::Transport { .. } | ProviderError::Timeout { .. } => true,
@@ -492,6 +603,19 @@ impl Provider for Kubo {
 
     fn unpin<'a>(&'a self, receipt: &'a Receipt) -> BoxFuture<'a, Result<(), ProviderError>> {
         Box::pin(self.unpin_root(&receipt.root))
+    }
+
+    /// The root at MFS `/memdir/<channel>`.
+    fn head<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<Option<Cid>, ProviderError>> {
+        Box::pin(self.read_head(channel))
+    }
+
+    fn set_head<'a>(
+        &'a self,
+        channel: &'a str,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        Box::pin(self.write_head(channel, root))
     }
 }
 

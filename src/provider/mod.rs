@@ -26,6 +26,7 @@
 #![allow(clippy::result_large_err)]
 
 mod filebase;
+mod folder;
 mod gateway;
 mod http;
 mod kubo;
@@ -49,6 +50,7 @@ use crate::error::Class;
 use crate::unixfs::{Dag, MH_SHA2_256};
 
 pub use filebase::Filebase;
+pub use folder::Folder;
 pub use gateway::Gateways;
 pub use http::HttpConfig;
 pub use kubo::Kubo;
@@ -196,6 +198,34 @@ pub trait Provider: Send + Sync {
     /// Removes the pin a receipt describes. Unpinning something already gone
     /// succeeds.
     fn unpin<'a>(&'a self, receipt: &'a Receipt) -> BoxFuture<'a, Result<(), ProviderError>>;
+
+    /// The root last published under `channel` with [`Provider::set_head`]
+    /// (what `sync` pulls), or `None` when nothing was published yet. The
+    /// default: the provider keeps no head ([`ProviderError::Unsupported`]).
+    fn head<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<Option<Cid>, ProviderError>> {
+        let _ = channel;
+        Box::pin(async move {
+            Err(ProviderError::Unsupported {
+                provider: self.name().to_string(),
+                operation: "keep a head pointer (pass the CID to pull or sync)",
+            })
+        })
+    }
+
+    /// Publishes `root` as the head of `channel`, replacing the previous one.
+    fn set_head<'a>(
+        &'a self,
+        channel: &'a str,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        let _ = (channel, root);
+        Box::pin(async move {
+            Err(ProviderError::Unsupported {
+                provider: self.name().to_string(),
+                operation: "keep a head pointer (pass the CID to pull or sync)",
+            })
+        })
+    }
 }
 
 /// Why a provider operation failed.
@@ -309,6 +339,16 @@ pub enum ProviderError {
         /// Each source's failure, in the order tried.
         attempts: Vec<ProviderError>,
     },
+    /// A folder provider could not read or write its folder (an unplugged
+    /// drive, a full disk, no permission).
+    #[error("folder {}: {source}", .path.display())]
+    Folder {
+        /// The file or folder.
+        path: std::path::PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A required environment variable is not set.
     #[error("{provider} is not configured: set {var}")]
     NotConfigured {
@@ -378,7 +418,8 @@ impl ProviderError {
             | ProviderError::Timeout { .. }
             | ProviderError::Status { .. }
             | ProviderError::BadResponse { .. }
-            | ProviderError::Rejected { .. } => Class::Remote,
+            | ProviderError::Rejected { .. }
+            | ProviderError::Folder { .. } => Class::Remote,
             ProviderError::WrongRoot { .. }
             | ProviderError::Car { .. }
             | ProviderError::BadBlock { .. } => Class::Integrity,
@@ -446,6 +487,7 @@ fn credential_vars(provider: &str) -> &'static str {
         "pinata" => "PINATA_JWT",
         "filebase" => "FILEBASE_KEY, FILEBASE_SECRET and FILEBASE_BUCKET",
         "storacha" => "WEB3_STORAGE_TOKEN, STORACHA_AUTH and STORACHA_SPACE",
+        "folder" => "MEMDIR_FOLDER",
         _ => "the provider's credentials",
     }
 }
@@ -492,7 +534,9 @@ impl Default for Settings {
 }
 
 /// Names accepted by [`from_env`], in the order [`configured`] tries them.
-pub const PROVIDER_NAMES: [&str; 5] = ["kubo", "pinata", "filebase", "storacha", "gateway"];
+pub const PROVIDER_NAMES: [&str; 6] = [
+    "kubo", "pinata", "filebase", "storacha", "gateway", "folder",
+];
 
 /// Builds the provider called `name` from the environment.
 pub fn from_env(
@@ -506,6 +550,7 @@ pub fn from_env(
         "filebase" => Box::new(Filebase::from_env(env, settings)?),
         "storacha" => Box::new(Storacha::from_env(env, settings)?),
         "gateway" => Box::new(Gateways::from_env(env, settings)?),
+        "folder" => Box::new(Folder::from_env(env)?),
         _ => {
             return Err(ProviderError::BadConfig {
                 provider: name.to_string(),
@@ -662,6 +707,16 @@ impl Blocking {
     /// [`Provider::unpin`], blocking.
     pub fn unpin(&self, receipt: &Receipt) -> Result<(), ProviderError> {
         self.runtime.block_on(self.provider.unpin(receipt))
+    }
+
+    /// [`Provider::head`], blocking.
+    pub fn head(&self, channel: &str) -> Result<Option<Cid>, ProviderError> {
+        self.runtime.block_on(self.provider.head(channel))
+    }
+
+    /// [`Provider::set_head`], blocking.
+    pub fn set_head(&self, channel: &str, root: &Cid) -> Result<(), ProviderError> {
+        self.runtime.block_on(self.provider.set_head(channel, root))
     }
 }
 

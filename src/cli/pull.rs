@@ -1,0 +1,129 @@
+//! `memdir pull CID`: download, verify, merge.
+
+use cid::Cid;
+
+use super::Out;
+use super::remote::{self, RemoteArgs};
+use crate::engine::Memory;
+use crate::error::Error;
+use crate::merge::Strategy;
+use crate::sync::PullReport;
+use crate::sync_plan::Outcome;
+
+/// Download a pushed version by CID, verify every block, and merge it in.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Every block is checked against its CID, the DAG is decoded strictly (unsafe
+names, non-canonical DAGs and oversize data are refused) and, in encrypted-ipfs mode,
+the blob is opened with your key and its MAC and inner root checked, all before a file
+changes. A failure changes nothing and exits with code 4 (integrity) or 3 (network).
+
+The merge is three-way against the last synced version (.memdir/sync/): a file changed
+on one side only is taken from that side; changed on both, the strategy's winner stays
+and the other version is saved under .memdir/conflicts/ (`status` and `check` list
+it); deleted on one side and unchanged on the other, it is deleted; timelines are
+unioned; MEMORY.md is rebuilt. Without --provider or --gateway, the configured provider
+is used, else the gateways in MEMDIR_GATEWAYS (or public ones).
+
+Examples:
+  memdir pull bafybei... --provider kubo
+  memdir pull bafybei... --gateway http://127.0.0.1:8080 --dry-run
+  memdir pull bafkrei... --mode encrypted-ipfs --strategy replace"
+)]
+pub struct Args {
+    /// The root CID that `push` printed.
+    pub cid: String,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+    /// Pull through this trustless gateway (`?format=car`) instead of a provider.
+    #[arg(long, value_name = "URL", conflicts_with = "provider")]
+    pub gateway: Option<String>,
+    /// On a conflict: merge keeps the local version, replace takes the remote one.
+    #[arg(long, default_value = "merge", value_parser = ["merge", "replace"])]
+    pub strategy: String,
+    /// Show what would change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Parses a CID argument, naming it in the error.
+pub fn parse_cid(s: &str) -> Result<Cid, Error> {
+    Cid::try_from(s.trim())
+        .map_err(|_| Error::Usage("the CID is not valid (expected e.g. bafybei...)"))
+}
+
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+    let root = parse_cid(&a.cid)?;
+    let opened = remote::open(mem, &a.remote, Some("gateway"), a.gateway.as_deref())?;
+    let r = crate::sync::pull(
+        mem,
+        &opened.remote(),
+        &root,
+        Strategy::parse(&a.strategy).unwrap_or_default(),
+        a.dry_run,
+    )?;
+    drop(opened);
+    if out.is_json() {
+        out.json(&r);
+    } else {
+        print(&r, out);
+    }
+    Ok(0)
+}
+
+/// Prints a pull report as text.
+pub fn print(r: &PullReport, out: &mut Out) {
+    for w in &r.warnings {
+        out.note(&format!("warning: {w}"));
+    }
+    for s in &r.skipped {
+        out.note(&format!("skipped {}: {}", s.path, s.reason));
+    }
+    let mut lines = Vec::new();
+    for d in &r.decisions {
+        let what = match &d.outcome {
+            Outcome::Converged => "same on both sides".to_string(),
+            Outcome::KeptLocal => "kept local".to_string(),
+            Outcome::TookRemote => "took remote".to_string(),
+            Outcome::Forgotten => "deleted (forgotten on the other side)".to_string(),
+            Outcome::EditBeatsDelete { edited } => format!(
+                "kept the {} edit over the other side's delete",
+                serde_json::to_value(edited)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+            Outcome::Conflict { winner, copy } => format!(
+                "CONFLICT: kept {}, other version saved as {copy}",
+                serde_json::to_value(winner)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+            Outcome::Unioned => "timeline lines unioned".to_string(),
+        };
+        lines.push(format!("  {}: {what}", d.path));
+    }
+    let verb = if r.dry_run { "would pull" } else { "pulled" };
+    let mut head = format!(
+        "{verb} {} from {} ({}, {}): {} written, {} deleted, {} conflicts",
+        r.root,
+        r.provider,
+        r.mode,
+        if r.had_base {
+            "three-way"
+        } else {
+            "first sync, two-way"
+        },
+        r.written,
+        r.deleted,
+        r.conflicts.len()
+    );
+    if r.decisions.is_empty() {
+        head.push_str("; already in sync");
+    }
+    out.text(&head);
+    for l in lines {
+        out.text(&l);
+    }
+}

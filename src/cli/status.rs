@@ -1,0 +1,92 @@
+//! `memdir status`: mode, provider, last synced root, unpushed changes, conflicts.
+
+use serde_json::json;
+
+use super::Out;
+use crate::config::Config;
+use crate::engine::Memory;
+use crate::error::Error;
+
+/// Show the sync status (offline): what is unpushed, what is in conflict.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Compares the directory with the last synced version recorded under
+.memdir/sync/; no network. In encrypted-ipfs mode both roots are shown: the sealed
+blob's (what the network holds) and the plaintext one (what only your devices know)."
+)]
+pub struct Args {}
+
+pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Error> {
+    let config = Config::load(mem.backend())?;
+    let st = crate::sync::status(mem)?;
+    for w in &st.warnings {
+        out.note(&format!("warning: {w}"));
+    }
+    if out.is_json() {
+        out.json(&json!({
+            "mode": config.mode,
+            "provider": config.provider,
+            "channel": config.channel(),
+            "local_root": st.local_root,
+            "base": st.base,
+            "unpushed": st.unpushed,
+            "conflicts": st.conflicts,
+            "pushes": st.pushes,
+        }));
+        return Ok(0);
+    }
+    let mut t = Vec::new();
+    t.push(format!(
+        "mode: {}  provider: {}  channel: {}",
+        config.mode,
+        config.provider.as_deref().unwrap_or("(none)"),
+        config.channel()
+    ));
+    t.push(format!("local root: {}", st.local_root));
+    match &st.base {
+        None => t.push("last synced: never".into()),
+        Some(b) => {
+            t.push(format!(
+                "last synced: {} ({} {} {}, {})",
+                b.network_root,
+                b.via,
+                if b.via == "push" { "to" } else { "from" },
+                b.provider,
+                b.at.format("%Y-%m-%dT%H:%M:%SZ")
+            ));
+            if b.network_root != b.root {
+                t.push(format!("  plaintext root (local only): {}", b.root));
+            }
+        }
+    }
+    if st.unpushed.is_empty() {
+        t.push("unpushed changes: none".into());
+    } else {
+        t.push(format!("unpushed changes: {}", st.unpushed.len()));
+        for c in &st.unpushed {
+            t.push(format!("  {:<8} {}", c.change, c.path));
+        }
+    }
+    if st.conflicts.is_empty() {
+        t.push("conflicts: none".into());
+    } else {
+        t.push(format!(
+            "conflicts: {} (compare, keep what you want in the file, delete the copy)",
+            st.conflicts.len()
+        ));
+        for c in &st.conflicts {
+            t.push(format!("  {}  (other version of {})", c.copy, c.path));
+        }
+    }
+    for (provider, pins) in &st.pushes {
+        if let Some(last) = pins.last() {
+            t.push(format!(
+                "pinned on {provider}: {} version(s), latest {}",
+                pins.len(),
+                last.root
+            ));
+        }
+    }
+    out.text(&t.join("\n"));
+    Ok(0)
+}

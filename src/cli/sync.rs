@@ -1,0 +1,55 @@
+//! `memdir sync`: pull the provider's latest version, merge, push.
+
+use serde_json::json;
+
+use super::Out;
+use super::remote::{self, RemoteArgs};
+use crate::engine::Memory;
+use crate::error::Error;
+use crate::merge::Strategy;
+
+/// Pull the provider's latest version (its head), merge it in, push the result.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The head is kept by the provider under the channel in .memdir/config.toml
+(`default` unless set): kubo keeps it in its MFS at /memdir/<channel>, folder in
+heads/<channel>. Providers without a head (pinata, filebase, storacha) need the CID:
+`memdir sync CID`. The merged result is pushed and recorded as the new base in one
+step, so a conflict's resolution is not undone by the next sync.
+
+Examples:
+  memdir sync                       # provider and mode from .memdir/config.toml
+  memdir sync --provider kubo --strategy replace"
+)]
+pub struct Args {
+    /// Pull this CID instead of the provider's head.
+    pub cid: Option<String>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+    /// On a conflict: merge keeps the local version, replace takes the remote one.
+    #[arg(long, default_value = "merge", value_parser = ["merge", "replace"])]
+    pub strategy: String,
+}
+
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+    let from = a.cid.as_deref().map(super::pull::parse_cid).transpose()?;
+    mem.backend().create()?;
+    let opened = remote::open(mem, &a.remote, None, None)?;
+    let r = crate::sync::sync(
+        mem,
+        &opened.remote(),
+        from.as_ref(),
+        Strategy::parse(&a.strategy).unwrap_or_default(),
+    )?;
+    drop(opened);
+    if out.is_json() {
+        out.json(&json!({"pulled": r.pulled, "pushed": super::push::json_of(&r.pushed)}));
+        return Ok(0);
+    }
+    match &r.pulled {
+        Some(p) => super::pull::print(p, out),
+        None => out.note("nothing new on the provider"),
+    }
+    super::push::print(&r.pushed, out);
+    Ok(0)
+}

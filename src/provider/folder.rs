@@ -1,0 +1,211 @@
+//! A folder as a provider: each pushed DAG is one CAR file, `<folder>/cars/<root>.car`,
+//! and each channel's head is a one-line file, `<folder>/heads/<channel>`. The folder can
+//! be a USB drive, a network share or a folder another sync tool mirrors; it never holds
+//! anything the IPFS providers would not see (in `encrypted-ipfs` mode only the sealed
+//! blob). Everything read back goes through the same verifying CAR reader as a
+//! download.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use cid::Cid;
+
+use super::{
+    Blocks, BoxFuture, Capabilities, Direction, Env, Progress, Provider, ProviderError, Receipt,
+};
+use crate::car::{self, CarLimits};
+
+/// Environment variable: the folder.
+pub const FOLDER_VAR: &str = "MEMDIR_FOLDER";
+
+const NAME: &str = "folder";
+
+/// A folder of CAR files.
+#[derive(Clone, Debug)]
+pub struct Folder {
+    root: PathBuf,
+}
+
+fn io(path: &Path, source: std::io::Error) -> ProviderError {
+    ProviderError::Folder {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl Folder {
+    /// A provider over `root` (created on the first push).
+    pub fn new(root: impl Into<PathBuf>) -> Folder {
+        Folder { root: root.into() }
+    }
+
+    /// `MEMDIR_FOLDER`.
+    pub fn from_env(env: Env<'_>) -> Result<Folder, ProviderError> {
+        let root = env(FOLDER_VAR).ok_or(ProviderError::NotConfigured {
+            provider: NAME.into(),
+            var: FOLDER_VAR,
+        })?;
+        Ok(Folder::new(root))
+    }
+
+    fn car_path(&self, root: &Cid) -> PathBuf {
+        self.root.join("cars").join(format!("{root}.car"))
+    }
+
+    fn head_path(&self, channel: &str) -> Result<PathBuf, ProviderError> {
+        if !crate::config::valid_channel(channel) {
+            return Err(ProviderError::BadConfig {
+                provider: NAME.into(),
+                var: "channel",
+                value: channel.to_string(),
+                reason: "1-64 characters of a-z, 0-9, `-` and `_`".into(),
+            });
+        }
+        Ok(self.root.join("heads").join(channel))
+    }
+
+    /// Writes `data` to `path` through a temporary file and a rename.
+    fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ProviderError> {
+        let dir = path.parent().expect("folder paths have a parent");
+        fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| io(dir, e))?;
+        tmp.write_all(data)
+            .and_then(|_| tmp.as_file().sync_all())
+            .map_err(|e| io(path, e))?;
+        tmp.persist(path).map_err(|e| io(path, e.error))?;
+        Ok(())
+    }
+
+    fn put(
+        &self,
+        root: &Cid,
+        data: &[u8],
+        progress: &dyn Progress,
+    ) -> Result<Receipt, ProviderError> {
+        let path = self.car_path(root);
+        // What we store must be what we say it is: verify before writing.
+        let limits = CarLimits {
+            max_total_bytes: data.len() as u64 + 1,
+            ..CarLimits::default()
+        };
+        car::read_car(data, root, &limits).map_err(|source| ProviderError::Car {
+            provider: NAME.into(),
+            url: path.display().to_string(),
+            source,
+        })?;
+        let total = data.len() as u64;
+        progress.progress(Direction::Upload, 0, Some(total));
+        Self::write_atomic(&path, data)?;
+        progress.progress(Direction::Upload, total, Some(total));
+        Ok(Receipt {
+            provider: NAME.into(),
+            root: *root,
+            provider_id: path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into(),
+            car_bytes: total,
+            delta: false,
+        })
+    }
+
+    fn get(
+        &self,
+        root: &Cid,
+        limits: &CarLimits,
+        progress: &dyn Progress,
+    ) -> Result<Blocks, ProviderError> {
+        let path = self.car_path(root);
+        let file = fs::File::open(&path).map_err(|e| io(&path, e))?;
+        let total = file.metadata().map(|m| m.len()).ok();
+        progress.progress(Direction::Download, 0, total);
+        let blocks = car::read_car(file, root, limits).map_err(|source| ProviderError::Car {
+            provider: NAME.into(),
+            url: path.display().to_string(),
+            source,
+        })?;
+        progress.progress(Direction::Download, total.unwrap_or(0), total);
+        Ok(blocks)
+    }
+
+    fn read_head(&self, channel: &str) -> Result<Option<Cid>, ProviderError> {
+        let path = self.head_path(channel)?;
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(&path, e)),
+        };
+        Cid::try_from(text.trim())
+            .map(Some)
+            .map_err(|e| ProviderError::BadResponse {
+                provider: NAME.into(),
+                method: "read".into(),
+                url: path.display().to_string(),
+                detail: format!("not a CID: {e}"),
+            })
+    }
+}
+
+impl Provider for Folder {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            push: true,
+            keeps_blocks: false,
+            unpin: true,
+        }
+    }
+
+    fn put_car<'a>(
+        &'a self,
+        root: &'a Cid,
+        car: &'a [u8],
+        progress: &'a dyn Progress,
+    ) -> BoxFuture<'a, Result<Receipt, ProviderError>> {
+        Box::pin(async move { self.put(root, car, progress) })
+    }
+
+    fn get_car<'a>(
+        &'a self,
+        root: &'a Cid,
+        limits: &'a CarLimits,
+        progress: &'a dyn Progress,
+    ) -> BoxFuture<'a, Result<Blocks, ProviderError>> {
+        Box::pin(async move { self.get(root, limits, progress) })
+    }
+
+    fn has<'a>(&'a self, root: &'a Cid) -> BoxFuture<'a, Result<bool, ProviderError>> {
+        Box::pin(async move { Ok(self.car_path(root).is_file()) })
+    }
+
+    fn unpin<'a>(&'a self, receipt: &'a Receipt) -> BoxFuture<'a, Result<(), ProviderError>> {
+        Box::pin(async move {
+            let path = self.car_path(&receipt.root);
+            match fs::remove_file(&path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(io(&path, e)),
+            }
+        })
+    }
+
+    fn head<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<Option<Cid>, ProviderError>> {
+        Box::pin(async move { self.read_head(channel) })
+    }
+
+    fn set_head<'a>(
+        &'a self,
+        channel: &'a str,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        Box::pin(async move {
+            let path = self.head_path(channel)?;
+            Self::write_atomic(&path, format!("{root}\n").as_bytes())
+        })
+    }
+}
