@@ -100,13 +100,21 @@ pub enum SyncError {
     /// The state file is unreadable.
     #[error("{path}: {message}")]
     State { path: String, message: String },
+    /// A file about to be pushed holds what looks like a credential.
+    #[error("refused to push: {path} contains what looks like {}", .kind.describe())]
+    Secret {
+        path: String,
+        kind: crate::secrets::SecretKind,
+    },
 }
 
 impl SyncError {
     /// Exit class: refused operations are input or usage, bad data is integrity.
     pub fn class(&self) -> Class {
         match self {
-            SyncError::RemoteAhead { .. } | SyncError::State { .. } => Class::Input,
+            SyncError::RemoteAhead { .. } | SyncError::State { .. } | SyncError::Secret { .. } => {
+                Class::Input
+            }
             SyncError::NoKey { .. } | SyncError::NoProvider | SyncError::NoHead { .. } => {
                 Class::Usage
             }
@@ -129,6 +137,7 @@ impl SyncError {
             SyncError::NoKey { .. } => "create one with `memdir keygen`, or copy the key file from the device that pushed and point MEMDIR_KEY_FILE at it".into(),
             SyncError::NoProvider => "providers: kubo, pinata, filebase, storacha, folder (and gateway for pulls)".into(),
             SyncError::NoHead { .. } => "pass the root CID: `memdir sync CID` (push prints it)".into(),
+            SyncError::Secret { path, .. } => format!("memdir never publishes credentials: remove it from {path} (or `memdir forget` the memory), then push again; nothing was sent"),
             SyncError::State { .. } => "the file is memdir's own; delete it to start over (the next sync treats every difference as new, keeping both versions of a conflict)".into(),
         })
     }
@@ -514,7 +523,20 @@ pub struct SyncReport {
 pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport> {
     let backend = mem.backend();
     let mut warnings = Vec::new();
-    let (tree, mut state) = mem.with_lock(|| Ok((backend.tree()?, State::load(backend)?)))?;
+    // MEMORY.md is derived: bring it up to date so that what is pushed is consistent.
+    let (tree, mut state) = mem.with_lock(|| {
+        mem.rebuild_index_locked()?;
+        Ok((backend.tree()?, State::load(backend)?))
+    })?;
+    for (path, bytes) in listing(&tree) {
+        if matches!(
+            sync_plan::classify(&path),
+            FileClass::File | FileClass::Timeline
+        ) && let Some(kind) = crate::secrets::find_secret(&String::from_utf8_lossy(&bytes))
+        {
+            return Err(SyncError::Secret { path, kind }.into());
+        }
+    }
     let dag = build(&tree, mem)?;
     let plain_car = car::car_bytes(&dag);
     let provider = remote.provider.name().to_string();

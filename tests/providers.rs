@@ -827,7 +827,7 @@ fn gateway_retries_server_errors() {
 
 /// The node's RPC URL, or `None` (after a loud note) when no node is running;
 /// with MEMDIR_REQUIRE_IPFS=1 a missing node is a failure.
-fn ipfs_node() -> Option<String> {
+pub(crate) fn ipfs_node() -> Option<String> {
     match std::env::var("IPFS_API") {
         Ok(api) if !api.trim().is_empty() => Some(api.trim().trim_end_matches('/').to_string()),
         _ => {
@@ -867,7 +867,7 @@ fn node_provider(api: &str) -> Blocking {
 }
 
 /// Reads a file through the node's own path resolution.
-fn node_cat(api: &str, root: &Cid, path: &str) -> Vec<u8> {
+pub(crate) fn node_cat(api: &str, root: &Cid, path: &str) -> Vec<u8> {
     let arg = memdir::provider::sigv4::uri_encode(&format!("/ipfs/{root}/{path}"), true);
     let (status, body) =
         request("POST", &format!("{api}/api/v0/cat?arg={arg}"), b"").expect("cat request");
@@ -881,7 +881,7 @@ fn node_cat(api: &str, root: &Cid, path: &str) -> Vec<u8> {
 }
 
 /// A tag unique to this test run, so a reused node never has our blocks.
-fn run_tag(name: &str) -> String {
+pub(crate) fn run_tag(name: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())

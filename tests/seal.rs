@@ -23,7 +23,7 @@ fn bytes(n: usize, seed: u8) -> Vec<u8> {
 
 /// An independent writer of the envelope format (module docs of `memdir::seal`), with the
 /// MAC key derived from `mac_secret`.
-fn build_envelope(root: &Cid, car: &[u8], mac_secret: &[u8; 32]) -> Vec<u8> {
+pub(crate) fn build_envelope(root: &Cid, car: &[u8], mac_secret: &[u8; 32]) -> Vec<u8> {
     let root = root.to_bytes();
     let mut env = MAGIC.to_vec();
     env.extend_from_slice(&(root.len() as u16).to_be_bytes());
@@ -37,7 +37,7 @@ fn build_envelope(root: &Cid, car: &[u8], mac_secret: &[u8; 32]) -> Vec<u8> {
     env
 }
 
-fn raw_seal(env: &[u8], key: &Key) -> Sealed {
+pub(crate) fn raw_seal(env: &[u8], key: &Key) -> Sealed {
     Sealed::from_bytes(key.public_key().seal(&mut OsRng, env).unwrap())
 }
 

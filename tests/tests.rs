@@ -20,6 +20,8 @@ mod robustness;
 mod seal;
 #[cfg(feature = "sync")]
 mod support;
+#[cfg(feature = "sync")]
+mod sync;
 mod threews;
 mod watch;
 
