@@ -54,14 +54,7 @@ impl Folder {
     }
 
     fn head_path(&self, channel: &str) -> Result<PathBuf, ProviderError> {
-        if !crate::config::valid_channel(channel) {
-            return Err(ProviderError::BadConfig {
-                provider: NAME.into(),
-                var: "channel",
-                value: channel.to_string(),
-                reason: "1-64 characters of a-z, 0-9, `-` and `_`".into(),
-            });
-        }
+        super::check_channel(NAME, channel)?;
         Ok(self.root.join("heads").join(channel))
     }
 

@@ -436,14 +436,7 @@ const HEAD_DIR: &str = "/memdir";
 
 impl Kubo {
     fn head_path(channel: &str) -> Result<String, ProviderError> {
-        if !crate::config::valid_channel(channel) {
-            return Err(ProviderError::BadConfig {
-                provider: NAME.into(),
-                var: "channel",
-                value: channel.to_string(),
-                reason: "1-64 characters of a-z, 0-9, `-` and `_`".into(),
-            });
-        }
+        super::check_channel(NAME, channel)?;
         Ok(format!("{HEAD_DIR}/{channel}"))
     }
 

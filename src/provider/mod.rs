@@ -533,6 +533,19 @@ impl Default for Settings {
     }
 }
 
+/// Refuses a channel name that could not be a plain path segment on a provider.
+pub(crate) fn check_channel(provider: &str, channel: &str) -> Result<(), ProviderError> {
+    if crate::config::valid_channel(channel) {
+        return Ok(());
+    }
+    Err(ProviderError::BadConfig {
+        provider: provider.to_string(),
+        var: "channel",
+        value: channel.to_string(),
+        reason: "1-64 characters of a-z, 0-9, `-` and `_`".into(),
+    })
+}
+
 /// Names accepted by [`from_env`], in the order [`configured`] tries them.
 pub const PROVIDER_NAMES: [&str; 6] = [
     "kubo", "pinata", "filebase", "storacha", "gateway", "folder",
