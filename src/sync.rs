@@ -903,8 +903,9 @@ pub fn sync(
         Some(h) if Some(h) != base_network => Some(pull(mem, remote, &h, strategy, false)?),
         _ => None,
     };
-    // A head given by hand is not the provider's head pointer: publish over it.
-    let pushed = push(mem, remote, from.is_some())?;
+    // Never forced: if the provider's head is newer than the CID given by hand, the
+    // push is refused and says so, rather than hiding that version.
+    let pushed = push(mem, remote, false)?;
     Ok(SyncReport { pulled, pushed })
 }
 

@@ -466,10 +466,77 @@ fn corrupt_pull_is_integrity(kind: Kind) {
     assert_eq!(err.class(), Class::Integrity, "{err}");
 }
 
+// The user's path through each service: `memdir push --provider P` and `memdir pull`
+// on a second device, plain and encrypted; after the encrypted push nothing the
+// service stored holds a memory's name or body.
+fn cli_push_pull(kind: Kind) {
+    use crate::common::{copy_tree, fixture, memdir, run, stderr, stdout, tree};
+    let fx = Fixture::start(kind);
+    let tmp = tempfile::tempdir().unwrap();
+    let cmd = |dir: &std::path::Path, args: &[&str]| {
+        let mut c = memdir(dir);
+        c.envs(fx.env(true));
+        c.env("MEMDIR_KEY_FILE", tmp.path().join("key"));
+        c.env("HOME", tmp.path());
+        c.args(args);
+        let o = run(&mut c);
+        assert!(o.status.success(), "{kind:?} {args:?}: {}", stderr(&o));
+        stdout(&o).trim().to_string()
+    };
+    let a = tmp.path().join("a");
+    copy_tree(&fixture("example"), &a);
+    cmd(&a, &["index"]);
+    let root = cmd(&a, &["push", "--provider", fx.name()]);
+    assert_eq!(root, cmd(&a, &["cid"]));
+    let b = tmp.path().join("b");
+    cmd(&b, &["pull", &root, "--provider", fx.name()]);
+    assert_eq!(tree(&a), tree(&b), "{kind:?}: plain round trip");
+
+    cmd(&a, &["keygen"]);
+    let sealed = cmd(
+        &a,
+        &["push", "--provider", fx.name(), "--mode", "encrypted-ipfs"],
+    );
+    assert_ne!(sealed, root);
+    let sealed_cid: Cid = sealed.parse().unwrap();
+    assert!(
+        fx.common().holds(&sealed_cid),
+        "{kind:?}: the service stored the blob"
+    );
+    let c = tmp.path().join("c");
+    cmd(
+        &c,
+        &[
+            "pull",
+            &sealed,
+            "--provider",
+            fx.name(),
+            "--mode",
+            "encrypted-ipfs",
+        ],
+    );
+    assert_eq!(tree(&a), tree(&c), "{kind:?}: encrypted round trip");
+    // Only the blob's blocks were added by the encrypted push; none of them holds
+    // a name or a body line of the example memories.
+    let blob = fx.common().blocks.lock().unwrap();
+    let (sealed_blocks, _) = crate::support::ipfs::dfs(&blob, &sealed_cid);
+    assert!(!sealed_blocks.is_empty());
+    for (cid, data) in sealed_blocks {
+        for needle in [&b"user_role"[..], b"Argentina", b"feedback_tone"] {
+            assert!(
+                !data.windows(needle.len()).any(|w| w == needle),
+                "{kind:?}: block {cid} of the sealed push holds {}",
+                String::from_utf8_lossy(needle)
+            );
+        }
+    }
+}
+
 macro_rules! conformance {
     ($($module:ident => $kind:expr),* $(,)?) => {$(
         mod $module {
             use super::*;
+            #[test] fn cli_push_pull() { super::cli_push_pull($kind) }
             #[test] fn push_has_pull_unpin() { super::push_has_pull_unpin($kind) }
             #[test] fn auth_failure_is_remote() { super::auth_failure_is_remote($kind) }
             #[test] fn wrong_root_is_integrity() { super::wrong_root_is_integrity($kind) }

@@ -456,6 +456,16 @@ impl Kubo {
         {
             Ok(r) => r,
             Err(e) if is_missing_path(&e) => return Ok(None),
+            // A node without the MFS API (Filebase's IPFS RPC) keeps no head.
+            Err(ProviderError::Status {
+                status: 404 | 405 | 501,
+                ..
+            }) => {
+                return Err(ProviderError::Unsupported {
+                    provider: NAME.into(),
+                    operation: "keep a head pointer: this node has no MFS (`files/*`) API; pass the CID to pull or sync",
+                });
+            }
             Err(e) => return Err(e),
         };
         let body = self
