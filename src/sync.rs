@@ -601,8 +601,16 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         (blob.root, receipt, blob_car.len() as u64)
     } else {
         // The provider keeps our earlier blocks when it holds the base: send the rest.
+        // It is asked first (one cheap call), so a node that lost the base gets the
+        // full CAR at once instead of after the delta's timeout.
+        let still_pinned = |b: &Base| {
+            b.network_cid()
+                .is_ok_and(|c| remote.provider.has(&c).unwrap_or(false))
+        };
         let known: HashSet<Cid> = match (&base, remote.provider.capabilities().keeps_blocks) {
-            (Some(b), true) if b.mode == Mode::Ipfs && base_on(&state, b, &provider) => {
+            (Some(b), true)
+                if b.mode == Mode::Ipfs && base_on(&state, b, &provider) && still_pinned(b) =>
+            {
                 load_base(mem, &state, &mut warnings)
                     .map(|(_, blocks, _)| blocks.into_keys().collect())
                     .unwrap_or_default()

@@ -873,6 +873,16 @@ mod node {
             day.contains("\"forgot\"") && day.contains("\"seen\""),
             "{day}"
         );
+        // The node lost the base's pin (someone ran `pin rm`; the MFS head still
+        // holds the blocks, so a delta would even succeed): push asks first and
+        // sends the full CAR, as it must when it cannot rely on what the node keeps.
+        let head = stdout(&on(&a, &api, &["cid"])).trim().to_string();
+        let (status, body) = rpc(&api, &format!("pin/rm?arg={head}&recursive=true"));
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+        a.edit("y", Some(&format!("y after unpin {tag}")));
+        let v: Value = serde_json::from_str(&stdout(&on(&a, &api, &["--json", "push"]))).unwrap();
+        assert_eq!(v["delta"], false, "{v}");
+        assert_eq!(v["car_bytes"], v["full_car_bytes"], "{v}");
     }
 
     // encrypted-ipfs on the node: no block holds any plaintext name, description or
