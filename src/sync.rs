@@ -279,13 +279,12 @@ impl State {
 // Listings
 // ---------------------------------------------------------------------------
 
-/// A directory tree as a listing: `/`-separated relative path → bytes.
-pub fn listing(node: &Node) -> Listing {
-    fn walk(prefix: &str, node: &Node, out: &mut Listing) {
+/// Calls `f` with the `/`-separated relative path and the bytes of every file in
+/// `node`, in path order.
+pub fn for_each_file(node: &Node, f: &mut impl FnMut(&str, &[u8])) {
+    fn walk(prefix: &str, node: &Node, f: &mut impl FnMut(&str, &[u8])) {
         match node {
-            Node::File(b) => {
-                out.insert(prefix.to_string(), b.clone());
-            }
+            Node::File(b) => f(prefix, b),
             Node::Dir(entries) => {
                 for (name, child) in entries {
                     let path = if prefix.is_empty() {
@@ -293,13 +292,20 @@ pub fn listing(node: &Node) -> Listing {
                     } else {
                         format!("{prefix}/{name}")
                     };
-                    walk(&path, child, out);
+                    walk(&path, child, f);
                 }
             }
         }
     }
+    walk("", node, f);
+}
+
+/// A directory tree as a listing: `/`-separated relative path → bytes.
+pub fn listing(node: &Node) -> Listing {
     let mut out = Listing::new();
-    walk("", node, &mut out);
+    for_each_file(node, &mut |path, bytes| {
+        out.insert(path.to_string(), bytes.to_vec());
+    });
     out
 }
 
@@ -310,38 +316,44 @@ fn build(tree: &Node, mem: &Memory) -> Result<Dag> {
     })
 }
 
-/// The base (tree and blocks) recorded in the state, or `None` with a warning when its
-/// CAR is missing or damaged: then every difference counts as new and a conflict keeps
-/// both versions, so nothing is lost.
-fn load_base(
-    mem: &Memory,
-    state: &State,
-    warnings: &mut Vec<String>,
-) -> Option<(Cid, Blocks, Node)> {
-    let base = state.base.as_ref()?;
-    let root = base.root_cid().ok()?;
+/// The verified blocks of the base recorded in the state, or `None` with a warning
+/// when its CAR is missing or damaged: then every difference counts as new and a
+/// conflict keeps both versions, so nothing is lost.
+fn base_blocks(mem: &Memory, state: &State, warnings: &mut Vec<String>) -> Option<(Cid, Blocks)> {
+    let root = state.base.as_ref()?.root_cid().ok()?;
     let name = base_car_name(&root);
-    let loaded = (|| -> std::result::Result<(Blocks, Node), String> {
-        let bytes = mem
-            .backend()
-            .read(&name, u64::MAX)
-            .map_err(|e| e.to_string())?
-            .ok_or("missing")?;
-        let blocks = car::read_car(bytes.as_slice(), &root, &CarLimits::default())
-            .map_err(|e| e.to_string())?;
-        let tree = unixfs::decode(&root, &blocks, &unixfs::Limits::default())
-            .map_err(|e| e.to_string())?;
-        Ok((blocks, tree))
-    })();
+    let loaded = match mem.backend().read(&name, u64::MAX) {
+        Ok(Some(bytes)) => {
+            car::read_car(bytes.as_slice(), &root, &CarLimits::default()).map_err(|e| e.to_string())
+        }
+        Ok(None) => Err("missing".to_string()),
+        Err(e) => Err(e.to_string()),
+    };
     match loaded {
-        Ok((blocks, tree)) => Some((root, blocks, tree)),
+        Ok(blocks) => Some((root, blocks)),
         Err(e) => {
-            warnings.push(format!(
-                "{name}: {e}; syncing without a base (every difference counts as new)"
-            ));
+            warnings.push(no_base(&name, &e));
             None
         }
     }
+}
+
+/// The files of the base (empty when there is none, see [`base_blocks`]).
+fn base_listing(mem: &Memory, state: &State, warnings: &mut Vec<String>) -> (bool, Listing) {
+    let Some((root, blocks)) = base_blocks(mem, state, warnings) else {
+        return (false, Listing::new());
+    };
+    match unixfs::decode(&root, &blocks, &unixfs::Limits::default()) {
+        Ok(tree) => (true, listing(&tree)),
+        Err(e) => {
+            warnings.push(no_base(&base_car_name(&root), &e.to_string()));
+            (false, Listing::new())
+        }
+    }
+}
+
+fn no_base(name: &str, problem: &str) -> String {
+    format!("{name}: {problem}; syncing without a base (every difference counts as new)")
 }
 
 /// A change of the directory since the last synced root.
@@ -528,14 +540,23 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         mem.rebuild_index_locked()?;
         Ok((backend.tree()?, State::load(backend)?))
     })?;
-    for (path, bytes) in listing(&tree) {
-        if matches!(
-            sync_plan::classify(&path),
-            FileClass::File | FileClass::Timeline
-        ) && let Some(kind) = crate::secrets::find_secret(&String::from_utf8_lossy(&bytes))
+    let mut secret = None;
+    for_each_file(&tree, &mut |path, bytes| {
+        if secret.is_none()
+            && matches!(
+                sync_plan::classify(path),
+                FileClass::File | FileClass::Timeline
+            )
+            && let Some(kind) = crate::secrets::find_secret(&String::from_utf8_lossy(bytes))
         {
-            return Err(SyncError::Secret { path, kind }.into());
+            secret = Some(SyncError::Secret {
+                path: path.to_string(),
+                kind,
+            });
         }
+    });
+    if let Some(e) = secret {
+        return Err(e.into());
     }
     let dag = build(&tree, mem)?;
     let plain_car = car::car_bytes(&dag);
@@ -611,8 +632,8 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
             (Some(b), true)
                 if b.mode == Mode::Ipfs && base_on(&state, b, &provider) && still_pinned(b) =>
             {
-                load_base(mem, &state, &mut warnings)
-                    .map(|(_, blocks, _)| blocks.into_keys().collect())
+                base_blocks(mem, &state, &mut warnings)
+                    .map(|(_, blocks)| blocks.into_keys().collect())
                     .unwrap_or_default()
             }
             _ => HashSet::new(),
@@ -805,11 +826,7 @@ pub fn pull(
     mem.with_lock(|| {
         let mut state = State::load(backend)?;
         let mut warnings = Vec::new();
-        let base = load_base(mem, &state, &mut warnings);
-        let base_listing = base
-            .as_ref()
-            .map(|(_, _, t)| listing(t))
-            .unwrap_or_default();
+        let (had_base, base_listing) = base_listing(mem, &state, &mut warnings);
         let local_listing = listing(&backend.tree()?);
         let plan = sync_plan::plan(&base_listing, &local_listing, &remote_listing, strategy);
         let mut report = PullReport {
@@ -819,7 +836,7 @@ pub fn pull(
             dry_run,
             root: root.to_string(),
             plain_root: fetched.plain_root.to_string(),
-            had_base: base.is_some(),
+            had_base,
             decisions: plan.report.clone(),
             written: 0,
             deleted: 0,
@@ -943,9 +960,6 @@ pub fn status(mem: &Memory) -> Result<Status> {
     let tree = backend.tree()?;
     let local_root = build(&tree, mem)?.root;
     let mut warnings = Vec::new();
-    let base_listing = load_base(mem, &state, &mut warnings)
-        .map(|(_, _, t)| listing(&t))
-        .unwrap_or_default();
     let unpushed = if state
         .base
         .as_ref()
@@ -953,7 +967,7 @@ pub fn status(mem: &Memory) -> Result<Status> {
     {
         Vec::new()
     } else {
-        changes(&base_listing, &listing(&tree))
+        changes(&base_listing(mem, &state, &mut warnings).1, &listing(&tree))
     };
     Ok(Status {
         local_root: local_root.to_string(),
