@@ -22,151 +22,8 @@ use memdir::provider::{self, Blocking, NoProgress, Receipt, Settings, delta_car}
 use memdir::sync::Remote;
 use memdir::unixfs::{self, Dag};
 
-const WORDS: &[&str] = &[
-    "the",
-    "user",
-    "prefers",
-    "short",
-    "answers",
-    "project",
-    "deadline",
-    "meeting",
-    "weekly",
-    "football",
-    "training",
-    "race",
-    "coffee",
-    "morning",
-    "review",
-    "draft",
-    "budget",
-    "travel",
-    "flight",
-    "daughter",
-    "school",
-    "piano",
-    "garden",
-    "rust",
-    "compiler",
-    "deploy",
-    "server",
-    "database",
-    "migration",
-    "backup",
-    "invoice",
-    "client",
-    "design",
-    "feedback",
-    "direct",
-    "tone",
-    "metric",
-    "running",
-    "pace",
-    "tempo",
-    "recovery",
-    "knee",
-    "physio",
-    "dinner",
-    "recipe",
-    "allergy",
-    "birthday",
-    "gift",
-    "novel",
-    "editor",
-    "contract",
-    "manager",
-    "team",
-    "sprint",
-    "release",
-    "bug",
-    "regression",
-    "test",
-    "laptop",
-    "keyboard",
-    "desk",
-    "remote",
-    "office",
-    "commute",
-    "bicycle",
-    "train",
-    "weather",
-];
-
-/// A deterministic generator (no randomness crate needed).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn words(&mut self, n: usize) -> String {
-        (0..n)
-            .map(|_| WORDS[self.below(WORDS.len() as u64) as usize])
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-/// `n` memories (bodies 200–2,000 characters, YAML frontmatter), 30 days of
-/// timeline, and the MEMORY.md that memdir itself renders for them.
-fn generate_store(dir: &Path, n: usize) {
-    let mut rng = Lcg(n as u64);
-    std::fs::create_dir_all(dir.join("timeline")).unwrap();
-    let kinds = ["user", "feedback", "project", "reference"];
-    for i in 0..n {
-        let kind = kinds[rng.below(4) as usize];
-        let date = chrono::NaiveDate::from_ymd_opt(2025, 4, 14).unwrap()
-            + chrono::Duration::days(1 + rng.below(365) as i64);
-        let target = 200 + rng.below(1800) as usize;
-        let mut body = String::new();
-        while body.len() < target {
-            let n = 8 + rng.below(10) as usize;
-            body.push_str(&rng.words(n));
-            body.push_str(if rng.below(4) == 0 { ".\n\n" } else { ". " });
-        }
-        body.truncate(target);
-        let tags: Vec<String> = (0..rng.below(4)).map(|_| rng.words(1)).collect();
-        let tags = if tags.is_empty() {
-            String::new()
-        } else {
-            format!("tags: [{}]\n", tags.join(", "))
-        };
-        let text = format!(
-            "---\nname: {}\ndescription: {}\ntype: {kind}\ncreated: {date}\nupdated: {date}\n{tags}---\n\n{}\n",
-            rng.words(3),
-            rng.words(9),
-            body.trim()
-        );
-        std::fs::write(dir.join(format!("{kind}_{i:05}.md")), text).unwrap();
-    }
-    for d in 0..30 {
-        let mut lines = String::new();
-        for k in 0..20 {
-            lines.push_str(
-                &serde_json::json!({
-                    "ts": format!("2026-03-{:02}T{:02}:{:02}:00.000Z", 1 + d, 8 + k / 4, (k * 7) % 60),
-                    "type": "user_said",
-                    "text": rng.words(12),
-                })
-                .to_string(),
-            );
-            lines.push('\n');
-        }
-        std::fs::write(
-            dir.join(format!("timeline/2026-03-{:02}.jsonl", 1 + d)),
-            lines,
-        )
-        .unwrap();
-    }
-    Memory::open(dir).unwrap().index().unwrap();
-}
+mod common;
+use common::{generate, ms, time};
 
 /// Files larger than one 1 MiB chunk, so that chunking and the balanced file
 /// layout are measured: `count` files of 4 MiB plus an uneven tail each.
@@ -206,24 +63,6 @@ fn data_files(dir: &Path) -> (Vec<PathBuf>, u64) {
     (files, bytes)
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
-    std::hint::black_box(f()); // warm the page cache and the allocator
-    median(
-        (0..rounds)
-            .map(|_| {
-                let t = Instant::now();
-                std::hint::black_box(f());
-                t.elapsed()
-            })
-            .collect(),
-    )
-}
-
 fn on_path(program: &str, arg: &str) -> bool {
     Command::new(program)
         .arg(arg)
@@ -254,10 +93,6 @@ fn sha256sum(dir: &Path, files: &[PathBuf]) {
 /// coreutils' `sha256sum` may not.
 fn openssl_sha256(dir: &Path, files: &[PathBuf]) {
     hash_files(dir, "openssl", &["dgst", "-sha256"], files);
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn mbps(bytes: u64, d: Duration) -> f64 {
@@ -531,7 +366,7 @@ fn main() {
     let store = tmp.path().join("memory");
     let blobs = tmp.path().join("blobs");
     let t = Instant::now();
-    generate_store(&store, 10_000);
+    generate(&store, 10_000);
     println!("generated the 10,000-memory store in {}", ms(t.elapsed()));
     let t = Instant::now();
     generate_blobs(&blobs, 50);
