@@ -491,6 +491,24 @@ fn cli_push_pull(kind: Kind) {
     let b = tmp.path().join("b");
     cmd(&b, &["pull", &root, "--provider", fx.name()]);
     assert_eq!(tree(&a), tree(&b), "{kind:?}: plain round trip");
+    // None of these services keeps a head pointer (the Kubo mock is Filebase's RPC,
+    // which has no MFS): `sync` needs the CID, and says so.
+    let mut c = memdir(&b);
+    c.envs(fx.env(true)).args(["sync", "--provider", fx.name()]);
+    let o = run(&mut c);
+    assert_eq!(o.status.code(), Some(2), "{kind:?}: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("keeps no head"),
+        "{kind:?}: {}",
+        stderr(&o)
+    );
+    std::fs::write(b.join("b_note.md"), "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-04-01\nupdated: 2026-04-01\n---\nfrom b\n").unwrap();
+    let synced = cmd(&b, &["sync", &root, "--provider", fx.name()]);
+    let synced_cid: Cid = synced.lines().last().unwrap().parse().unwrap();
+    assert!(
+        fx.common().holds(&synced_cid),
+        "{kind:?}: sync pushed the merged version"
+    );
 
     cmd(&a, &["keygen"]);
     let sealed = cmd(
