@@ -79,6 +79,13 @@ pub enum SyncError {
         #[source]
         source: SealError,
     },
+    /// Sealing the plaintext CAR for an encrypted push failed.
+    #[error("sealing {root} for an encrypted push failed: {source}")]
+    Seal {
+        root: Cid,
+        #[source]
+        source: SealError,
+    },
     /// The CAR inside a sealed blob did not verify against its root.
     #[error("the CAR sealed in {root} failed verification: {source}")]
     InnerCar {
@@ -112,9 +119,10 @@ impl SyncError {
     /// Exit class: refused operations are input or usage, bad data is integrity.
     pub fn class(&self) -> Class {
         match self {
-            SyncError::RemoteAhead { .. } | SyncError::State { .. } | SyncError::Secret { .. } => {
-                Class::Input
-            }
+            SyncError::RemoteAhead { .. }
+            | SyncError::State { .. }
+            | SyncError::Secret { .. }
+            | SyncError::Seal { .. } => Class::Input,
             SyncError::NoKey { .. } | SyncError::NoProvider | SyncError::NoHead { .. } => {
                 Class::Usage
             }
@@ -133,6 +141,7 @@ impl SyncError {
             SyncError::NotADirectory { .. } => "if it was pushed in encrypted-ipfs mode, pull with --mode encrypted-ipfs; nothing was changed".into(),
             SyncError::NotSealed { .. } => "it looks like a plain push: pull with --mode ipfs; nothing was changed".into(),
             SyncError::Decode { .. } | SyncError::InnerCar { .. } => "the data was rejected before anything was written; nothing was changed".into(),
+            SyncError::Seal { .. } => "nothing was sent; the directory is over what one sealed blob can hold".into(),
             SyncError::Open { .. } => "it was sealed to another key, or altered; check MEMDIR_KEY_FILE / key_file in .memdir/config.toml. Nothing was changed".into(),
             SyncError::NoKey { .. } => "create one with `memdir keygen`, or copy the key file from the device that pushed and point MEMDIR_KEY_FILE at it".into(),
             SyncError::NoProvider => "providers: kubo, pinata, filebase, storacha, folder (and gateway for pulls)".into(),
@@ -609,7 +618,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     }
     let (network_root, receipt, full_len) = if remote.encrypted() {
         let sealed = seal::seal(&Plain::new(dag.root, plain_car.clone()), remote.key()?).map_err(
-            |source| SyncError::Open {
+            |source| SyncError::Seal {
                 root: dag.root,
                 source,
             },

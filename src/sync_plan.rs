@@ -36,6 +36,16 @@ pub enum Side {
     Remote,
 }
 
+impl Side {
+    /// `local` or `remote`, as in the JSON report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Local => "local",
+            Side::Remote => "remote",
+        }
+    }
+}
+
 /// What the planner does with a kind of path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileClass {

@@ -88,17 +88,11 @@ pub fn print(r: &PullReport, out: &mut Out) {
             Outcome::Forgotten => "deleted (forgotten on the other side)".to_string(),
             Outcome::EditBeatsDelete { edited } => format!(
                 "kept the {} edit over the other side's delete",
-                serde_json::to_value(edited)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
+                edited.as_str()
             ),
             Outcome::Conflict { winner, copy } => format!(
                 "CONFLICT: kept {}, other version saved as {copy}",
-                serde_json::to_value(winner)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
+                winner.as_str()
             ),
             Outcome::Unioned => "timeline lines unioned".to_string(),
         };

@@ -66,25 +66,29 @@ impl Opened {
     }
 }
 
+/// `$MEMDIR_KEY_FILE`, when set.
+fn env_key_path() -> Option<PathBuf> {
+    std::env::var_os("MEMDIR_KEY_FILE")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+}
+
 /// The default key file: `$MEMDIR_KEY_FILE`, else `$XDG_CONFIG_HOME/memdir/key`, else
 /// `~/.config/memdir/key`.
 pub fn default_key_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("MEMDIR_KEY_FILE").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(config.join("memdir").join("key"))
+    env_key_path().or_else(|| {
+        let config = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        Some(config.join("memdir").join("key"))
+    })
 }
 
 /// The key of the encrypted mode: `MEMDIR_KEY_FILE`, else `key_file` in the
 /// configuration, else the default location.
 fn load_key(config: &Config) -> Result<Key, Error> {
-    let path = std::env::var_os("MEMDIR_KEY_FILE")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
+    let path = env_key_path()
         .or_else(|| config.key_file.clone())
         .or_else(default_key_path)
         .ok_or(SyncError::NoKey {
