@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use cid::Cid;
 use memdir::Memory;
-use memdir::car::car_bytes;
-use memdir::config::Mode;
+use memdir::ipfs::car::car_bytes;
+use memdir::ipfs::unixfs::{self, Dag};
 use memdir::provider::{self, Blocking, NoProgress, Receipt, Settings, delta_car};
 use memdir::sync::Remote;
-use memdir::unixfs::{self, Dag};
+use memdir::sync::config::Mode;
 
 mod common;
 use common::{generate, ms, time};

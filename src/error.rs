@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use crate::blob::BlobError;
-use crate::frontmatter::FrontmatterError;
+use crate::exchange::blob::BlobError;
 use crate::memory::KeyError;
-use crate::secrets::SecretKind;
-use crate::timeline::EventError;
+use crate::memory::frontmatter::FrontmatterError;
+use crate::memory::secrets::SecretKind;
+use crate::memory::timeline::EventError;
 
 /// What kind of failure an error is; the CLI maps it to an exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,17 +97,17 @@ pub enum Error {
     Clock(#[from] crate::clock::BadNow),
     #[cfg(feature = "sync")]
     #[error(transparent)]
-    KeyFile(#[from] crate::seal::KeyFileError),
+    KeyFile(#[from] crate::sync::seal::KeyFileError),
     #[error("{}: {source}", .path.display())]
     Unixfs {
         path: PathBuf,
         #[source]
-        source: Box<crate::unixfs::UnixfsError>,
+        source: Box<crate::ipfs::unixfs::UnixfsError>,
     },
     #[error(transparent)]
     Bench(#[from] crate::bench::BenchError),
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] crate::sync::config::ConfigError),
     /// Push / pull / sync refused or found bad data.
     #[cfg(feature = "sync")]
     #[error(transparent)]
@@ -163,11 +163,11 @@ impl Error {
             ),
             Error::Type { .. } => Some("pass --type user|feedback|project|reference".into()),
             #[cfg(feature = "sync")]
-            Error::KeyFile(crate::seal::KeyFileError::Exists { .. }) => Some(
+            Error::KeyFile(crate::sync::seal::KeyFileError::Exists { .. }) => Some(
                 "memdir never overwrites a key: pass another --out, or move the old key away (and keep it if anything was synced with it)".into(),
             ),
             #[cfg(feature = "sync")]
-            Error::KeyFile(crate::seal::KeyFileError::InsideMemoryDir { .. }) => Some(
+            Error::KeyFile(crate::sync::seal::KeyFileError::InsideMemoryDir { .. }) => Some(
                 "keep the key outside the memory directory: the directory is synced, the key must never be".into(),
             ),
             #[cfg(feature = "sync")]

@@ -24,42 +24,27 @@
 //! `spec/architecture.md` describes each module.
 
 pub mod bench;
-pub mod blob;
-pub mod cache;
-pub mod car;
 pub mod cli;
 pub mod clock;
-pub mod config;
-pub mod context;
 pub mod engine;
 pub mod error;
-pub mod frontmatter;
-pub mod index;
+pub mod exchange;
+pub mod ipfs;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;
-pub mod merge;
 #[cfg(feature = "sync")]
 pub mod provider;
-pub mod rank;
-#[cfg(feature = "sync")]
-pub mod seal;
-pub mod search;
-pub mod secrets;
+pub mod retrieval;
 pub mod store;
-#[cfg(feature = "sync")]
 pub mod sync;
-pub mod sync_plan;
-pub mod timeline;
-pub mod unixfs;
-pub mod watch;
 
 pub use clock::Clock;
-pub use context::Block;
 pub use engine::{
     CheckReport, Draft, Hit, ImportReport, IndexOutcome, Listed, Memory, Problem, Severity,
     Snapshot, WriteOutcome,
 };
 pub use error::{Class, Error, Result};
+pub use exchange::merge::Strategy;
 pub use memory::{Decay, Key, Kind, Meta, Record};
-pub use merge::Strategy;
+pub use retrieval::context::Block;

@@ -24,7 +24,7 @@ fn keygen_writes_a_private_key_once_and_never_inside_the_directory() {
     );
     let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
-    let parsed = memdir::seal::read_key_file(&key).unwrap();
+    let parsed = memdir::sync::seal::read_key_file(&key).unwrap();
     assert_eq!(data_encoding::BASE64.encode(&parsed.public_bytes()), public);
 
     // Never over an existing key.

@@ -23,7 +23,7 @@ proptest! {
         source in proptest::option::of(text()),
     ) {
         prop_assume!(!name.trim().is_empty() && !description.trim().is_empty());
-        prop_assume!(memdir::secrets::find_secret(&format!("{name}{description}{body}{tags:?}{source:?}")).is_none());
+        prop_assume!(memdir::memory::secrets::find_secret(&format!("{name}{description}{body}{tags:?}{source:?}")).is_none());
         let mem = Memory::in_memory().with_clock(Clock::fixed("2026-04-14T12:00:00Z".parse().unwrap()));
         mem.write(&Draft {
             key: "k".into(), name: name.clone(), description: description.clone(), kind: "project".into(),

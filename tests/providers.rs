@@ -8,13 +8,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use cid::Cid;
-use memdir::car::{CarLimits, car_bytes};
 use memdir::clock::Clock;
+use memdir::ipfs::car::{CarLimits, car_bytes};
+use memdir::ipfs::unixfs::{Dag, Limits, Node, build, decode};
 use memdir::provider::{
     Blocking, Direction, Gateways, HttpConfig, Kubo, NoProgress, Progress, ProviderError, Receipt,
     Settings, delta_car,
 };
-use memdir::unixfs::{Dag, Limits, Node, build, decode};
 use memdir::{Class, Error};
 
 use crate::support::http::request;

@@ -62,7 +62,7 @@ fn a_killed_write_leaves_the_old_or_the_new_file() {
         }
         let _ = child.wait();
         let text = std::fs::read_to_string(dir.join("big.md")).unwrap();
-        let parsed = memdir::frontmatter::parse(&text)
+        let parsed = memdir::memory::frontmatter::parse(&text)
             .unwrap_or_else(|e| panic!("torn file after kill {i}: {e}"));
         assert!(
             parsed.body == bodies[0] || parsed.body == bodies[1],
@@ -153,6 +153,6 @@ done"#,
     assert_eq!(seen.len(), procs * per, "duplicate or lost timeline lines");
     // The index lists every memory: the last rebuild saw every write.
     let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
-    assert_eq!(index, memdir::index::render(&snap.records));
+    assert_eq!(index, memdir::memory::index::render(&snap.records));
     assert_eq!(index.matches("- [").count(), procs * per + 1);
 }

@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 
-use memdir::car::{CarLimits, car_bytes, read_car};
-use memdir::unixfs::{Node, build, decode_pb};
-use memdir::{blob, frontmatter, timeline};
+use memdir::exchange::blob;
+use memdir::ipfs::car::{CarLimits, car_bytes, read_car};
+use memdir::ipfs::unixfs::{Node, build, decode_pb};
+use memdir::memory::{frontmatter, timeline};
 
 const VALID: &str = "---\nname: Tone\ndescription: direct critique\ntype: feedback\ncreated: 2026-03-22\nupdated: 2026-04-14\ntags: [a, b]\nowner:\n  team: core\n---\n\nBody line.\n";
 

@@ -1,18 +1,18 @@
-//! The encrypted-ipfs envelope (`memdir::seal`): round trips, tamper and forgery
+//! The encrypted-ipfs envelope (`memdir::sync::seal`): round trips, tamper and forgery
 //! rejection, key files, and the Rust half of the PyNaCl interop run (`ci/seal/run.sh`).
 
 use std::path::Path;
 
 use cid::Cid;
 use crypto_box::aead::OsRng;
-use memdir::seal::{
+use memdir::sync::seal::{
     self, Key, KeyFileError, MAC_KEY_LABEL, MAGIC, Plain, SEAL_OVERHEAD, SealError, Sealed, bucket,
     hmac_sha256,
 };
 use proptest::prelude::*;
 
 fn raw_cid(data: &[u8]) -> Cid {
-    memdir::unixfs::block_cid(memdir::unixfs::CODEC_RAW, data)
+    memdir::ipfs::unixfs::block_cid(memdir::ipfs::unixfs::CODEC_RAW, data)
 }
 
 fn bytes(n: usize, seed: u8) -> Vec<u8> {
@@ -21,7 +21,7 @@ fn bytes(n: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
-/// An independent writer of the envelope format (module docs of `memdir::seal`), with the
+/// An independent writer of the envelope format (module docs of `memdir::sync::seal`), with the
 /// MAC key derived from `mac_secret`.
 pub(crate) fn build_envelope(root: &Cid, car: &[u8], mac_secret: &[u8; 32]) -> Vec<u8> {
     let root = root.to_bytes();

@@ -578,16 +578,17 @@ fn secrets_are_neither_pushed_nor_pulled() {
     assert!(stderr(&o).contains("leak.md"), "{}", stderr(&o));
     assert_eq!(cars(&a), n, "nothing was sent");
     // Another tool published a version with the leak as the head.
-    let mut files: std::collections::BTreeMap<String, memdir::unixfs::Node> = Default::default();
+    let mut files: std::collections::BTreeMap<String, memdir::ipfs::unixfs::Node> =
+        Default::default();
     for (path, bytes) in tree(&a.dir) {
         if !path.contains('/') {
-            files.insert(path, memdir::unixfs::Node::File(bytes));
+            files.insert(path, memdir::ipfs::unixfs::Node::File(bytes));
         }
     }
-    let dag = memdir::unixfs::build(&memdir::unixfs::Node::Dir(files)).unwrap();
+    let dag = memdir::ipfs::unixfs::build(&memdir::ipfs::unixfs::Node::Dir(files)).unwrap();
     std::fs::write(
         a.remote.join("cars").join(format!("{}.car", dag.root)),
-        memdir::car::car_bytes(&dag),
+        memdir::ipfs::car::car_bytes(&dag),
     )
     .unwrap();
     std::fs::write(a.remote.join("heads/default"), format!("{}\n", dag.root)).unwrap();
@@ -610,8 +611,9 @@ fn keygen(d: &mut Device, name: &str) -> PathBuf {
 
 /// The sealed blob as a UnixFS file DAG stored in the folder like a push would.
 fn store_blob(remote: &Path, sealed: &[u8]) -> Cid {
-    let dag = memdir::unixfs::build(&memdir::unixfs::Node::File(sealed.to_vec())).unwrap();
-    let car = memdir::car::car_bytes(&dag);
+    let dag =
+        memdir::ipfs::unixfs::build(&memdir::ipfs::unixfs::Node::File(sealed.to_vec())).unwrap();
+    let car = memdir::ipfs::car::car_bytes(&dag);
     std::fs::create_dir_all(remote.join("cars")).unwrap();
     std::fs::write(remote.join("cars").join(format!("{}.car", dag.root)), car).unwrap();
     dag.root
@@ -620,10 +622,16 @@ fn store_blob(remote: &Path, sealed: &[u8]) -> Cid {
 fn sealed_bytes(remote: &Path, root: &str) -> Vec<u8> {
     let car = std::fs::read(remote.join("cars").join(format!("{root}.car"))).unwrap();
     let root: Cid = root.parse().unwrap();
-    let blocks =
-        memdir::car::read_car(car.as_slice(), &root, &memdir::car::CarLimits::default()).unwrap();
-    match memdir::unixfs::decode(&root, &blocks, &memdir::unixfs::Limits::default()).unwrap() {
-        memdir::unixfs::Node::File(b) => b,
+    let blocks = memdir::ipfs::car::read_car(
+        car.as_slice(),
+        &root,
+        &memdir::ipfs::car::CarLimits::default(),
+    )
+    .unwrap();
+    match memdir::ipfs::unixfs::decode(&root, &blocks, &memdir::ipfs::unixfs::Limits::default())
+        .unwrap()
+    {
+        memdir::ipfs::unixfs::Node::File(b) => b,
         _ => panic!("not a file"),
     }
 }
@@ -708,25 +716,25 @@ fn encrypted_round_trip_and_every_rejection() {
     assert_eq!(c.snapshot(), before);
 
     let sealed = sealed_bytes(&remote, &root);
-    let key_c = memdir::seal::read_key_file(c.key.as_ref().unwrap()).unwrap();
+    let key_c = memdir::sync::seal::read_key_file(c.key.as_ref().unwrap()).unwrap();
     let b_before = b.snapshot();
     let mut flipped = sealed.clone();
     flipped[sealed.len() / 2] ^= 0x20;
     let truncated = sealed[..sealed.len() - 1].to_vec();
-    let key_a = memdir::seal::read_key_file(&key).unwrap();
+    let key_a = memdir::sync::seal::read_key_file(&key).unwrap();
     // A forger knows A's public key and seals a well-formed envelope of a real CAR to
     // it, but cannot compute the MAC.
     let (forged_root, forged_car) = {
-        let dag = memdir::unixfs::build(&memdir::unixfs::Node::Dir(
+        let dag = memdir::ipfs::unixfs::build(&memdir::ipfs::unixfs::Node::Dir(
             [(
                 "evil.md".to_string(),
-                memdir::unixfs::Node::File(memory_text("evil", "x").into_bytes()),
+                memdir::ipfs::unixfs::Node::File(memory_text("evil", "x").into_bytes()),
             )]
             .into_iter()
             .collect(),
         ))
         .unwrap();
-        (dag.root, memdir::car::car_bytes(&dag))
+        (dag.root, memdir::ipfs::car::car_bytes(&dag))
     };
     let forged = crate::seal::raw_seal(
         &crate::seal::build_envelope(&forged_root, &forged_car, &[7u8; 32]),
@@ -939,7 +947,7 @@ mod node {
             }
         }
         // No plaintext CID: neither the root nor any block of the plaintext DAG.
-        let plain_dag = memdir::unixfs::build(
+        let plain_dag = memdir::ipfs::unixfs::build(
             &memdir::Memory::open(&a.dir)
                 .unwrap()
                 .backend()

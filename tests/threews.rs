@@ -116,7 +116,7 @@ fn a_memdir_export_reads_in_threews() {
         let (meta, body) =
             threews_parse(raw.as_str().unwrap()).unwrap_or_else(|| panic!("{name} does not parse"));
         let get = |k: &str| meta.iter().find(|(mk, _)| mk == k).map(|(_, v)| v.clone());
-        let ours = memdir::frontmatter::parse(raw.as_str().unwrap()).unwrap();
+        let ours = memdir::memory::frontmatter::parse(raw.as_str().unwrap()).unwrap();
         assert_eq!(get("name").unwrap(), ours.meta.name, "{name}");
         assert_eq!(get("description").unwrap(), ours.meta.description, "{name}");
         assert_eq!(get("type").unwrap(), ours.meta.kind.as_str(), "{name}");

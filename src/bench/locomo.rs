@@ -459,7 +459,7 @@ pub fn run(
         // Everything that does not depend on the question is loaded once; the first
         // question of each conversation checks that this is what `context` returns.
         let (prepared, _) = mem.prepare_context()?;
-        let index_cost = crate::context::estimate_tokens(
+        let index_cost = crate::retrieval::context::estimate_tokens(
             &std::fs::read_to_string(tmp.path().join(crate::store::INDEX_FILE))
                 .map_err(|e| Error::io(tmp.path().join(crate::store::INDEX_FILE), e))?,
         );

@@ -18,7 +18,7 @@ pub struct Args {}
 
 pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Error> {
     let tree = mem.backend().tree()?;
-    let root = crate::unixfs::root_cid(&tree).map_err(|e| Error::Unixfs {
+    let root = crate::ipfs::unixfs::root_cid(&tree).map_err(|e| Error::Unixfs {
         path: mem.root(),
         source: Box::new(e),
     })?;

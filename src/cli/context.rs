@@ -1,9 +1,9 @@
 //! `memdir context`: the block an agent puts in its system prompt.
 
 use super::Out;
-use crate::context::DEFAULT_MAX_TOKENS;
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::retrieval::context::DEFAULT_MAX_TOKENS;
 
 /// Print the context block: MEMORY.md, then memories by rank, then recent events.
 #[derive(Debug, clap::Args)]

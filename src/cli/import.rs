@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
-use crate::merge::{Action, Strategy};
+use crate::exchange::merge::{Action, Strategy};
 
 /// Import a memory/0.1 blob (from memdir export or the three.ws runtime).
 #[derive(Debug, clap::Args)]
@@ -32,7 +32,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
     let bytes = if a.file.as_os_str() == "-" {
         let mut b = Vec::new();
         std::io::stdin()
-            .take(crate::blob::MAX_BLOB_BYTES as u64 + 1)
+            .take(crate::exchange::blob::MAX_BLOB_BYTES as u64 + 1)
             .read_to_end(&mut b)
             .map_err(|e| Error::Io {
                 path: "<stdin>".into(),
@@ -44,8 +44,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
             path: a.file.clone(),
             source: e,
         })?;
-        if meta.len() > crate::blob::MAX_BLOB_BYTES as u64 {
-            return Err(crate::blob::BlobError::TooLarge {
+        if meta.len() > crate::exchange::blob::MAX_BLOB_BYTES as u64 {
+            return Err(crate::exchange::blob::BlobError::TooLarge {
                 size: meta.len() as usize,
             }
             .into());

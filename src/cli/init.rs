@@ -3,9 +3,9 @@
 use serde_json::json;
 
 use super::Out;
-use crate::config::{Config, Mode, PROVIDERS};
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::sync::config::{Config, Mode, PROVIDERS};
 
 /// Create the memory directory (MEMORY.md, timeline/, .memdir/).
 #[derive(Debug, clap::Args)]
@@ -42,7 +42,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
             c.provider = Some(p.clone());
         }
         if let Some(ch) = &a.channel {
-            if !crate::config::valid_channel(ch) {
+            if !crate::sync::config::valid_channel(ch) {
                 return Err(Error::Usage(
                     "--channel must be 1-64 characters of a-z, 0-9, `-` and `_`",
                 ));

@@ -34,8 +34,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         create_private_dir(parent)?;
     }
-    let key = crate::seal::generate_key();
-    crate::seal::write_key_file(&path, &key, &mem.root())?;
+    let key = crate::sync::seal::generate_key();
+    crate::sync::seal::write_key_file(&path, &key, &mem.root())?;
     let public = data_encoding::BASE64.encode(&key.public_bytes());
     out.note(&format!(
         "wrote {} (mode 0600). There is no key recovery: copy this file to your other devices and keep a backup; a lost key means lost memories.",

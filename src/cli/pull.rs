@@ -6,9 +6,9 @@ use super::Out;
 use super::remote::{self, RemoteArgs};
 use crate::engine::Memory;
 use crate::error::Error;
-use crate::merge::Strategy;
+use crate::exchange::merge::Strategy;
 use crate::sync::PullReport;
-use crate::sync_plan::Outcome;
+use crate::sync::plan::Outcome;
 
 /// Download a pushed version by CID, verify every block, and merge it in.
 #[derive(Debug, clap::Args)]

@@ -17,7 +17,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
     if out.is_json() {
         out.json(&json!({"key": r.key, "meta": r.meta.to_json(), "body": r.body}));
     } else {
-        out.text(&crate::frontmatter::render(&r.meta, &r.body));
+        out.text(&crate::memory::frontmatter::render(&r.meta, &r.body));
     }
     Ok(0)
 }

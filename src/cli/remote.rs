@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 
 use super::Out;
-use crate::config::{Config, Mode};
 use crate::engine::Memory;
 use crate::error::Error;
 use crate::provider::{self, Blocking, Direction, Progress, Settings};
-use crate::seal::Key;
+use crate::sync::config::{Config, Mode};
+use crate::sync::seal::Key;
 use crate::sync::{Remote, SyncError};
 
 /// `--mode` on the command line.
@@ -100,7 +100,7 @@ fn load_key(config: &Config) -> Result<Key, Error> {
         }
         .into());
     }
-    Ok(crate::seal::read_key_file(&path)?)
+    Ok(crate::sync::seal::read_key_file(&path)?)
 }
 
 /// Opens the provider named by `--provider`, the configuration, or `fallback`.

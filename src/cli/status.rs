@@ -3,9 +3,9 @@
 use serde_json::json;
 
 use super::Out;
-use crate::config::Config;
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::sync::config::Config;
 
 /// Show the sync status (offline): what is unpushed, what is in conflict.
 #[derive(Debug, clap::Args)]

@@ -6,7 +6,7 @@ use super::Out;
 use super::remote::{self, RemoteArgs};
 use crate::engine::Memory;
 use crate::error::Error;
-use crate::merge::Strategy;
+use crate::exchange::merge::Strategy;
 
 /// Pull the provider's latest version (its head), merge it in, push the result.
 #[derive(Debug, clap::Args)]

@@ -28,7 +28,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
     if !out.is_json() {
         out.note(&format!("watching {} (Ctrl-C to stop)", root.display()));
     }
-    crate::watch::watch(mem, &stop, a.seconds.map(Duration::from_secs), |r| {
+    crate::engine::watch::watch(mem, &stop, a.seconds.map(Duration::from_secs), |r| {
         out.problems(&root, &r.problems);
         if out.is_json() {
             let line = json!({

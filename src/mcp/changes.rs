@@ -5,7 +5,7 @@
 //! text) instead of trusting file events: an editor's save arrives as several
 //! events, our own writes echo back, and a file that turns malformed leaves the list.
 //! Comparing states turns all of that into exactly the notifications a client needs.
-//! A background thread runs the directory watcher (`crate::watch`) and calls
+//! A background thread runs the directory watcher (`crate::engine::watch`) and calls
 //! [`Tracker::refresh`] after each batch; tools that change memories call it too, so
 //! the client hears of its own writes at once and the watcher's echo finds nothing new.
 
@@ -141,7 +141,7 @@ pub fn watch(
     // A file a person is still editing stays malformed for a while: report each
     // problem once, not after every save.
     let mut reported: Vec<crate::Problem> = Vec::new();
-    crate::watch::watch(mem, stop, None, |rebuild| {
+    crate::engine::watch::watch(mem, stop, None, |rebuild| {
         for p in rebuild.problems.iter().filter(|p| !reported.contains(p)) {
             let level = match p.severity {
                 crate::Severity::Error => "error",

@@ -177,7 +177,7 @@ fn resource_error(e: &Error) -> McpError {
     }
 }
 
-fn event_json(e: &crate::timeline::Event) -> Value {
+fn event_json(e: &crate::memory::timeline::Event) -> Value {
     serde_json::from_str(&e.encode()).unwrap_or_default()
 }
 
@@ -301,7 +301,7 @@ impl MemoryServer {
         self.run(move |s| {
             let r = s.mem.read(&a.key)?;
             Ok((
-                crate::frontmatter::render(&r.meta, &r.body),
+                crate::memory::frontmatter::render(&r.meta, &r.body),
                 json!({"key": r.key, "meta": r.meta.to_json(), "body": r.body}),
             ))
         })

@@ -15,8 +15,8 @@ use super::{
     Blocks, BoxFuture, Capabilities, Direction, Env, Progress, Provider, ProviderError, Receipt,
     Settings, check_root,
 };
-use crate::car::CarLimits;
 use crate::clock::Clock;
+use crate::ipfs::car::CarLimits;
 
 /// Environment variable: S3 access key id.
 pub const KEY_VAR: &str = "FILEBASE_KEY";

@@ -14,7 +14,7 @@ use cid::Cid;
 use super::{
     Blocks, BoxFuture, Capabilities, Direction, Env, Progress, Provider, ProviderError, Receipt,
 };
-use crate::car::{self, CarLimits};
+use crate::ipfs::car::{self, CarLimits};
 
 /// Environment variable: the folder.
 pub const FOLDER_VAR: &str = "MEMDIR_FOLDER";

@@ -11,7 +11,7 @@ use super::http::{Call, CarFailure, Http, Want, base_url, check_block, join, red
 use super::{
     Blocks, BoxFuture, Capabilities, Env, Progress, Provider, ProviderError, Receipt, Settings,
 };
-use crate::car::{self, CarError, CarLimits};
+use crate::ipfs::car::{self, CarError, CarLimits};
 
 /// Environment variable: comma-separated gateway base URLs.
 pub const GATEWAYS_VAR: &str = "MEMDIR_GATEWAYS";

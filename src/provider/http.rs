@@ -11,8 +11,8 @@ use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use sha2::{Digest, Sha256};
 
 use super::{Blocks, Direction, Env, Progress, ProviderError};
-use crate::car::{self, CarError, CarLimits};
-use crate::unixfs::is_profile_cid;
+use crate::ipfs::car::{self, CarError, CarLimits};
+use crate::ipfs::unixfs::is_profile_cid;
 
 /// Environment variable: request timeout in seconds.
 pub const TIMEOUT_VAR: &str = "MEMDIR_HTTP_TIMEOUT";

@@ -21,8 +21,8 @@ use super::{
     Blocks, BoxFuture, Capabilities, Direction, Env, Progress, Provider, ProviderError, Receipt,
     Settings, check_root,
 };
-use crate::car::{self, CarError, CarLimits};
-use crate::unixfs::{CODEC_DAG_PB, decode_pb};
+use crate::ipfs::car::{self, CarError, CarLimits};
+use crate::ipfs::unixfs::{CODEC_DAG_PB, decode_pb};
 
 /// Environment variable: the RPC base URL, e.g. `http://127.0.0.1:5001`.
 pub const API_VAR: &str = "IPFS_API";

@@ -7,7 +7,7 @@
 //! bounded retries, authentication (credentials come only from the
 //! environment and never appear in errors), and the check that whatever a
 //! provider says about our data is true: an upload must be reported under our
-//! root CID, and every downloaded block goes through [`crate::car::read_car`]
+//! root CID, and every downloaded block goes through [`crate::ipfs::car::read_car`]
 //! before anyone sees it. It must not touch the memory directory, decide what
 //! to push or merge, or print; `sync` and the CLI do that on top of it.
 //!
@@ -22,7 +22,7 @@
 //! a CAR is truncated or carries foreign blocks). `spec/providers.md` is the
 //! user-facing description.
 
-// Errors carry CIDs by value; see the note in `crate::car`.
+// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
 #![allow(clippy::result_large_err)]
 
 mod filebase;
@@ -44,10 +44,10 @@ use cid::Cid;
 use cid::multihash::Multihash;
 use sha2::{Digest, Sha256};
 
-use crate::car::{CarError, CarLimits};
 use crate::clock::Clock;
 use crate::error::Class;
-use crate::unixfs::{Dag, MH_SHA2_256};
+use crate::ipfs::car::{CarError, CarLimits};
+use crate::ipfs::unixfs::{Dag, MH_SHA2_256};
 
 pub use filebase::Filebase;
 pub use folder::Folder;
@@ -61,8 +61,8 @@ pub use storacha::Storacha;
 /// trait stays object-safe (`Box<dyn Provider>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Verified blocks of one DAG, keyed by CID (what [`crate::car::read_car`]
-/// returns and [`crate::unixfs::decode`] takes).
+/// Verified blocks of one DAG, keyed by CID (what [`crate::ipfs::car::read_car`]
+/// returns and [`crate::ipfs::unixfs::decode`] takes).
 pub type Blocks = HashMap<Cid, Vec<u8>>;
 
 /// Multicodec of a CAR file, used for Storacha shard CIDs (`bagbaiera...`).
@@ -149,7 +149,7 @@ impl Receipt {
 /// Implementations check everything a remote party says: an upload whose
 /// reported root differs from `root` fails with
 /// [`ProviderError::WrongRoot`], and a download returns only blocks that
-/// [`crate::car::read_car`] verified against `root`. Every request has a
+/// [`crate::ipfs::car::read_car`] verified against `root`. Every request has a
 /// timeout and transient failures (connection errors, 408, 429, 5xx) are
 /// retried a bounded number of times with exponential backoff.
 pub trait Provider: Send + Sync {
@@ -535,7 +535,7 @@ impl Default for Settings {
 
 /// Refuses a channel name that could not be a plain path segment on a provider.
 pub(crate) fn check_channel(provider: &str, channel: &str) -> Result<(), ProviderError> {
-    if crate::config::valid_channel(channel) {
+    if crate::sync::config::valid_channel(channel) {
         return Ok(());
     }
     Err(ProviderError::BadConfig {
@@ -606,7 +606,7 @@ pub fn configured(
 pub fn delta_car(dag: &Dag, known: &HashSet<Cid>) -> Vec<u8> {
     let mut out = Vec::new();
     // Writing into a Vec cannot fail.
-    let _ = crate::car::write_car_blocks(
+    let _ = crate::ipfs::car::write_car_blocks(
         &dag.root,
         dag.blocks
             .iter()
@@ -753,7 +753,7 @@ pub(crate) fn check_root(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::unixfs::{Node, build};
+    use crate::ipfs::unixfs::{Node, build};
 
     #[test]
     fn delta_car_has_only_new_blocks() {
@@ -764,10 +764,10 @@ mod tests {
         let v2 = build(&Node::Dir(files)).expect("build");
         let known: HashSet<Cid> = v1.blocks.iter().map(|(c, _)| *c).collect();
         let delta = delta_car(&v2, &known);
-        let full = crate::car::car_bytes(&v2);
+        let full = crate::ipfs::car::car_bytes(&v2);
         assert!(delta.len() < full.len());
         // The delta is a valid CAR that lacks `a.md`'s block.
-        match crate::car::read_car(delta.as_slice(), &v2.root, &CarLimits::default()) {
+        match crate::ipfs::car::read_car(delta.as_slice(), &v2.root, &CarLimits::default()) {
             Err(CarError::MissingBlock { cid }) => assert!(known.contains(&cid)),
             other => panic!("expected a missing block, got {other:?}"),
         }

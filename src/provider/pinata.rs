@@ -15,7 +15,7 @@ use super::{
     Blocks, BoxFuture, Capabilities, Direction, Env, Progress, Provider, ProviderError, Receipt,
     Settings, check_root,
 };
-use crate::car::CarLimits;
+use crate::ipfs::car::CarLimits;
 
 /// Environment variable: the API key's JWT.
 pub const JWT_VAR: &str = "PINATA_JWT";

@@ -21,7 +21,7 @@ use super::{
     Blocks, BoxFuture, Capabilities, Direction, Env, Progress, Provider, ProviderError, Receipt,
     Settings, car_cid, check_root,
 };
-use crate::car::CarLimits;
+use crate::ipfs::car::CarLimits;
 
 /// Environment variable: the bridge's `X-Auth-Secret` header value.
 pub const SECRET_VAR: &str = "WEB3_STORAGE_TOKEN";

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use cid::Cid;
-use memdir::unixfs::{CODEC_DAG_PB, CODEC_RAW, block_cid, decode_pb};
+use memdir::ipfs::unixfs::{CODEC_DAG_PB, CODEC_RAW, block_cid, decode_pb};
 use sha2::{Digest, Sha256};
 
 use super::http::{Framing, Request, Response};
@@ -119,7 +119,7 @@ pub fn section(cid: &Cid, data: &[u8]) -> Vec<u8> {
 
 /// A CARv1 with `root` in the header and `blocks` in order.
 pub fn car_of(root: &Cid, blocks: &[(Cid, Vec<u8>)]) -> Vec<u8> {
-    let mut out = memdir::car::car_header(root);
+    let mut out = memdir::ipfs::car::car_header(root);
     for (cid, data) in blocks {
         out.extend_from_slice(&section(cid, data));
     }

@@ -3,7 +3,7 @@
 //! asked), Pinata v3, Filebase S3 (SigV4 checked), the Storacha UCAN bridge,
 //! and trustless gateways. Each follows the documented request and answer
 //! shapes, checks credentials, and imports uploaded CARs through
-//! `memdir::car::read_car`, answering the root it verified.
+//! `memdir::ipfs::car::read_car`, answering the root it verified.
 //!
 //! Every mock can be told to fail the next requests with a status, to delay
 //! every answer, or to report a wrong root.
@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cid::Cid;
-use memdir::car::{CarError, CarLimits, read_car};
+use memdir::ipfs::car::{CarError, CarLimits, read_car};
+use memdir::ipfs::unixfs::{Node, build};
 use memdir::provider::{CODEC_CAR, sigv4};
-use memdir::unixfs::{Node, build};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 

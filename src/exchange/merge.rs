@@ -8,9 +8,9 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::blob::IncomingFile;
+use crate::exchange::blob::IncomingFile;
 use crate::memory::Record;
-use crate::timeline::Event;
+use crate::memory::timeline::Event;
 
 /// How conflicts (same key, different content) are resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -147,8 +147,8 @@ impl Counts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frontmatter;
     use crate::memory::Key;
+    use crate::memory::frontmatter;
 
     fn file(key: &str, body: &str, updated: &str) -> String {
         format!(

@@ -7,6 +7,8 @@
 //! in the same directory, are fsynced, then renamed over the target, so a process
 //! killed at any moment leaves the old or the new file, never a torn one.
 
+pub mod cache;
+
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -457,8 +459,8 @@ impl Backend {
     /// The directory as a UnixFS tree: every entry except dot entries, recursively.
     /// Symbolic links and names that are not UTF-8 are errors (a snapshot must be
     /// exact, so nothing is skipped silently).
-    pub fn tree(&self) -> Result<crate::unixfs::Node> {
-        use crate::unixfs::Node;
+    pub fn tree(&self) -> Result<crate::ipfs::unixfs::Node> {
+        use crate::ipfs::unixfs::Node;
         match self {
             Backend::Mem(_) => {
                 let m = self.mem().expect("mem backend");
@@ -482,11 +484,11 @@ impl Backend {
 }
 
 fn insert_path(
-    dir: &mut std::collections::BTreeMap<String, crate::unixfs::Node>,
+    dir: &mut std::collections::BTreeMap<String, crate::ipfs::unixfs::Node>,
     path: &str,
     bytes: Vec<u8>,
 ) {
-    use crate::unixfs::Node;
+    use crate::ipfs::unixfs::Node;
     match path.split_once('/') {
         None => {
             dir.insert(path.to_string(), Node::File(bytes));
@@ -502,8 +504,8 @@ fn insert_path(
     }
 }
 
-fn dir_tree(dir: &Path) -> Result<crate::unixfs::Node> {
-    use crate::unixfs::Node;
+fn dir_tree(dir: &Path) -> Result<crate::ipfs::unixfs::Node> {
+    use crate::ipfs::unixfs::Node;
     let mut out = std::collections::BTreeMap::new();
     for entry in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let entry = entry.map_err(|e| Error::io(dir, e))?;

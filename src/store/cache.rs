@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::frontmatter::{Extra, Warning};
+use crate::memory::frontmatter::{Extra, Warning};
 use crate::memory::{Decay, Kind, Meta, Stamp};
 use crate::store::Backend;
 

@@ -15,8 +15,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::merge::Strategy;
-use crate::timeline;
+use crate::exchange::merge::Strategy;
+use crate::memory::timeline;
 
 /// A listing of the memory directory: relative path (`/`-separated) → file bytes.
 pub type Listing = BTreeMap<String, Vec<u8>>;
@@ -212,7 +212,7 @@ pub fn conflict_original(copy: &str) -> String {
 /// last synced root; empty on a first sync). The result is deterministic and sorted.
 ///
 /// ```
-/// use memdir::sync_plan::{plan, Listing, Op};
+/// use memdir::sync::plan::{plan, Listing, Op};
 /// use memdir::Strategy;
 /// let l = |v: &[(&str, &str)]| -> Listing {
 ///     v.iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect()

@@ -5,6 +5,8 @@
 //! what it changes, and rebuilds MEMORY.md before releasing the lock, so several
 //! processes writing at once lose nothing. Nothing here prints.
 
+pub mod watch;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -14,20 +16,20 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::blob::{self, Skipped};
-use crate::cache::{self, Cache};
 use crate::clock::Clock;
-use crate::context::{self, Block};
 use crate::error::{Error, Result};
-use crate::frontmatter::{self, Extra, Parsed};
-use crate::index;
+use crate::exchange::blob::{self, Skipped};
+use crate::exchange::merge::{self, Action, Counts, Decision, Strategy};
+use crate::memory::frontmatter::{self, Extra, Parsed};
+use crate::memory::index;
+use crate::memory::secrets;
+use crate::memory::timeline::{self, Event};
 use crate::memory::{Decay, Key, Kind, Meta, Record, Stamp};
-use crate::merge::{self, Action, Counts, Decision, Strategy};
-use crate::rank;
-use crate::search;
-use crate::secrets;
+use crate::retrieval::context::{self, Block};
+use crate::retrieval::rank;
+use crate::retrieval::search;
+use crate::store::cache::{self, Cache};
 use crate::store::{self, Backend, Found, INDEX_FILE, MAX_MEMORY_FILE, MAX_TIMELINE_FILE};
-use crate::timeline::{self, Event};
 
 /// Largest body memdir writes (1 MiB).
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -651,7 +653,7 @@ impl Memory {
         let Backend::Dir(root) = &self.backend else {
             return Ok(Vec::new());
         };
-        let dir = root.join(crate::sync_plan::CONFLICTS_DIR);
+        let dir = root.join(crate::sync::plan::CONFLICTS_DIR);
         if !dir.is_dir() {
             return Ok(Vec::new());
         }
@@ -671,8 +673,8 @@ impl Memory {
                 continue;
             };
             let rel = rel.to_string_lossy().replace('\\', "/");
-            let copy = format!("{}/{rel}", crate::sync_plan::CONFLICTS_DIR);
-            out.push((crate::sync_plan::conflict_original(&rel), copy));
+            let copy = format!("{}/{rel}", crate::sync::plan::CONFLICTS_DIR);
+            out.push((crate::sync::plan::conflict_original(&rel), copy));
         }
         out.sort_by(|a, b| a.1.cmp(&b.1));
         Ok(out)

@@ -4,13 +4,18 @@
 //! `type` or `decay` value means, how a memory is normalized for the "identical
 //! content is a no-op" rule). It does no IO and never reads the clock.
 
+pub mod frontmatter;
+pub mod index;
+pub mod secrets;
+pub mod timeline;
+
 use std::fmt;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::frontmatter::Extra;
+use crate::memory::frontmatter::Extra;
 
 /// Longest key memdir writes (the key pattern allows 100 characters).
 pub const MAX_KEY_LEN: usize = 100;

@@ -54,7 +54,7 @@ impl Event {
     /// Builds an event, refusing fields named `ts` or `type` and malformed types.
     ///
     /// ```
-    /// use memdir::timeline::Event;
+    /// use memdir::memory::timeline::Event;
     /// let now = "2026-04-14T12:03:12.512Z".parse().unwrap();
     /// let mut fields = serde_json::Map::new();
     /// fields.insert("text".into(), "how's my form?".into());

@@ -56,7 +56,7 @@ fn at_word_start(b: &[u8], i: usize) -> bool {
 /// Returns the first kind of secret found in `text`, if any.
 ///
 /// ```
-/// use memdir::secrets::{find_secret, SecretKind};
+/// use memdir::memory::secrets::{find_secret, SecretKind};
 /// assert_eq!(find_secret("key: sk-abcdefghijklmnopqrstuvwxyz012345"), Some(SecretKind::OpenAiKey));
 /// assert_eq!(find_secret("the user likes sky-blue"), None);
 /// ```

@@ -10,9 +10,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::frontmatter::{self, Parsed};
 use crate::memory::Key;
-use crate::timeline::{self, Event};
+use crate::memory::frontmatter::{self, Parsed};
+use crate::memory::timeline::{self, Event};
 
 /// The version string of the format.
 pub const VERSION: &str = "memory/0.1";
@@ -317,7 +317,10 @@ mod tests {
             "---\nname: \"Runbook: deploys\"\ndescription: \"time: 10:30 UTC\"\ntype: project\ncreated: 2026-04-12\nupdated: 2026-04-14\n---\n\nRun it.\n"
         );
         assert_eq!(
-            crate::frontmatter::parse(&f.text).unwrap().meta.name,
+            crate::memory::frontmatter::parse(&f.text)
+                .unwrap()
+                .meta
+                .name,
             f.parsed.meta.name
         );
     }

@@ -15,11 +15,11 @@ use std::sync::OnceLock;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::index;
 use crate::memory::Record;
-use crate::rank;
-use crate::search::{self, Corpus, QueryScores};
-use crate::timeline::Event;
+use crate::memory::index;
+use crate::memory::timeline::Event;
+use crate::retrieval::rank;
+use crate::retrieval::search::{self, Corpus, QueryScores};
 
 /// How many lines of MEMORY.md the block includes at most.
 pub const INDEX_LINE_CAP: usize = 200;
@@ -514,7 +514,7 @@ pub fn build_for_query(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::tests::rec;
+    use crate::memory::index::tests::rec;
 
     fn cands(rs: &[Record]) -> Vec<Candidate<'_>> {
         rs.iter().map(|r| Candidate { record: r }).collect()

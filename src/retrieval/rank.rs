@@ -66,7 +66,7 @@ pub fn order(records: &[Record], now: DateTime<Utc>) -> Vec<(usize, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frontmatter::Extra;
+    use crate::memory::frontmatter::Extra;
     use crate::memory::{Key, Kind, Stamp};
 
     fn meta(kind: &str, tags: usize, important: bool, updated: &str, decay: Option<Decay>) -> Meta {

@@ -618,8 +618,13 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let mut r =
-                    crate::index::tests::rec(&format!("m{i}"), "user", "N", "d", "2026-01-01");
+                let mut r = crate::memory::index::tests::rec(
+                    &format!("m{i}"),
+                    "user",
+                    "N",
+                    "d",
+                    "2026-01-01",
+                );
                 r.body = b.to_string();
                 r
             })

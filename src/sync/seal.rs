@@ -671,7 +671,7 @@ mod tests {
     }
 
     fn raw_cid(data: &[u8]) -> Cid {
-        crate::unixfs::block_cid(crate::unixfs::CODEC_RAW, data)
+        crate::ipfs::unixfs::block_cid(crate::ipfs::unixfs::CODEC_RAW, data)
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! This module must stay pure: it reads from an `io::Read` and writes to an
 //! `io::Write` it is given, and never opens files or sockets, looks at the
 //! clock or environment, or prints. UnixFS meaning (names, sizes, canonical
-//! form) is `crate::unixfs`'s job; this module only checks block integrity and
+//! form) is `crate::ipfs::unixfs`'s job; this module only checks block integrity and
 //! reachability.
 
 // Errors carry the CIDs that failed by value (a `Cid` is about 90 bytes), so
@@ -32,7 +32,7 @@ use cid::Cid;
 use cid::multihash::Multihash;
 use sha2::{Digest, Sha256};
 
-use crate::unixfs::{
+use crate::ipfs::unixfs::{
     CODEC_DAG_PB, CODEC_RAW, Dag, MH_IDENTITY, MH_SHA2_256, PbError, decode_pb, is_profile_cid,
     put_cid, put_varint, read_varint,
 };
@@ -276,7 +276,7 @@ where
 }
 
 /// Writes `dag` as a CARv1: header with its root, then its blocks in DFS order
-/// (as [`crate::unixfs::build`] already orders and deduplicates them).
+/// (as [`crate::ipfs::unixfs::build`] already orders and deduplicates them).
 pub fn write_car<W: Write + ?Sized>(dag: &Dag, out: &mut W) -> io::Result<()> {
     write_car_blocks(
         &dag.root,
@@ -707,14 +707,14 @@ fn read_block_cid<R: Read>(input: &mut Input<R>, section: u64) -> Result<Cid, Ca
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::unixfs::tests::{dir, file, hex};
-    use crate::unixfs::{Dag, Limits, Node, block_cid, build, decode};
+    use crate::ipfs::unixfs::tests::{dir, file, hex};
+    use crate::ipfs::unixfs::{Dag, Limits, Node, block_cid, build, decode};
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
     /// A small tree with a multi-chunk file, nesting and a duplicated file.
     fn sample() -> Node {
-        let big: Vec<u8> = (0..(crate::unixfs::CHUNK_SIZE + 100))
+        let big: Vec<u8> = (0..(crate::ipfs::unixfs::CHUNK_SIZE + 100))
             .map(|i| (i % 251) as u8)
             .collect();
         dir(vec![
@@ -779,7 +779,7 @@ mod tests {
         assert_eq!(streamed, car);
 
         // The duplicated file is stored once, and the sections follow the DAG order.
-        let same = block_cid(crate::unixfs::CODEC_RAW, b"same\n");
+        let same = block_cid(crate::ipfs::unixfs::CODEC_RAW, b"same\n");
         assert_eq!(dag.blocks.iter().filter(|(c, _)| *c == same).count(), 1);
         let mut pos = car_header(&dag.root).len();
         for (cid, data) in &dag.blocks {
@@ -821,7 +821,7 @@ mod tests {
             .flat_map(|b| [b.clone(), b.clone()])
             .collect();
         // A header naming some other root, or no roots at all: both ignored.
-        let other = block_cid(crate::unixfs::CODEC_RAW, b"elsewhere");
+        let other = block_cid(crate::ipfs::unixfs::CODEC_RAW, b"elsewhere");
         let no_roots = {
             let mut map = hex("a2 65");
             map.extend_from_slice(b"roots");
@@ -937,7 +937,7 @@ mod tests {
         }
 
         // An unrelated extra block (valid hash, not linked from the root).
-        let extra = block_cid(crate::unixfs::CODEC_RAW, b"unrelated");
+        let extra = block_cid(crate::ipfs::unixfs::CODEC_RAW, b"unrelated");
         let with_extra = [&car[..], &section(&extra.to_bytes(), b"unrelated")].concat();
         assert!(matches!(
             expect_err(&with_extra, &root, &limits),
@@ -1060,7 +1060,7 @@ mod tests {
         // A dag-pb block that hashes correctly but is not valid dag-pb: it can
         // only be the requested root, and its links are unknowable.
         let junk = b"\x0a\x05\x08".to_vec();
-        let cid = block_cid(crate::unixfs::CODEC_DAG_PB, &junk);
+        let cid = block_cid(crate::ipfs::unixfs::CODEC_DAG_PB, &junk);
         let car = [car_header(&cid), section(&cid.to_bytes(), &junk)].concat();
         assert!(matches!(
             expect_err(&car, &cid, &CarLimits::default()),

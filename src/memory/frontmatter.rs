@@ -277,7 +277,7 @@ fn scalar_text(v: &Value) -> Option<String> {
 /// ```
 /// let text = "---\nname: Tone\ndescription: wants direct critique\ntype: feedback\n\
 ///             created: 2026-03-22\nupdated: 2026-04-14\n---\n\nLead with the issue.\n";
-/// let parsed = memdir::frontmatter::parse(text).unwrap();
+/// let parsed = memdir::memory::frontmatter::parse(text).unwrap();
 /// assert_eq!(parsed.meta.name, "Tone");
 /// assert_eq!(parsed.body, "Lead with the issue.");
 /// ```

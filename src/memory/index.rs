@@ -14,7 +14,7 @@ pub const TITLE: &str = "# Agent Memory";
 /// Renders MEMORY.md for the given memories.
 ///
 /// ```
-/// let index = memdir::index::render(&[]);
+/// let index = memdir::memory::index::render(&[]);
 /// assert_eq!(index, "# Agent Memory\n");
 /// ```
 pub fn render(records: &[Record]) -> String {
@@ -149,7 +149,7 @@ pub fn escape_href(name: &str) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::frontmatter::Extra;
+    use crate::memory::frontmatter::Extra;
     use crate::memory::{Key, Meta, Stamp};
     use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 

@@ -1,0 +1,124 @@
+//! Why a push, pull or sync refused or failed, besides provider and file errors.
+
+// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+#![allow(clippy::result_large_err)]
+
+use cid::Cid;
+
+use crate::error::{Class, Error};
+use crate::ipfs::car::CarError;
+use crate::ipfs::unixfs::UnixfsError;
+use crate::sync::seal::SealError;
+
+/// Why a sync operation refused or failed (besides provider and file errors).
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The provider's head moved since our last sync: pushing would hide those changes.
+    #[error(
+        "{provider} has {head} as the latest version of channel `{channel}`, which this directory has not pulled (last synced: {})",
+        .base.map(|c| c.to_string()).unwrap_or_else(|| "never".into())
+    )]
+    RemoteAhead {
+        provider: String,
+        channel: String,
+        head: Cid,
+        base: Option<Cid>,
+    },
+    /// A plain pull found a file where a directory was expected.
+    #[error("{root} is a single file, not a memory directory")]
+    NotADirectory { root: Cid },
+    /// An encrypted pull found a directory where the sealed file was expected.
+    #[error("{root} is a directory, not a sealed memdir blob")]
+    NotSealed { root: Cid },
+    /// The downloaded DAG did not decode strictly.
+    #[error("{root} failed strict decoding: {source}")]
+    Decode {
+        root: Cid,
+        #[source]
+        source: Box<UnixfsError>,
+    },
+    /// The sealed blob did not open or did not verify.
+    #[error("{root}: {source}")]
+    Open {
+        root: Cid,
+        #[source]
+        source: SealError,
+    },
+    /// Sealing the plaintext CAR for an encrypted push failed.
+    #[error("sealing {root} for an encrypted push failed: {source}")]
+    Seal {
+        root: Cid,
+        #[source]
+        source: SealError,
+    },
+    /// The CAR inside a sealed blob did not verify against its root.
+    #[error("the CAR sealed in {root} failed verification: {source}")]
+    InnerCar {
+        root: Cid,
+        #[source]
+        source: CarError,
+    },
+    /// `encrypted-ipfs` without a key.
+    #[error("encrypted-ipfs needs a key file and none was found at {path}")]
+    NoKey { path: String },
+    /// No provider named on the command line or in the configuration.
+    #[error(
+        "no provider: pass --provider, or set one with `memdir init --mode ipfs --provider NAME`"
+    )]
+    NoProvider,
+    /// `sync` without a CID on a provider that keeps no head pointer.
+    #[error("{provider} keeps no head pointer, so `sync` cannot find the latest version")]
+    NoHead { provider: String },
+    /// The state file is unreadable.
+    #[error("{path}: {message}")]
+    State { path: String, message: String },
+    /// A file about to be pushed holds what looks like a credential.
+    #[error("refused to push: {path} contains what looks like {}", .kind.describe())]
+    Secret {
+        path: String,
+        kind: crate::memory::secrets::SecretKind,
+    },
+}
+
+impl SyncError {
+    /// Exit class: refused operations are input or usage, bad data is integrity.
+    pub fn class(&self) -> Class {
+        match self {
+            SyncError::RemoteAhead { .. }
+            | SyncError::State { .. }
+            | SyncError::Secret { .. }
+            | SyncError::Seal { .. } => Class::Input,
+            SyncError::NoKey { .. } | SyncError::NoProvider | SyncError::NoHead { .. } => {
+                Class::Usage
+            }
+            SyncError::NotADirectory { .. }
+            | SyncError::NotSealed { .. }
+            | SyncError::Decode { .. }
+            | SyncError::Open { .. }
+            | SyncError::InnerCar { .. } => Class::Integrity,
+        }
+    }
+
+    /// What to do about it.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            SyncError::RemoteAhead { .. } => "run `memdir sync` to pull, merge and push; `push --force` publishes this directory over it (the other version stays pinned)".into(),
+            SyncError::NotADirectory { .. } => "if it was pushed in encrypted-ipfs mode, pull with --mode encrypted-ipfs; nothing was changed".into(),
+            SyncError::NotSealed { .. } => "it looks like a plain push: pull with --mode ipfs; nothing was changed".into(),
+            SyncError::Decode { .. } | SyncError::InnerCar { .. } => "the data was rejected before anything was written; nothing was changed".into(),
+            SyncError::Seal { .. } => "nothing was sent; the directory is over what one sealed blob can hold".into(),
+            SyncError::Open { .. } => "it was sealed to another key, or altered; check MEMDIR_KEY_FILE / key_file in .memdir/config.toml. Nothing was changed".into(),
+            SyncError::NoKey { .. } => "create one with `memdir keygen`, or copy the key file from the device that pushed and point MEMDIR_KEY_FILE at it".into(),
+            SyncError::NoProvider => "providers: kubo, pinata, filebase, storacha, folder (and gateway for pulls)".into(),
+            SyncError::NoHead { .. } => "pass the root CID: `memdir sync CID` (push prints it)".into(),
+            SyncError::Secret { path, .. } => format!("memdir never publishes credentials: remove it from {path} (or `memdir forget` the memory), then push again; nothing was sent"),
+            SyncError::State { .. } => "the file is memdir's own; delete it to start over (the next sync treats every difference as new, keeping both versions of a conflict)".into(),
+        })
+    }
+}
+
+impl From<SyncError> for Error {
+    fn from(e: SyncError) -> Self {
+        Error::Sync(Box::new(e))
+    }
+}

@@ -1,0 +1,188 @@
+//! Pull: download, verify, plan and apply a remote version.
+
+// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+#![allow(clippy::result_large_err)]
+
+use cid::Cid;
+
+use crate::engine::Memory;
+use crate::error::Result;
+use crate::exchange::merge::Strategy;
+use crate::ipfs::car::{self, CarLimits};
+use crate::ipfs::unixfs::{self, Node};
+use crate::provider::Blocks;
+use crate::sync::plan::{self, Op};
+use crate::sync::seal::{self, Sealed};
+
+use super::*;
+
+/// A verified, decoded download: the plaintext tree and its CAR.
+struct Fetched {
+    plain_root: Cid,
+    tree: Node,
+    plain_car: Vec<u8>,
+}
+
+/// Downloads `root`, verifies and decodes it; in `encrypted-ipfs` mode opens the blob.
+/// Touches nothing local.
+fn fetch(
+    mem: &Memory,
+    remote: &Remote<'_>,
+    root: &Cid,
+    expected_plain: Option<Cid>,
+) -> Result<Fetched> {
+    let blocks = remote
+        .provider
+        .get_car(root, &CarLimits::default(), remote.progress)?;
+    let limits = unixfs::Limits::default();
+    let decode = |root: &Cid, blocks: &Blocks| {
+        unixfs::decode(root, blocks, &limits).map_err(|e| SyncError::Decode {
+            root: *root,
+            source: Box::new(e),
+        })
+    };
+    let outer = decode(root, &blocks)?;
+    if remote.encrypted() {
+        let Node::File(bytes) = outer else {
+            return Err(SyncError::NotSealed { root: *root }.into());
+        };
+        let plain = seal::open(
+            &Sealed::from_bytes(bytes),
+            remote.key()?,
+            expected_plain.as_ref(),
+        )
+        .map_err(|source| SyncError::Open {
+            root: *root,
+            source,
+        })?;
+        let (plain_root, plain_car) = plain.into_parts();
+        let inner = car::read_car(plain_car.as_slice(), &plain_root, &CarLimits::default())
+            .map_err(|source| SyncError::InnerCar {
+                root: *root,
+                source,
+            })?;
+        let tree = decode(&plain_root, &inner)?;
+        if matches!(tree, Node::File(_)) {
+            return Err(SyncError::NotADirectory { root: plain_root }.into());
+        }
+        Ok(Fetched {
+            plain_root,
+            tree,
+            plain_car,
+        })
+    } else {
+        if matches!(outer, Node::File(_)) {
+            return Err(SyncError::NotADirectory { root: *root }.into());
+        }
+        // The strict decoder proved the blocks canonical, so rebuilding them gives the
+        // same root and the same CAR the other device pushed.
+        let dag = build(&outer, mem)?;
+        Ok(Fetched {
+            plain_root: *root,
+            plain_car: car::car_bytes(&dag),
+            tree: outer,
+        })
+    }
+}
+
+/// Whether a remote file may be written: memdir never stores what looks like a secret.
+fn refuse_secret(path: &str, content: &[u8]) -> Option<SkippedFile> {
+    let text = String::from_utf8_lossy(content);
+    crate::memory::secrets::find_secret(&text).map(|kind| SkippedFile {
+        path: path.to_string(),
+        reason: format!("contains what looks like {}; not written", kind.describe()),
+    })
+}
+
+/// Downloads `root`, verifies it, merges it into the directory three-way against the
+/// last synced root, rebuilds the index and records `root` as the new base.
+pub fn pull(
+    mem: &Memory,
+    remote: &Remote<'_>,
+    root: &Cid,
+    strategy: Strategy,
+    dry_run: bool,
+) -> Result<PullReport> {
+    let backend = mem.backend();
+    let state0 = State::load(backend)?;
+    let expected_plain = state0
+        .base
+        .as_ref()
+        .filter(|b| b.network_root == root.to_string())
+        .and_then(|b| b.root_cid().ok());
+    let fetched = fetch(mem, remote, root, expected_plain)?;
+    let remote_listing = listing(&fetched.tree);
+    backend.create()?;
+    mem.with_lock(|| {
+        let mut state = State::load(backend)?;
+        let mut warnings = Vec::new();
+        let (had_base, base_listing) = base_listing(mem, &state, &mut warnings);
+        let local_listing = listing(&backend.tree()?);
+        let plan = plan::plan(&base_listing, &local_listing, &remote_listing, strategy);
+        let mut report = PullReport {
+            provider: remote.provider.name().to_string(),
+            mode: remote.mode(),
+            strategy,
+            dry_run,
+            root: root.to_string(),
+            plain_root: fetched.plain_root.to_string(),
+            had_base,
+            decisions: plan.report.clone(),
+            written: 0,
+            deleted: 0,
+            conflicts: Vec::new(),
+            skipped: Vec::new(),
+            warnings,
+        };
+        let mut ops = Vec::new();
+        for op in plan.ops {
+            match &op {
+                Op::Write { path, content } | Op::SaveConflict { path, content, .. } => {
+                    // Only remote bytes can bring a secret in; local ones are already here.
+                    if local_listing.get(path) != Some(content)
+                        && let Some(s) = refuse_secret(path, content)
+                    {
+                        report.skipped.push(s);
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            ops.push(op);
+        }
+        for op in &ops {
+            match op {
+                Op::SaveConflict { path, copy, .. } => report.conflicts.push(ConflictCopy {
+                    path: path.clone(),
+                    copy: copy.clone(),
+                }),
+                Op::Write { .. } => report.written += 1,
+                Op::Delete { .. } => report.deleted += 1,
+                Op::RebuildIndex => {}
+            }
+        }
+        if dry_run {
+            return Ok(report);
+        }
+        for op in &ops {
+            match op {
+                Op::SaveConflict { copy, content, .. } => backend.write_atomic(copy, content)?,
+                Op::Delete { path } => backend.remove(path)?,
+                Op::Write { path, content } => backend.write_atomic(path, content)?,
+                Op::RebuildIndex => {}
+            }
+        }
+        mem.rebuild_index_locked()?;
+        let now = mem.now();
+        let new_base = Base {
+            root: fetched.plain_root.to_string(),
+            network_root: root.to_string(),
+            mode: remote.mode(),
+            provider: remote.provider.name().to_string(),
+            via: "pull".into(),
+            at: now,
+        };
+        state.record_base(backend, new_base, &fetched.plain_root, &fetched.plain_car)?;
+        Ok(report)
+    })
+}

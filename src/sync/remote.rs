@@ -1,0 +1,134 @@
+//! A provider, a mode and a key, ready for push and pull; the reports they return.
+
+// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+#![allow(clippy::result_large_err)]
+
+use cid::Cid;
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::exchange::merge::Strategy;
+use crate::provider::{Blocking, Progress, ProviderError};
+use crate::sync::config::Mode;
+use crate::sync::plan::Decision;
+use crate::sync::seal::Key;
+
+use super::*;
+
+/// Where and how to sync.
+pub struct Remote<'a> {
+    /// The provider (with its own runtime).
+    pub provider: &'a Blocking,
+    /// `Ipfs` or `EncryptedIpfs` (`Local` is treated as `Ipfs`).
+    pub mode: Mode,
+    /// The key, required in `encrypted-ipfs` mode.
+    pub key: Option<&'a Key>,
+    /// The head pointer's name on the provider.
+    pub channel: &'a str,
+    /// Pins kept per provider; older ones are removed after a push.
+    pub keep_versions: u32,
+    /// Transfer progress.
+    pub progress: &'a dyn Progress,
+}
+
+impl Remote<'_> {
+    pub(super) fn encrypted(&self) -> bool {
+        self.mode == Mode::EncryptedIpfs
+    }
+
+    pub(super) fn key(&self) -> Result<&Key> {
+        self.key.ok_or_else(|| {
+            SyncError::NoKey {
+                path: "(no key given)".into(),
+            }
+            .into()
+        })
+    }
+
+    /// The provider's head, `None` when nothing is published or the provider keeps
+    /// no head.
+    pub(super) fn head(&self) -> Result<Option<Cid>> {
+        match self.provider.head(self.channel) {
+            Ok(h) => Ok(h),
+            Err(ProviderError::Unsupported { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub(super) fn mode(&self) -> Mode {
+        if self.encrypted() {
+            Mode::EncryptedIpfs
+        } else {
+            Mode::Ipfs
+        }
+    }
+}
+
+/// What `push` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct PushReport {
+    pub provider: String,
+    pub mode: Mode,
+    /// The plaintext root of the directory.
+    pub root: String,
+    /// The root on the network (the sealed blob's in `encrypted-ipfs` mode).
+    pub network_root: String,
+    /// Nothing was sent: the provider already holds this version as its head.
+    pub up_to_date: bool,
+    /// Bytes sent.
+    pub car_bytes: u64,
+    /// Size of the complete CAR (what a first push sends).
+    pub full_car_bytes: u64,
+    /// Whether only blocks the provider lacked were sent.
+    pub delta: bool,
+    /// Whether the provider's head pointer now names this version.
+    pub head_updated: bool,
+    /// Older roots unpinned (beyond `keep_versions`).
+    pub unpinned: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// A file from the remote side that was not written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: String,
+}
+
+/// What `pull` did (or would do, with `dry_run`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PullReport {
+    pub provider: String,
+    pub mode: Mode,
+    pub strategy: Strategy,
+    pub dry_run: bool,
+    /// The CID asked for.
+    pub root: String,
+    /// The plaintext root it holds.
+    pub plain_root: String,
+    /// Whether a recorded base took part (otherwise a first sync: two-way).
+    pub had_base: bool,
+    /// One line per path whose versions differed.
+    pub decisions: Vec<Decision>,
+    /// Files written, deleted and conflict copies saved.
+    pub written: usize,
+    pub deleted: usize,
+    pub conflicts: Vec<ConflictCopy>,
+    pub skipped: Vec<SkippedFile>,
+    pub warnings: Vec<String>,
+}
+
+/// A losing version saved by a merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConflictCopy {
+    pub path: String,
+    pub copy: String,
+}
+
+/// What `sync` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncReport {
+    /// The head pulled, if the provider had one this directory had not synced.
+    pub pulled: Option<PullReport>,
+    pub pushed: PushReport,
+}

@@ -1,0 +1,174 @@
+//! The sync state under `.memdir/sync/`: the last synced base and the roots pushed
+//! to each provider, written atomically.
+
+// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+#![allow(clippy::result_large_err)]
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use cid::Cid;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::store::Backend;
+use crate::sync::config::Mode;
+
+use super::*;
+
+/// The sync state, relative to the memory directory.
+pub const STATE_FILE: &str = ".memdir/sync/state.json";
+
+/// Folder of the base CAR (`base-<root>.car`: the files of the last synced root).
+pub const SYNC_DIR: &str = ".memdir/sync";
+
+const STATE_VERSION: u32 = 1;
+const MAX_STATE: u64 = 16 << 20;
+
+/// The last synced version: what the three-way merge compares against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Base {
+    /// Root of the plaintext directory DAG.
+    pub root: String,
+    /// Root the provider holds: equal to `root` in `ipfs` mode, the sealed blob's root
+    /// in `encrypted-ipfs` mode.
+    pub network_root: String,
+    pub mode: Mode,
+    pub provider: String,
+    /// `push` or `pull`.
+    pub via: String,
+    pub at: DateTime<Utc>,
+}
+
+/// One push a provider accepted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pushed {
+    /// Root the provider holds (pinned).
+    pub root: String,
+    /// The plaintext root it carries.
+    pub plain_root: String,
+    /// The provider's handle for the pin.
+    pub provider_id: String,
+    /// Bytes sent.
+    pub car_bytes: u64,
+    /// Whether only new blocks were sent.
+    pub delta: bool,
+    pub at: DateTime<Utc>,
+}
+
+/// `.memdir/sync/state.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    #[serde(default)]
+    pub base: Option<Base>,
+    /// Per provider, oldest first: the pins memdir made and has not removed.
+    #[serde(default)]
+    pub pushes: BTreeMap<String, Vec<Pushed>>,
+}
+
+fn parse_cid(s: &str, path: &str) -> Result<Cid> {
+    Cid::try_from(s).map_err(|e| {
+        SyncError::State {
+            path: path.to_string(),
+            message: format!("`{s}` is not a CID: {e}"),
+        }
+        .into()
+    })
+}
+
+impl Base {
+    /// The plaintext root.
+    pub fn root_cid(&self) -> Result<Cid> {
+        parse_cid(&self.root, STATE_FILE)
+    }
+
+    /// The root on the network.
+    pub fn network_cid(&self) -> Result<Cid> {
+        parse_cid(&self.network_root, STATE_FILE)
+    }
+}
+
+pub(super) fn base_car_name(root: &Cid) -> String {
+    format!("{SYNC_DIR}/base-{root}.car")
+}
+
+impl State {
+    /// Reads the state; a missing file is a directory that never synced.
+    pub fn load(backend: &Backend) -> Result<State> {
+        let Some(bytes) = backend.read(STATE_FILE, MAX_STATE)? else {
+            return Ok(State {
+                version: STATE_VERSION,
+                ..State::default()
+            });
+        };
+        let path = backend.display_path(STATE_FILE).display().to_string();
+        let state: State = serde_json::from_slice(&bytes).map_err(|e| SyncError::State {
+            path: path.clone(),
+            message: format!("line {} column {}: {e}", e.line(), e.column()),
+        })?;
+        if state.version != STATE_VERSION {
+            return Err(SyncError::State {
+                path,
+                message: format!(
+                    "version {} is not {STATE_VERSION} (written by another memdir)",
+                    state.version
+                ),
+            }
+            .into());
+        }
+        Ok(state)
+    }
+
+    pub(super) fn save(&self, backend: &Backend) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(self).expect("state serializes");
+        text.push('\n');
+        backend.write_atomic(STATE_FILE, text.as_bytes())
+    }
+
+    /// Records `base` with its plaintext CAR: the CAR first under a name of its own,
+    /// then the state that points at it, then the old CAR is removed. Whatever the
+    /// moment of a crash, the state names a CAR that is complete.
+    pub(super) fn record_base(
+        &mut self,
+        backend: &Backend,
+        base: Base,
+        plain_root: &Cid,
+        plain_car: &[u8],
+    ) -> Result<()> {
+        let old = self.base.as_ref().and_then(|b| b.root_cid().ok());
+        backend.write_atomic(&base_car_name(plain_root), plain_car)?;
+        self.base = Some(base);
+        self.save(backend)?;
+        if let Some(old) = old.filter(|o| o != plain_root) {
+            let _ = backend.remove(&base_car_name(&old));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Memory;
+    use crate::error::Class;
+
+    #[test]
+    fn state_round_trip_and_version_check() {
+        let mem = Memory::in_memory();
+        let s = State::load(mem.backend()).unwrap();
+        assert_eq!(s.version, STATE_VERSION);
+        assert!(s.base.is_none());
+        mem.backend()
+            .write_atomic(STATE_FILE, br#"{"version": 9}"#)
+            .unwrap();
+        let e = State::load(mem.backend()).unwrap_err();
+        assert!(e.to_string().contains("version 9"), "{e}");
+        mem.backend()
+            .write_atomic(STATE_FILE, b"{\n  nope")
+            .unwrap();
+        let e = State::load(mem.backend()).unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+        assert_eq!(e.class(), Class::Input);
+    }
+}
