@@ -19,8 +19,7 @@ use memdir::Memory;
 use memdir::ipfs::car::car_bytes;
 use memdir::ipfs::unixfs::{self, Dag};
 use memdir::provider::{self, Blocking, NoProgress, Receipt, Settings, delta_car};
-use memdir::sync::Remote;
-use memdir::sync::config::Mode;
+use memdir::sync::{Remote, Seal};
 
 mod common;
 use common::{generate, ms, time};
@@ -243,8 +242,7 @@ fn push_to_node(
     let channel = format!("bench-{}-{nanos}", std::process::id());
     let remote = Remote {
         provider: &p,
-        mode: Mode::Ipfs,
-        key: None,
+        seal: &Seal::Plain,
         channel: &channel,
         keep_versions: 10,
         progress: &NoProgress,

@@ -1,7 +1,10 @@
-//! The library's error type and its classification into exit codes.
+//! The core error: what can go wrong in the memory directory itself, and the exit
+//! class every error of memdir maps to.
 //!
-//! Every variant carries what failed (path, key, line, field) so that the one
-//! reporting function in the CLI can print a precise `error:` line and a `hint:`.
+//! Every variant carries what failed (path, key, line, field) so that `report` can
+//! print a precise `error:` line and a `hint:`. The core error knows only the core:
+//! sync, provider, configuration and benchmark errors live in their own wings and
+//! wrap this one, never the other way round.
 
 use std::path::PathBuf;
 
@@ -25,7 +28,7 @@ pub enum Class {
 }
 
 impl Class {
-    /// The process exit code of the class (DESIGN 4).
+    /// The process exit code of the class (spec/cli.md#exit-codes).
     pub fn exit_code(self) -> i32 {
         match self {
             Class::Input => 1,
@@ -95,34 +98,12 @@ pub enum Error {
     Usage(&'static str),
     #[error(transparent)]
     Clock(#[from] crate::clock::BadNow),
-    #[cfg(feature = "sync")]
-    #[error(transparent)]
-    KeyFile(#[from] crate::sync::seal::KeyFileError),
     #[error("{}: {source}", .path.display())]
     Unixfs {
         path: PathBuf,
         #[source]
         source: Box<crate::ipfs::unixfs::UnixfsError>,
     },
-    #[error(transparent)]
-    Bench(#[from] crate::bench::BenchError),
-    #[error(transparent)]
-    Config(#[from] crate::sync::config::ConfigError),
-    /// Push / pull / sync refused or found bad data.
-    #[cfg(feature = "sync")]
-    #[error(transparent)]
-    Sync(Box<crate::sync::SyncError>),
-    /// A remote provider failed (exit 3) or delivered data that did not verify (exit 4).
-    #[cfg(feature = "sync")]
-    #[error(transparent)]
-    Provider(Box<crate::provider::ProviderError>),
-}
-
-#[cfg(feature = "sync")]
-impl From<crate::provider::ProviderError> for Error {
-    fn from(e: crate::provider::ProviderError) -> Self {
-        Error::Provider(Box::new(e))
-    }
 }
 
 impl Error {
@@ -137,10 +118,6 @@ impl Error {
     pub fn class(&self) -> Class {
         match self {
             Error::Usage(_) | Error::EmptyQuery | Error::Clock(_) => Class::Usage,
-            #[cfg(feature = "sync")]
-            Error::Provider(e) => e.class(),
-            #[cfg(feature = "sync")]
-            Error::Sync(e) => e.class(),
             _ => Class::Input,
         }
     }
@@ -162,55 +139,8 @@ impl Error {
                 "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
             ),
             Error::Type { .. } => Some("pass --type user|feedback|project|reference".into()),
-            #[cfg(feature = "sync")]
-            Error::KeyFile(crate::sync::seal::KeyFileError::Exists { .. }) => Some(
-                "memdir never overwrites a key: pass another --out, or move the old key away (and keep it if anything was synced with it)".into(),
-            ),
-            #[cfg(feature = "sync")]
-            Error::KeyFile(crate::sync::seal::KeyFileError::InsideMemoryDir { .. }) => Some(
-                "keep the key outside the memory directory: the directory is synced, the key must never be".into(),
-            ),
-            #[cfg(feature = "sync")]
-            Error::Provider(e) => e.hint(),
-            #[cfg(feature = "sync")]
-            Error::Sync(e) => e.hint(),
-            Error::Config(_) => Some(
-                "keys: mode (local, ipfs, encrypted-ipfs), provider, channel, keep_versions, key_file; see spec/sync.md#configuration".into(),
-            ),
             _ => None,
         }
-    }
-}
-
-impl Error {
-    /// How every front end reports an error: the `error:` / `caused by:` / `hint:`
-    /// lines (the CLI's stderr, an MCP tool error's text) and the JSON document
-    /// (`--json`, an MCP tool error's structured content).
-    pub fn report(&self) -> (Vec<String>, serde_json::Value) {
-        let message = self.to_string();
-        let mut lines = vec![format!("error: {message}")];
-        let mut causes = Vec::new();
-        let mut src = std::error::Error::source(self);
-        while let Some(s) = src {
-            let msg = s.to_string();
-            // A transparent wrapper repeats its source's message; say it once.
-            if !message.contains(&msg) {
-                lines.push(format!("caused by: {msg}"));
-            }
-            causes.push(msg);
-            src = s.source();
-        }
-        let hint = self.hint();
-        if let Some(h) = &hint {
-            lines.push(format!("hint: {h}"));
-        }
-        let doc = serde_json::json!({"error": {
-            "message": message,
-            "causes": causes,
-            "hint": hint,
-            "exit_code": self.class().exit_code(),
-        }});
-        (lines, doc)
     }
 }
 

@@ -35,6 +35,7 @@ pub mod mcp;
 pub mod memory;
 #[cfg(feature = "sync")]
 pub mod provider;
+pub mod report;
 pub mod retrieval;
 pub mod store;
 pub mod sync;
@@ -47,4 +48,5 @@ pub use engine::{
 pub use error::{Class, Error, Result};
 pub use exchange::merge::Strategy;
 pub use memory::{Decay, Key, Kind, Meta, Record};
+pub use report::Failure;
 pub use retrieval::context::Block;

@@ -15,7 +15,7 @@ use memdir::provider::{
     Blocking, Direction, Gateways, HttpConfig, Kubo, NoProgress, Progress, ProviderError, Receipt,
     Settings, delta_car,
 };
-use memdir::{Class, Error};
+use memdir::{Class, Failure};
 
 use crate::support::http::request;
 use crate::support::ipfs::{GatewayMode, Store};
@@ -366,7 +366,7 @@ fn auth_failure_is_remote(kind: Kind) {
         1,
         "auth failures are not retried"
     );
-    let exit = Error::from(err).class().exit_code();
+    let exit = Failure::from(err).class().exit_code();
     assert_eq!(exit, 3);
 }
 
@@ -380,7 +380,7 @@ fn wrong_root_is_integrity(kind: Kind) {
     assert!(matches!(err, ProviderError::WrongRoot { .. }), "{err}");
     assert_eq!(err.class(), Class::Integrity);
     assert!(err.to_string().contains(&dag.root.to_string()), "{err}");
-    assert_eq!(Error::from(err).class().exit_code(), 4);
+    assert_eq!(Failure::from(err).class().exit_code(), 4);
     if let Mock::Pinata(m) = &fx.mock {
         assert!(
             m.files.lock().unwrap().is_empty(),
@@ -827,7 +827,7 @@ fn gateway_hostile_answers_are_integrity_errors() {
         );
         assert_eq!(err.class(), Class::Integrity, "{mode:?}: {err}");
         assert!(err.to_string().contains("127.0.0.1"), "{mode:?}: {err}");
-        assert_eq!(Error::from(err).class().exit_code(), 4);
+        assert_eq!(Failure::from(err).class().exit_code(), 4);
     }
 }
 

@@ -437,7 +437,7 @@ pub fn run(
     conversations: &[Conversation],
     budgets: &[usize],
     progress: &mut dyn FnMut(&str),
-) -> Result<Report, Error> {
+) -> Result<Report, BenchError> {
     // accs[budget][category]
     let mut accs: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
     let mut index_tokens = vec![0usize; budgets.len()];

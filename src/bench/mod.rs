@@ -13,6 +13,9 @@ use std::path::PathBuf;
 /// Why a benchmark could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
+    /// Building or reading a memory directory failed.
+    #[error(transparent)]
+    Memory(#[from] crate::error::Error),
     #[error("{}: {source}", .path.display())]
     Read {
         path: PathBuf,

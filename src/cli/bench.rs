@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::Out;
 use crate::bench::locomo::{self, DEFAULT_BUDGETS, Report};
 use crate::error::Error;
+use crate::report::Failure;
 
 /// Measure memdir on a public benchmark.
 #[derive(Debug, clap::Subcommand)]
@@ -34,17 +35,15 @@ pub struct LocomoArgs {
     pub budgets: Vec<usize>,
 }
 
-pub fn run(a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(a: &Args, out: &mut Out) -> Result<i32, Failure> {
     match a {
         Args::Locomo(a) => run_locomo(a, out),
     }
 }
 
-fn run_locomo(a: &LocomoArgs, out: &mut Out) -> Result<i32, Error> {
+fn run_locomo(a: &LocomoArgs, out: &mut Out) -> Result<i32, Failure> {
     if a.budgets.is_empty() || a.budgets.contains(&0) {
-        return Err(Error::Usage(
-            "--budgets must be positive token counts, e.g. 512,1024",
-        ));
+        return Err(Error::Usage("--budgets must be positive token counts, e.g. 512,1024").into());
     }
     let start = Instant::now();
     let conversations = locomo::load(&a.data)?;

@@ -2,7 +2,7 @@
 
 use super::Out;
 use crate::engine::{Memory, Severity};
-use crate::error::Error;
+use crate::report::Failure;
 
 /// Report malformed memory files and timeline lines, with path:line.
 #[derive(Debug, clap::Args)]
@@ -17,7 +17,7 @@ pub struct Args {
     pub fix: bool,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let report = mem.check(a.fix)?;
     let code = if report.has_errors() { 1 } else { 0 };
     if out.is_json() {

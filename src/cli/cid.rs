@@ -5,6 +5,7 @@ use serde_json::json;
 use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::report::Failure;
 
 /// Print the IPFS root CID of the directory (unixfs-v1-2025 profile), offline.
 #[derive(Debug, clap::Args)]
@@ -16,7 +17,7 @@ what `ipfs add -r` with the unixfs-v1-2025 profile or ipfs-unixfs-importer compu
 )]
 pub struct Args {}
 
-pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let tree = mem.backend().tree()?;
     let root = crate::ipfs::unixfs::root_cid(&tree).map_err(|e| Error::Unixfs {
         path: mem.root(),

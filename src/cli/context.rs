@@ -2,7 +2,7 @@
 
 use super::Out;
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 use crate::retrieval::context::DEFAULT_MAX_TOKENS;
 
 /// Print the context block: MEMORY.md, then memories by rank, then recent events.
@@ -21,7 +21,7 @@ pub struct Args {
     pub query: Option<String>,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let (block, problems) = mem.context_with_problems(a.max_tokens, a.query.as_deref())?;
     out.problems(&mem.root(), &problems);
     if out.is_json() {

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::report::Failure;
 
 /// Write the portable memory/0.1 blob (compatible with the three.ws runtime).
 #[derive(Debug, clap::Args)]
@@ -16,7 +17,7 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let (blob, problems) = mem.export()?;
     out.problems(&mem.root(), &problems);
     match &a.output {

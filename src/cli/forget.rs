@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::Out;
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -15,7 +15,7 @@ pub struct Args {
     pub reason: Option<String>,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let event = mem.forget(&a.key, a.reason.as_deref())?;
     let key = event.field_str("key").unwrap_or(&a.key).to_string();
     if out.is_json() {

@@ -7,6 +7,7 @@ use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
 use crate::exchange::merge::{Action, Strategy};
+use crate::report::Failure;
 
 /// Import a memory/0.1 blob (from memdir export or the three.ws runtime).
 #[derive(Debug, clap::Args)]
@@ -28,7 +29,7 @@ pub struct Args {
     pub dry_run: bool,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let bytes = if a.file.as_os_str() == "-" {
         let mut b = Vec::new();
         std::io::stdin()

@@ -2,12 +2,12 @@
 
 use super::Out;
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
-pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let outcome = mem.index()?;
     if let Some(b) = &outcome.backup {
         out.note(&format!(

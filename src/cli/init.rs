@@ -5,6 +5,7 @@ use serde_json::json;
 use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::report::Failure;
 use crate::sync::config::{Config, Mode, PROVIDERS};
 
 /// Create the memory directory (MEMORY.md, timeline/, .memdir/).
@@ -29,7 +30,7 @@ pub struct Args {
     pub channel: Option<String>,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let created = mem.init()?;
     let root = mem.root();
     let mut config = None;
@@ -45,7 +46,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
             if !crate::sync::config::valid_channel(ch) {
                 return Err(Error::Usage(
                     "--channel must be 1-64 characters of a-z, 0-9, `-` and `_`",
-                ));
+                )
+                .into());
             }
             c.channel = Some(ch.clone());
         }

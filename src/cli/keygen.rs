@@ -7,6 +7,7 @@ use serde_json::json;
 use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::report::Failure;
 
 /// Create a new X25519 key pair for encrypted-ipfs sync and print the public key.
 #[derive(Debug, clap::Args)]
@@ -25,11 +26,11 @@ pub struct Args {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let path = a
         .out
         .clone()
-        .or_else(super::remote::default_key_path)
+        .or_else(crate::sync::default_key_path)
         .ok_or(Error::Usage("no HOME to put the key in; pass --out PATH"))?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         create_private_dir(parent)?;
@@ -51,7 +52,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
 
 /// Creates the key's folder (0700 when new) so the default location works on a
 /// fresh machine.
-fn create_private_dir(dir: &std::path::Path) -> Result<(), Error> {
+fn create_private_dir(dir: &std::path::Path) -> Result<(), Failure> {
     if dir.is_dir() {
         return Ok(());
     }
@@ -62,8 +63,8 @@ fn create_private_dir(dir: &std::path::Path) -> Result<(), Error> {
         use std::os::unix::fs::DirBuilderExt;
         b.mode(0o700);
     }
-    b.create(dir).map_err(|e| Error::Io {
+    Ok(b.create(dir).map_err(|e| Error::Io {
         path: dir.to_path_buf(),
         source: e,
-    })
+    })?)
 }

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::Out;
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -13,7 +13,7 @@ pub struct Args {
     pub kind: Option<String>,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let (items, problems) = mem.list(a.kind.as_deref())?;
     out.problems(&mem.root(), &problems);
     if out.is_json() {

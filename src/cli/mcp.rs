@@ -7,6 +7,7 @@ use crate::engine::Memory;
 use crate::error::Error;
 use crate::mcp::manifest::{self, Mode};
 use crate::mcp::{Config, DEFAULT_MAX_TOKENS};
+use crate::report::Failure;
 
 /// Serve the MCP tools and resources over stdio (for Claude Desktop and other clients).
 #[derive(Debug, clap::Args)]
@@ -47,7 +48,7 @@ fn manifest_path(dir: &Path, a: &Args) -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let dir = mem.root();
     let mut cfg = manifest::MemoryConfig::default();
     if let Some(path) = manifest_path(&dir, a) {

@@ -41,7 +41,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 pub use output::Out;
 
 /// Durable, human-editable memory for AI agents.
@@ -151,7 +151,7 @@ pub fn main() -> i32 {
     }
 }
 
-fn run(cli: &Cli, out: &mut Out) -> Result<i32, Error> {
+fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
     let mem = Memory::open(&cli.dir)?;
     match &cli.command {
         Command::Init(a) => init::run(&mem, a, out),
@@ -196,7 +196,7 @@ fn after_write(mem: &Memory, cli: &Cli, out: &mut Out, code: i32) -> i32 {
 }
 
 /// Prints an error with its causes and hint, and returns its exit code.
-pub fn report(e: &Error, out: &mut Out) -> i32 {
+pub fn report(e: &Failure, out: &mut Out) -> i32 {
     out.error(e);
     e.class().exit_code()
 }

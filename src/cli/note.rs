@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::report::Failure;
 
 /// Append an event to today's timeline file.
 #[derive(Debug, clap::Args)]
@@ -25,7 +26,7 @@ pub struct Args {
     pub data: Option<String>,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let mut fields = Map::new();
     if let Some(d) = &a.data {
         match serde_json::from_str::<Value>(d) {
@@ -33,16 +34,17 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
             _ => {
                 return Err(Error::Usage(
                     "--data must be a JSON object, e.g. '{\"text\": \"hi\"}'",
-                ));
+                )
+                .into());
             }
         }
     }
     for f in &a.fields {
         let Some((k, v)) = f.split_once('=') else {
-            return Err(Error::Usage("fields are FIELD=VALUE, e.g. text=hello"));
+            return Err(Error::Usage("fields are FIELD=VALUE, e.g. text=hello").into());
         };
         if k.is_empty() {
-            return Err(Error::Usage("a field name is empty (FIELD=VALUE)"));
+            return Err(Error::Usage("a field name is empty (FIELD=VALUE)").into());
         }
         fields.insert(k.to_string(), Value::String(v.to_string()));
     }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::engine::{Problem, Severity};
-use crate::error::Error;
+use crate::report::Failure;
 
 /// The CLI's output channel.
 pub struct Out {
@@ -78,7 +78,7 @@ impl Out {
 
     /// Prints an error that did not fail the command as `warning:` lines on stderr:
     /// what it means for the user, then the error's own lines.
-    pub fn warn_error(&mut self, context: &str, e: &Error) {
+    pub fn warn_error(&mut self, context: &str, e: &Failure) {
         eprintln!("warning: {context}");
         let (lines, _) = e.report();
         for l in lines {
@@ -88,7 +88,7 @@ impl Out {
 
     /// Prints an error: `error:`, its causes, and a hint, on stderr; with `--json`
     /// also a JSON document on stdout so that a program reading stdout sees it.
-    pub fn error(&mut self, e: &Error) {
+    pub fn error(&mut self, e: &Failure) {
         let (lines, doc) = e.report();
         for l in lines {
             eprintln!("{l}");

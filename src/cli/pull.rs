@@ -7,6 +7,7 @@ use super::remote::{self, RemoteArgs};
 use crate::engine::Memory;
 use crate::error::Error;
 use crate::exchange::merge::Strategy;
+use crate::report::Failure;
 use crate::sync::PullReport;
 use crate::sync::plan::Outcome;
 
@@ -52,12 +53,12 @@ pub fn parse_cid(s: &str) -> Result<Cid, Error> {
         .map_err(|_| Error::Usage("the CID is not valid (expected e.g. bafybei...)"))
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let root = parse_cid(&a.cid)?;
     let opened = remote::open(mem, &a.remote, Some("gateway"), a.gateway.as_deref())?;
     let r = crate::sync::pull(
         mem,
-        &opened.remote(),
+        &opened.remote(&remote::Bar::new()),
         &root,
         Strategy::parse(&a.strategy).unwrap_or_default(),
         a.dry_run,

@@ -5,7 +5,7 @@ use serde_json::json;
 use super::Out;
 use super::remote::{self, RemoteArgs};
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 use crate::sync::PushReport;
 
 /// Upload the directory to a provider and print the root CID to pull it by.
@@ -32,10 +32,10 @@ pub struct Args {
     pub force: bool,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     mem.backend().create()?;
     let opened = remote::open(mem, &a.remote, None, None)?;
-    let r = crate::sync::push(mem, &opened.remote(), a.force)?;
+    let r = crate::sync::push(mem, &opened.remote(&remote::Bar::new()), a.force)?;
     drop(opened);
     print(&r, out);
     Ok(0)

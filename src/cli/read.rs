@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::Out;
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -12,7 +12,7 @@ pub struct Args {
     pub key: String,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let r = mem.read(&a.key)?;
     if out.is_json() {
         out.json(&json!({"key": r.key, "meta": r.meta.to_json(), "body": r.body}));

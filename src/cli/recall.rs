@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::Out;
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 
 /// Find memories relevant to a query.
 #[derive(Debug, clap::Args)]
@@ -21,7 +21,7 @@ pub struct Args {
     pub limit: usize,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let (hits, problems) = mem.recall(&a.query, a.limit)?;
     out.problems(&mem.root(), &problems);
     if out.is_json() {

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::Out;
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 use crate::sync::config::Config;
 
 /// Show the sync status (offline): what is unpushed, what is in conflict.
@@ -16,7 +16,7 @@ blob's (what the network holds) and the plaintext one (what only your devices kn
 )]
 pub struct Args {}
 
-pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let config = Config::load(mem.backend())?;
     let st = crate::sync::status(mem)?;
     for w in &st.warnings {

@@ -5,8 +5,8 @@ use serde_json::json;
 use super::Out;
 use super::remote::{self, RemoteArgs};
 use crate::engine::Memory;
-use crate::error::Error;
 use crate::exchange::merge::Strategy;
+use crate::report::Failure;
 
 /// Pull the provider's latest version (its head), merge it in, push the result.
 #[derive(Debug, clap::Args)]
@@ -31,13 +31,13 @@ pub struct Args {
     pub strategy: String,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let from = a.cid.as_deref().map(super::pull::parse_cid).transpose()?;
     mem.backend().create()?;
     let opened = remote::open(mem, &a.remote, None, None)?;
     let r = crate::sync::sync(
         mem,
-        &opened.remote(),
+        &opened.remote(&remote::Bar::new()),
         from.as_ref(),
         Strategy::parse(&a.strategy).unwrap_or_default(),
     )?;

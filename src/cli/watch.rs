@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::Out;
 use crate::engine::Memory;
-use crate::error::Error;
+use crate::report::Failure;
 
 /// Rebuild the index whenever memory files change; runs until interrupted.
 #[derive(Debug, clap::Args)]
@@ -22,7 +22,7 @@ pub struct Args {
     pub seconds: Option<u64>,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let stop = AtomicBool::new(false);
     let root = mem.root();
     if !out.is_json() {

@@ -8,6 +8,7 @@ use serde_json::json;
 use super::Out;
 use crate::engine::{Draft, Memory, WriteOutcome};
 use crate::error::Error;
+use crate::report::Failure;
 
 /// Create or update a memory.
 #[derive(Debug, clap::Args)]
@@ -54,7 +55,7 @@ pub struct Args {
     pub body_file: Option<PathBuf>,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let body = match (&a.body, &a.body_file) {
         (Some(b), _) => b.clone(),
         (None, Some(f)) => std::fs::read_to_string(f).map_err(|e| Error::Io {

@@ -635,7 +635,10 @@ impl Memory {
     }
 
     /// Runs `f` holding the store's lock (the process mutex and `.memdir/lock`).
-    pub(crate) fn with_lock<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    pub(crate) fn with_lock<R, E: From<Error>>(
+        &self,
+        f: impl FnOnce() -> Result<R, E>,
+    ) -> Result<R, E> {
         let _g = self.backend.lock(&self.mem_lock)?;
         f()
     }

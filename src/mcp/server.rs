@@ -32,6 +32,7 @@ use super::uri::{self, Target};
 use crate::engine::{Draft, Memory, WriteOutcome};
 use crate::error::{Class, Error};
 use crate::memory::Key;
+use crate::report::Failure;
 use crate::store::{INDEX_FILE, MAX_MEMORY_FILE};
 
 /// What the server tells the model about itself (MCP `instructions`).
@@ -146,14 +147,14 @@ pub struct MemoryServer {
     tool_router: ToolRouter<Self>,
 }
 
-/// The CLI's report of an error (lines and JSON document), via [`Error::report`].
-pub fn report(e: &Error) -> (String, Value) {
+/// The CLI's report of an error (lines and JSON document), via [`Failure::report`].
+fn report(e: &Failure) -> (String, Value) {
     let (lines, doc) = e.report();
     (lines.join("\n"), doc)
 }
 
-fn tool_error(e: &Error) -> CallToolResult {
-    let (text, doc) = report(e);
+fn tool_error(e: Failure) -> CallToolResult {
+    let (text, doc) = report(&e);
     let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
     r.structured_content = Some(doc);
     r
@@ -166,10 +167,10 @@ fn tool_ok(text: String, doc: Value) -> CallToolResult {
 }
 
 /// A protocol error for a resource request, carrying the CLI's message.
-fn resource_error(e: &Error) -> McpError {
-    let (text, _) = report(e);
+fn resource_error(e: Failure) -> McpError {
+    let (text, _) = report(&e);
     match e {
-        Error::NotFound { .. } => McpError::resource_not_found(text, None),
+        Failure::Core(Error::NotFound { .. }) => McpError::resource_not_found(text, None),
         _ if e.class() == Class::Input || e.class() == Class::Usage => {
             McpError::invalid_params(text, None)
         }
@@ -197,7 +198,7 @@ impl MemoryServer {
         let shared = self.shared.clone();
         match tokio::task::spawn_blocking(move || f(&shared)).await {
             Ok(Ok((text, doc))) => tool_ok(text, doc),
-            Ok(Err(e)) => tool_error(&e),
+            Ok(Err(e)) => tool_error(e.into()),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "error: internal error in memdir: {e}"
             ))]),
@@ -213,7 +214,7 @@ impl MemoryServer {
         let shared = self.shared.clone();
         match tokio::task::spawn_blocking(move || f(&shared)).await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(resource_error(&e)),
+            Ok(Err(e)) => Err(resource_error(e.into())),
             Err(e) => Err(McpError::internal_error(
                 format!("internal error in memdir: {e}"),
                 None,

@@ -26,6 +26,9 @@ pub const DEFAULT_KEEP_VERSIONS: u32 = 10;
 /// The channel a provider's head pointer is kept under when the file does not say.
 pub const DEFAULT_CHANNEL: &str = "default";
 
+/// What to do about an invalid configuration file.
+pub const CONFIG_HINT: &str = "keys: mode (local, ipfs, encrypted-ipfs), provider, channel, keep_versions, key_file; see spec/sync.md#configuration";
+
 /// Names a `provider` key may take (`folder` is a directory of CAR files).
 pub const PROVIDERS: [&str; 6] = [
     "kubo", "pinata", "filebase", "storacha", "gateway", "folder",
@@ -100,11 +103,17 @@ pub struct Config {
 
 /// A configuration file that could not be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
-pub struct ConfigError {
-    pub path: PathBuf,
-    pub line: Option<usize>,
-    pub message: String,
+pub enum ConfigError {
+    /// The file is not valid: a TOML error, an unknown key or a bad value.
+    #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Invalid {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    /// The file could not be read.
+    #[error(transparent)]
+    Read(#[from] Error),
 }
 
 impl Config {
@@ -120,7 +129,7 @@ impl Config {
 
     /// Parses and validates the text of a configuration file shown as `path`.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let err = |line, message: String| ConfigError {
+        let err = |line, message: String| ConfigError::Invalid {
             path: path.to_path_buf(),
             line,
             message,
@@ -165,11 +174,11 @@ impl Config {
     }
 
     /// Reads the directory's configuration; a missing file is the default.
-    pub fn load(backend: &Backend) -> Result<Config> {
+    pub fn load(backend: &Backend) -> Result<Config, ConfigError> {
         let Some(text) = backend.read_text(CONFIG_FILE, MAX_CONFIG)? else {
             return Ok(Config::default());
         };
-        Config::parse(&text, &backend.display_path(CONFIG_FILE)).map_err(Error::from)
+        Config::parse(&text, &backend.display_path(CONFIG_FILE))
     }
 
     /// Writes the configuration atomically.
@@ -233,7 +242,10 @@ mod tests {
         ];
         for (text, line, word) in cases {
             let e = parse(text).expect_err(text);
-            assert_eq!(e.line, Some(*line), "{text:?}: {e}");
+            let ConfigError::Invalid { line: got, .. } = &e else {
+                panic!("{text:?}: {e} is not Invalid");
+            };
+            assert_eq!(*got, Some(*line), "{text:?}: {e}");
             assert!(
                 e.to_string().to_lowercase().contains(word),
                 "{text:?}: {e} lacks {word}"

@@ -1,4 +1,8 @@
-//! Why a push, pull or sync refused or failed, besides provider and file errors.
+//! The sync wing's error: why a push, pull or sync refused or failed.
+//!
+//! It wraps the errors of what sync composes (the core, providers, the
+//! configuration, key files) so that one type travels up to `report`; the core
+//! error never knows about it.
 
 // Errors carry CIDs by value; see the note in `crate::ipfs::car`.
 #![allow(clippy::result_large_err)]
@@ -6,6 +10,12 @@
 use cid::Cid;
 
 use crate::error::{Class, Error};
+use crate::provider::ProviderError;
+use crate::sync::config::ConfigError;
+use crate::sync::seal::KeyFileError;
+
+/// Results of the sync wing.
+pub type Result<T, E = SyncError> = std::result::Result<T, E>;
 use crate::ipfs::car::CarError;
 use crate::ipfs::unixfs::UnixfsError;
 use crate::sync::seal::SealError;
@@ -13,6 +23,18 @@ use crate::sync::seal::SealError;
 /// Why a sync operation refused or failed (besides provider and file errors).
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
+    /// The memory directory itself failed (a file, the lock, a bad memory).
+    #[error(transparent)]
+    Core(#[from] Error),
+    /// A remote provider failed (exit 3) or delivered data that did not verify (exit 4).
+    #[error(transparent)]
+    Provider(Box<ProviderError>),
+    /// `.memdir/config.toml` is unreadable or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The encrypted-ipfs key file could not be made or read.
+    #[error(transparent)]
+    KeyFile(#[from] KeyFileError),
     /// The provider's head moved since our last sync: pushing would hide those changes.
     #[error(
         "{provider} has {head} as the latest version of channel `{channel}`, which this directory has not pulled (last synced: {})",
@@ -84,6 +106,10 @@ impl SyncError {
     /// Exit class: refused operations are input or usage, bad data is integrity.
     pub fn class(&self) -> Class {
         match self {
+            SyncError::Core(e) => e.class(),
+            SyncError::Provider(e) => e.class(),
+            SyncError::Config(ConfigError::Read(e)) => e.class(),
+            SyncError::Config(_) | SyncError::KeyFile(_) => Class::Input,
             SyncError::RemoteAhead { .. }
             | SyncError::State { .. }
             | SyncError::Secret { .. }
@@ -102,6 +128,13 @@ impl SyncError {
     /// What to do about it.
     pub fn hint(&self) -> Option<String> {
         Some(match self {
+            SyncError::Core(e) => return e.hint(),
+            SyncError::Provider(e) => return e.hint(),
+            SyncError::Config(ConfigError::Read(e)) => return e.hint(),
+            SyncError::Config(_) => crate::sync::config::CONFIG_HINT.into(),
+            SyncError::KeyFile(KeyFileError::Exists { .. }) => "memdir never overwrites a key: pass another --out, or move the old key away (and keep it if anything was synced with it)".into(),
+            SyncError::KeyFile(KeyFileError::InsideMemoryDir { .. }) => "keep the key outside the memory directory: the directory is synced, the key must never be".into(),
+            SyncError::KeyFile(_) => return None,
             SyncError::RemoteAhead { .. } => "run `memdir sync` to pull, merge and push; `push --force` publishes this directory over it (the other version stays pinned)".into(),
             SyncError::NotADirectory { .. } => "if it was pushed in encrypted-ipfs mode, pull with --mode encrypted-ipfs; nothing was changed".into(),
             SyncError::NotSealed { .. } => "it looks like a plain push: pull with --mode ipfs; nothing was changed".into(),
@@ -117,8 +150,8 @@ impl SyncError {
     }
 }
 
-impl From<SyncError> for Error {
-    fn from(e: SyncError) -> Self {
-        Error::Sync(Box::new(e))
+impl From<ProviderError> for SyncError {
+    fn from(e: ProviderError) -> Self {
+        SyncError::Provider(Box::new(e))
     }
 }

@@ -7,10 +7,11 @@ use cid::Cid;
 use serde::Serialize;
 
 use crate::engine::Memory;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::ipfs::car::{self, CarLimits};
 use crate::ipfs::unixfs::{self, Dag, Node};
 use crate::provider::Blocks;
+use crate::sync::error::Result;
 use crate::sync::plan::{self, FileClass, Listing};
 
 use super::*;
@@ -46,10 +47,10 @@ pub fn listing(node: &Node) -> Listing {
 }
 
 pub(super) fn build(tree: &Node, mem: &Memory) -> Result<Dag> {
-    unixfs::build(tree).map_err(|e| Error::Unixfs {
+    Ok(unixfs::build(tree).map_err(|e| Error::Unixfs {
         path: mem.root(),
         source: Box::new(e),
-    })
+    })?)
 }
 
 /// The verified blocks of the base recorded in the state, or `None` with a warning

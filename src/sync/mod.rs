@@ -26,6 +26,8 @@ mod error;
 #[cfg(feature = "sync")]
 mod listing;
 #[cfg(feature = "sync")]
+mod open;
+#[cfg(feature = "sync")]
 mod pull;
 #[cfg(feature = "sync")]
 mod push;
@@ -40,6 +42,8 @@ mod status;
 pub use error::SyncError;
 #[cfg(feature = "sync")]
 pub use listing::{Change, changes, for_each_file, listing};
+#[cfg(feature = "sync")]
+pub use open::{Choice, Opened, Seal, default_key_path, open, push_after_write};
 #[cfg(feature = "sync")]
 pub use pull::pull;
 #[cfg(feature = "sync")]

@@ -6,11 +6,11 @@
 use cid::Cid;
 
 use crate::engine::Memory;
-use crate::error::Result;
 use crate::exchange::merge::Strategy;
 use crate::ipfs::car::{self, CarLimits};
 use crate::ipfs::unixfs::{self, Node};
 use crate::provider::Blocks;
+use crate::sync::error::Result;
 use crate::sync::plan::{self, Op};
 use crate::sync::seal::{self, Sealed};
 
@@ -44,7 +44,7 @@ fn fetch(
     let outer = decode(root, &blocks)?;
     if remote.encrypted() {
         let Node::File(bytes) = outer else {
-            return Err(SyncError::NotSealed { root: *root }.into());
+            return Err(SyncError::NotSealed { root: *root });
         };
         let plain = seal::open(
             &Sealed::from_bytes(bytes),
@@ -63,7 +63,7 @@ fn fetch(
             })?;
         let tree = decode(&plain_root, &inner)?;
         if matches!(tree, Node::File(_)) {
-            return Err(SyncError::NotADirectory { root: plain_root }.into());
+            return Err(SyncError::NotADirectory { root: plain_root });
         }
         Ok(Fetched {
             plain_root,
@@ -72,7 +72,7 @@ fn fetch(
         })
     } else {
         if matches!(outer, Node::File(_)) {
-            return Err(SyncError::NotADirectory { root: *root }.into());
+            return Err(SyncError::NotADirectory { root: *root });
         }
         // The strict decoder proved the blocks canonical, so rebuilding them gives the
         // same root and the same CAR the other device pushed.

@@ -8,11 +8,11 @@ use std::collections::HashSet;
 use cid::Cid;
 
 use crate::engine::Memory;
-use crate::error::Result;
 use crate::ipfs::car::{self};
 use crate::ipfs::unixfs::Node;
 use crate::provider::{ProviderError, Receipt};
 use crate::sync::config::Mode;
+use crate::sync::error::Result;
 use crate::sync::plan::{self, FileClass};
 use crate::sync::seal::{self, Plain};
 
@@ -29,7 +29,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     let backend = mem.backend();
     let mut warnings = Vec::new();
     // MEMORY.md is derived: bring it up to date so that what is pushed is consistent.
-    let (tree, mut state) = mem.with_lock(|| {
+    let (tree, mut state) = mem.with_lock(|| -> Result<_> {
         mem.rebuild_index_locked()?;
         Ok((backend.tree()?, State::load(backend)?))
     })?;
@@ -46,7 +46,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         }
     });
     if let Some(e) = secret {
-        return Err(e.into());
+        return Err(e);
     }
     let dag = build(&tree, mem)?;
     let plain_car = car::car_bytes(&dag);
@@ -94,8 +94,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
             channel: remote.channel.to_string(),
             head: h,
             base: base_network,
-        }
-        .into());
+        });
     }
     let (network_root, receipt, full_len) = if remote.encrypted() {
         let sealed = seal::seal(&Plain::new(dag.root, plain_car.clone()), remote.key()?).map_err(

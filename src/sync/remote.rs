@@ -6,10 +6,11 @@
 use cid::Cid;
 use serde::Serialize;
 
-use crate::error::Result;
 use crate::exchange::merge::Strategy;
 use crate::provider::{Blocking, Progress, ProviderError};
 use crate::sync::config::Mode;
+use crate::sync::error::Result;
+use crate::sync::open::Seal;
 use crate::sync::plan::Decision;
 use crate::sync::seal::Key;
 
@@ -19,10 +20,8 @@ use super::*;
 pub struct Remote<'a> {
     /// The provider (with its own runtime).
     pub provider: &'a Blocking,
-    /// `Ipfs` or `EncryptedIpfs` (`Local` is treated as `Ipfs`).
-    pub mode: Mode,
-    /// The key, required in `encrypted-ipfs` mode.
-    pub key: Option<&'a Key>,
+    /// Plain or sealed to a key.
+    pub seal: &'a Seal,
     /// The head pointer's name on the provider.
     pub channel: &'a str,
     /// Pins kept per provider; older ones are removed after a push.
@@ -33,16 +32,16 @@ pub struct Remote<'a> {
 
 impl Remote<'_> {
     pub(super) fn encrypted(&self) -> bool {
-        self.mode == Mode::EncryptedIpfs
+        matches!(self.seal, Seal::Sealed(_))
     }
 
     pub(super) fn key(&self) -> Result<&Key> {
-        self.key.ok_or_else(|| {
-            SyncError::NoKey {
+        match self.seal {
+            Seal::Sealed(key) => Ok(key),
+            Seal::Plain => Err(SyncError::NoKey {
                 path: "(no key given)".into(),
-            }
-            .into()
-        })
+            }),
+        }
     }
 
     /// The provider's head, `None` when nothing is published or the provider keeps
@@ -56,11 +55,7 @@ impl Remote<'_> {
     }
 
     pub(super) fn mode(&self) -> Mode {
-        if self.encrypted() {
-            Mode::EncryptedIpfs
-        } else {
-            Mode::Ipfs
-        }
+        self.seal.mode()
     }
 }
 

@@ -6,9 +6,9 @@
 use cid::Cid;
 
 use crate::engine::Memory;
-use crate::error::Result;
 use crate::exchange::merge::Strategy;
 use crate::provider::ProviderError;
+use crate::sync::error::Result;
 
 use super::*;
 
@@ -29,8 +29,7 @@ pub fn sync(
             Err(ProviderError::Unsupported { .. }) => {
                 return Err(SyncError::NoHead {
                     provider: remote.provider.name().to_string(),
-                }
-                .into());
+                });
             }
             Err(e) => return Err(e.into()),
         },

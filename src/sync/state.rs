@@ -10,9 +10,9 @@ use chrono::{DateTime, Utc};
 use cid::Cid;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
 use crate::store::Backend;
 use crate::sync::config::Mode;
+use crate::sync::error::Result;
 
 use super::*;
 
@@ -68,12 +68,9 @@ pub struct State {
 }
 
 fn parse_cid(s: &str, path: &str) -> Result<Cid> {
-    Cid::try_from(s).map_err(|e| {
-        SyncError::State {
-            path: path.to_string(),
-            message: format!("`{s}` is not a CID: {e}"),
-        }
-        .into()
+    Cid::try_from(s).map_err(|e| SyncError::State {
+        path: path.to_string(),
+        message: format!("`{s}` is not a CID: {e}"),
     })
 }
 
@@ -114,8 +111,7 @@ impl State {
                     "version {} is not {STATE_VERSION} (written by another memdir)",
                     state.version
                 ),
-            }
-            .into());
+            });
         }
         Ok(state)
     }
@@ -123,7 +119,7 @@ impl State {
     pub(super) fn save(&self, backend: &Backend) -> Result<()> {
         let mut text = serde_json::to_string_pretty(self).expect("state serializes");
         text.push('\n');
-        backend.write_atomic(STATE_FILE, text.as_bytes())
+        Ok(backend.write_atomic(STATE_FILE, text.as_bytes())?)
     }
 
     /// Records `base` with its plaintext CAR: the CAR first under a name of its own,

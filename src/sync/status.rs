@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::engine::Memory;
-use crate::error::Result;
+use crate::sync::error::Result;
 
 use super::*;
 
