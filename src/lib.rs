@@ -24,6 +24,7 @@
 //! `spec/architecture.md` describes each module.
 
 pub mod bench;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod clock;
 pub mod engine;

@@ -37,7 +37,7 @@ fn same_size_same_mtime_edits_are_seen() {
     .unwrap();
     assert_eq!(body_of(&dir, "k"), "aaaa");
     assert!(
-        dir.join(memdir::store::cache::CACHE_FILE).exists(),
+        dir.join(memdir::memory::layout::PARSE_CACHE_FILE).exists(),
         "the load wrote no cache"
     );
     let path = dir.join("k.md");
@@ -79,7 +79,7 @@ fn a_deleted_or_corrupt_cache_loses_nothing() {
         .unwrap();
     }
     let before = m.load().unwrap().records;
-    let cache = dir.join(memdir::store::cache::CACHE_FILE);
+    let cache = dir.join(memdir::memory::layout::PARSE_CACHE_FILE);
     for garbage in [
         &b"not json"[..],
         b"{\"version\":\"0.1.0\",\"entries\":{\"x\":1}}",

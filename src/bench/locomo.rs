@@ -460,8 +460,8 @@ pub fn run(
         // question of each conversation checks that this is what `context` returns.
         let (prepared, _) = mem.prepare_context()?;
         let index_cost = crate::retrieval::context::estimate_tokens(
-            &std::fs::read_to_string(tmp.path().join(crate::store::INDEX_FILE))
-                .map_err(|e| Error::io(tmp.path().join(crate::store::INDEX_FILE), e))?,
+            &std::fs::read_to_string(tmp.path().join(crate::memory::layout::INDEX_FILE))
+                .map_err(|e| Error::io(tmp.path().join(crate::memory::layout::INDEX_FILE), e))?,
         );
         for (qi, q) in c.questions.iter().enumerate() {
             report.unknown_evidence_ids += q.unknown_evidence;

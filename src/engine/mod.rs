@@ -22,6 +22,10 @@ use crate::exchange::blob::{self, Skipped};
 use crate::exchange::merge::{self, Action, Counts, Decision, Strategy};
 use crate::memory::frontmatter::{self, Extra, Parsed};
 use crate::memory::index;
+use crate::memory::layout::{
+    BACKUPS_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_BODY, MAX_MEMORY_FILE, MAX_TIMELINE_FILE,
+    TIMELINE_DIR,
+};
 use crate::memory::secrets;
 use crate::memory::timeline::{self, Event};
 use crate::memory::{Decay, Key, Kind, Meta, Record, Stamp};
@@ -29,10 +33,7 @@ use crate::retrieval::context::{self, Block};
 use crate::retrieval::rank;
 use crate::retrieval::search;
 use crate::store::cache::{self, Cache};
-use crate::store::{self, Backend, Found, INDEX_FILE, MAX_MEMORY_FILE, MAX_TIMELINE_FILE};
-
-/// Largest body memdir writes (1 MiB).
-pub const MAX_BODY: usize = 1024 * 1024;
+use crate::store::{Backend, Found};
 
 /// How serious a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -461,7 +462,7 @@ impl Memory {
             // A linked timeline folder points outside the directory: report, read nothing.
             Err(Error::Symlink { .. }) => {
                 out.problems.push(Problem::error(
-                    store::TIMELINE_DIR,
+                    TIMELINE_DIR,
                     None,
                     "timeline folder is a symbolic link; not followed",
                 ));
@@ -578,7 +579,7 @@ impl Memory {
         if let Some(have) = have {
             let last = self
                 .backend
-                .read_text(".memdir/index.sha256", 1024)
+                .read_text(INDEX_HASH_FILE, 1024)
                 .ok()
                 .flatten()
                 .unwrap_or_default();
@@ -591,7 +592,7 @@ impl Memory {
             };
             if !ours {
                 let name = format!(
-                    ".memdir/backups/MEMORY.md.{}",
+                    "{BACKUPS_DIR}/MEMORY.md.{}",
                     self.now().format("%Y%m%dT%H%M%S%.3fZ")
                 );
                 let name = self.unused_name(&name)?;
@@ -601,7 +602,7 @@ impl Memory {
         }
         self.backend.write_atomic(INDEX_FILE, want.as_bytes())?;
         self.backend.write_atomic(
-            ".memdir/index.sha256",
+            INDEX_HASH_FILE,
             hex(&Sha256::digest(want.as_bytes())).as_bytes(),
         )?;
         Ok(outcome)
@@ -635,6 +636,7 @@ impl Memory {
     }
 
     /// Runs `f` holding the store's lock (the process mutex and `.memdir/lock`).
+    #[cfg(feature = "sync")]
     pub(crate) fn with_lock<R, E: From<Error>>(
         &self,
         f: impl FnOnce() -> Result<R, E>,
@@ -644,6 +646,7 @@ impl Memory {
     }
 
     /// Rebuilds MEMORY.md; the caller holds the lock ([`Memory::with_lock`]).
+    #[cfg(feature = "sync")]
     pub(crate) fn rebuild_index_locked(&self) -> Result<IndexOutcome> {
         let snap = self.load()?;
         self.write_index(&snap.records)
@@ -656,7 +659,7 @@ impl Memory {
         let Backend::Dir(root) = &self.backend else {
             return Ok(Vec::new());
         };
-        let dir = root.join(crate::sync::plan::CONFLICTS_DIR);
+        let dir = root.join(crate::memory::layout::CONFLICTS_DIR);
         if !dir.is_dir() {
             return Ok(Vec::new());
         }
@@ -676,8 +679,8 @@ impl Memory {
                 continue;
             };
             let rel = rel.to_string_lossy().replace('\\', "/");
-            let copy = format!("{}/{rel}", crate::sync::plan::CONFLICTS_DIR);
-            out.push((crate::sync::plan::conflict_original(&rel), copy));
+            let copy = format!("{}/{rel}", crate::memory::layout::CONFLICTS_DIR);
+            out.push((crate::memory::layout::conflict_original(&rel), copy));
         }
         out.sort_by(|a, b| a.1.cmp(&b.1));
         Ok(out)
@@ -987,7 +990,7 @@ impl Memory {
             ));
         }
         if let Backend::Dir(root) = &self.backend {
-            for sub in [".", store::TIMELINE_DIR] {
+            for sub in [".", TIMELINE_DIR] {
                 let Ok(rd) = std::fs::read_dir(root.join(sub)) else {
                     continue;
                 };

@@ -19,7 +19,7 @@ pub const VERSION: &str = "memory/0.1";
 /// Largest blob accepted, in bytes.
 pub const MAX_BLOB_BYTES: usize = 256 * 1024 * 1024;
 /// Largest memory file accepted, in bytes (the same bound as for files on disk).
-pub const MAX_FILE_BYTES: usize = crate::store::MAX_MEMORY_FILE as usize;
+pub const MAX_FILE_BYTES: usize = crate::memory::layout::MAX_MEMORY_FILE as usize;
 /// Most files in one blob.
 pub const MAX_FILES: usize = 100_000;
 /// Most timeline events in one blob.
@@ -175,7 +175,7 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
     let mut out = Incoming::default();
     for (name, text) in files {
         let Value::String(text) = text else { continue };
-        if name == "MEMORY.md" {
+        if name == crate::memory::layout::INDEX_FILE {
             // The index is always rebuilt, never imported.
             continue;
         }

@@ -18,7 +18,7 @@ use tokio::sync::broadcast;
 
 use super::uri;
 use crate::engine::Memory;
-use crate::store::{INDEX_FILE, MAX_MEMORY_FILE};
+use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
 
 /// One notification to send.
 #[derive(Debug, Clone, PartialEq, Eq)]

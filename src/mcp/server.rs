@@ -32,8 +32,8 @@ use super::uri::{self, Target};
 use crate::engine::{Draft, Memory, WriteOutcome};
 use crate::error::{Class, Error};
 use crate::memory::Key;
+use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
 use crate::report::Failure;
-use crate::store::{INDEX_FILE, MAX_MEMORY_FILE};
 
 /// What the server tells the model about itself (MCP `instructions`).
 const INSTRUCTIONS: &str = "memdir is your durable memory: Markdown files a person can read and edit. \

@@ -6,6 +6,7 @@
 
 pub mod frontmatter;
 pub mod index;
+pub mod layout;
 pub mod secrets;
 pub mod timeline;
 

@@ -14,11 +14,11 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::memory::frontmatter::{Extra, Warning};
+use crate::memory::layout::PARSE_CACHE_FILE;
 use crate::memory::{Decay, Kind, Meta, Stamp};
 use crate::store::Backend;
 
 /// Where the cache lives, relative to the memory directory.
-pub const CACHE_FILE: &str = ".memdir/cache/frontmatter-v1.bin";
 /// Largest cache file read (a corrupt or hostile one is ignored past this).
 const MAX_CACHE_BYTES: u64 = 512 * 1024 * 1024;
 
@@ -78,7 +78,7 @@ impl Cache {
             return Cache::default();
         }
         let entries = backend
-            .read(CACHE_FILE, MAX_CACHE_BYTES)
+            .read(PARSE_CACHE_FILE, MAX_CACHE_BYTES)
             .ok()
             .flatten()
             .and_then(|b| File::decode(&b))
@@ -149,7 +149,7 @@ impl Cache {
                 })
                 .collect(),
         };
-        let _ = backend.write_atomic(CACHE_FILE, &file.encode());
+        let _ = backend.write_atomic(PARSE_CACHE_FILE, &file.encode());
     }
 }
 

@@ -16,17 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
-
-/// Largest memory file memdir reads (4 MiB); larger files are reported and skipped.
-pub const MAX_MEMORY_FILE: u64 = 4 * 1024 * 1024;
-/// Largest timeline day file memdir reads (64 MiB).
-pub const MAX_TIMELINE_FILE: u64 = 64 * 1024 * 1024;
-/// The generated index.
-pub const INDEX_FILE: &str = "MEMORY.md";
-/// The timeline folder.
-pub const TIMELINE_DIR: &str = "timeline";
-/// Local state.
-pub const STATE_DIR: &str = ".memdir";
+use crate::memory::layout::{INDEX_FILE, LOCK_FILE, STATE_DIR, TIMELINE_DIR};
 
 /// Where the files live.
 #[derive(Debug)]
@@ -347,7 +337,7 @@ impl Backend {
                 mem_lock.lock().unwrap_or_else(|e| e.into_inner()),
             )),
             Backend::Dir(root) => {
-                check_parent(root, ".memdir/lock")?;
+                check_parent(root, LOCK_FILE)?;
                 let dir = root.join(STATE_DIR);
                 fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
                 let path = dir.join("lock");

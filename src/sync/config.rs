@@ -12,13 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::memory::layout::{CONFIG_FILE, MAX_CONFIG};
 use crate::store::Backend;
-
-/// Where the configuration lives, relative to the memory directory.
-pub const CONFIG_FILE: &str = ".memdir/config.toml";
-
-/// The largest configuration file read.
-const MAX_CONFIG: u64 = 64 * 1024;
 
 /// How many pushed versions stay pinned per provider when the file does not say.
 pub const DEFAULT_KEEP_VERSIONS: u32 = 10;

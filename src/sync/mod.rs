@@ -51,7 +51,7 @@ pub use push::push;
 #[cfg(feature = "sync")]
 pub use remote::{ConflictCopy, PullReport, PushReport, Remote, SkippedFile, SyncReport};
 #[cfg(feature = "sync")]
-pub use state::{Base, Pushed, STATE_FILE, SYNC_DIR, State};
+pub use state::{Base, Pushed, State};
 #[cfg(feature = "sync")]
 pub use status::{Status, status};
 

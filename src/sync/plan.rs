@@ -13,20 +13,13 @@ use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::exchange::merge::Strategy;
+use crate::memory::layout::{INDEX_FILE, conflict_copy_path};
 use crate::memory::timeline;
 
 /// A listing of the memory directory: relative path (`/`-separated) → file bytes.
 pub type Listing = BTreeMap<String, Vec<u8>>;
-
-/// Where conflict copies are saved, relative to the memory directory. Dot-prefixed, so
-/// a copy is never a memory, never indexed and never synced.
-pub const CONFLICTS_DIR: &str = ".memdir/conflicts";
-
-/// The generated index: never merged, always rebuilt.
-pub const INDEX: &str = "MEMORY.md";
 
 /// Which side of a sync a version comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -63,7 +56,7 @@ pub enum FileClass {
 pub fn classify(path: &str) -> FileClass {
     if path.split('/').any(|c| c.starts_with('.')) {
         FileClass::Ignored
-    } else if path == INDEX {
+    } else if path == INDEX_FILE {
         FileClass::Index
     } else if path
         .strip_prefix("timeline/")
@@ -104,7 +97,7 @@ impl Op {
     pub fn path(&self) -> &str {
         match self {
             Op::SaveConflict { path, .. } | Op::Delete { path } | Op::Write { path, .. } => path,
-            Op::RebuildIndex => INDEX,
+            Op::RebuildIndex => INDEX_FILE,
         }
     }
 
@@ -168,44 +161,6 @@ impl Plan {
             _ => None,
         })
     }
-}
-
-/// The path a losing version is saved at: `.memdir/conflicts/<path stem>.<12 hex of
-/// its sha-256>.<extension>`, e.g. `.memdir/conflicts/user_role.3f2a9c1b0d4e.md`. The
-/// hash makes the name deterministic (planning twice names the same copy) and keeps
-/// different losing versions of one path apart.
-pub fn conflict_copy_path(path: &str, content: &[u8]) -> String {
-    let digest = Sha256::digest(content);
-    let short = data_encoding::HEXLOWER.encode(&digest[..6]);
-    let (dir, name) = match path.rsplit_once('/') {
-        Some((d, n)) => (format!("{d}/"), n),
-        None => (String::new(), path),
-    };
-    match name.rsplit_once('.') {
-        Some((stem, ext)) if !stem.is_empty() => {
-            format!("{CONFLICTS_DIR}/{dir}{stem}.{short}.{ext}")
-        }
-        _ => format!("{CONFLICTS_DIR}/{dir}{name}.{short}"),
-    }
-}
-
-/// The path a conflict copy (relative to [`CONFLICTS_DIR`]) was saved from: the
-/// 12-hex-digit hash [`conflict_copy_path`] adds is removed again.
-pub fn conflict_original(copy: &str) -> String {
-    let (dir, name) = match copy.rsplit_once('/') {
-        Some((d, n)) => (format!("{d}/"), n),
-        None => (String::new(), copy),
-    };
-    let is_hash = |h: &str| h.len() == 12 && h.bytes().all(|b| b.is_ascii_hexdigit());
-    let parts: Vec<&str> = name.split('.').collect();
-    let original = match parts.as_slice() {
-        [stem @ .., hash, ext] if !stem.is_empty() && is_hash(hash) => {
-            format!("{}.{ext}", stem.join("."))
-        }
-        [stem @ .., hash] if !stem.is_empty() && is_hash(hash) => stem.join("."),
-        _ => name.to_string(),
-    };
-    format!("{dir}{original}")
 }
 
 /// Plans a three-way sync of `local` with `remote`, given `base` (the listing of the
@@ -427,21 +382,6 @@ mod tests {
             "base {base:?} local {local:?} remote {remote:?} {strategy:?}"
         );
         p
-    }
-
-    #[test]
-    fn conflict_copy_names_round_trip() {
-        for path in [
-            "user_role.md",
-            "timeline/2026-01-01.jsonl",
-            "notes/a.b.txt",
-            "README",
-        ] {
-            let copy = conflict_copy_path(path, b"content");
-            let rel = copy.strip_prefix(&format!("{CONFLICTS_DIR}/")).unwrap();
-            assert_eq!(conflict_original(rel), path, "{copy}");
-        }
-        assert_eq!(conflict_original("hand_made.md"), "hand_made.md");
     }
 
     const M: Strategy = Strategy::Merge;
@@ -670,7 +610,7 @@ mod tests {
     #[test]
     fn index_and_dot_entries_are_never_planned() {
         // spec/sync.md#three-way-merge-case-table — rows 18 and 19.
-        let ix = |v: &'static str| vec![(INDEX, v)];
+        let ix = |v: &'static str| vec![(INDEX_FILE, v)];
         check(&ix("A"), &ix("B"), &ix("C"), R, &[]);
         check(&[], &[], &ix("C"), R, &[]);
         check(&ix("A"), &ix("A"), &[], R, &[]);
@@ -680,7 +620,7 @@ mod tests {
         let p = check(
             &[],
             &[],
-            &[("a.md", "A"), ("b.md", "B"), (INDEX, "X")],
+            &[("a.md", "A"), ("b.md", "B"), (INDEX_FILE, "X")],
             M,
             &["write a.md A", "write b.md B", "rebuild"],
         );
@@ -734,7 +674,7 @@ mod tests {
 
     // --- properties -------------------------------------------------------------
 
-    const PATHS: [&str; 4] = ["a.md", "b.md", T, INDEX];
+    const PATHS: [&str; 4] = ["a.md", "b.md", T, INDEX_FILE];
 
     fn content() -> impl Gen<Value = Vec<u8>> {
         let lines = prop::collection::vec(

@@ -10,20 +10,14 @@ use chrono::{DateTime, Utc};
 use cid::Cid;
 use serde::{Deserialize, Serialize};
 
+use crate::memory::layout::{MAX_SYNC_STATE, SYNC_DIR, SYNC_STATE_FILE};
 use crate::store::Backend;
 use crate::sync::config::Mode;
 use crate::sync::error::Result;
 
 use super::*;
 
-/// The sync state, relative to the memory directory.
-pub const STATE_FILE: &str = ".memdir/sync/state.json";
-
-/// Folder of the base CAR (`base-<root>.car`: the files of the last synced root).
-pub const SYNC_DIR: &str = ".memdir/sync";
-
 const STATE_VERSION: u32 = 1;
-const MAX_STATE: u64 = 16 << 20;
 
 /// The last synced version: what the three-way merge compares against.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,12 +71,12 @@ fn parse_cid(s: &str, path: &str) -> Result<Cid> {
 impl Base {
     /// The plaintext root.
     pub fn root_cid(&self) -> Result<Cid> {
-        parse_cid(&self.root, STATE_FILE)
+        parse_cid(&self.root, SYNC_STATE_FILE)
     }
 
     /// The root on the network.
     pub fn network_cid(&self) -> Result<Cid> {
-        parse_cid(&self.network_root, STATE_FILE)
+        parse_cid(&self.network_root, SYNC_STATE_FILE)
     }
 }
 
@@ -93,13 +87,13 @@ pub(super) fn base_car_name(root: &Cid) -> String {
 impl State {
     /// Reads the state; a missing file is a directory that never synced.
     pub fn load(backend: &Backend) -> Result<State> {
-        let Some(bytes) = backend.read(STATE_FILE, MAX_STATE)? else {
+        let Some(bytes) = backend.read(SYNC_STATE_FILE, MAX_SYNC_STATE)? else {
             return Ok(State {
                 version: STATE_VERSION,
                 ..State::default()
             });
         };
-        let path = backend.display_path(STATE_FILE).display().to_string();
+        let path = backend.display_path(SYNC_STATE_FILE).display().to_string();
         let state: State = serde_json::from_slice(&bytes).map_err(|e| SyncError::State {
             path: path.clone(),
             message: format!("line {} column {}: {e}", e.line(), e.column()),
@@ -119,7 +113,7 @@ impl State {
     pub(super) fn save(&self, backend: &Backend) -> Result<()> {
         let mut text = serde_json::to_string_pretty(self).expect("state serializes");
         text.push('\n');
-        Ok(backend.write_atomic(STATE_FILE, text.as_bytes())?)
+        Ok(backend.write_atomic(SYNC_STATE_FILE, text.as_bytes())?)
     }
 
     /// Records `base` with its plaintext CAR: the CAR first under a name of its own,
@@ -156,12 +150,12 @@ mod tests {
         assert_eq!(s.version, STATE_VERSION);
         assert!(s.base.is_none());
         mem.backend()
-            .write_atomic(STATE_FILE, br#"{"version": 9}"#)
+            .write_atomic(SYNC_STATE_FILE, br#"{"version": 9}"#)
             .unwrap();
         let e = State::load(mem.backend()).unwrap_err();
         assert!(e.to_string().contains("version 9"), "{e}");
         mem.backend()
-            .write_atomic(STATE_FILE, b"{\n  nope")
+            .write_atomic(SYNC_STATE_FILE, b"{\n  nope")
             .unwrap();
         let e = State::load(mem.backend()).unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");

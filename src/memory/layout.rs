@@ -1,0 +1,103 @@
+//! The memory directory's layout: every name memdir gives a file or folder, and every
+//! size limit it reads under, in one place (spec/architecture.md#layout).
+//!
+//! Paths are relative to the memory directory and `/`-separated. Everything memdir
+//! keeps for itself lives under the dot folder [`STATE_DIR`], so it is never a memory,
+//! never indexed and never synced. Pure: names and numbers only, no IO.
+
+use sha2::{Digest, Sha256};
+
+/// The generated index: never merged, always rebuilt.
+pub const INDEX_FILE: &str = "MEMORY.md";
+/// The timeline folder: one JSONL file per UTC day.
+pub const TIMELINE_DIR: &str = "timeline";
+/// Local state: configuration, lock, sync state, caches, backups, conflict copies.
+pub const STATE_DIR: &str = ".memdir";
+/// The cross-process lock every mutation holds.
+pub const LOCK_FILE: &str = ".memdir/lock";
+/// The SHA-256 of the last MEMORY.md memdir wrote (tells a hand edit from ours).
+pub const INDEX_HASH_FILE: &str = ".memdir/index.sha256";
+/// Where a hand-edited MEMORY.md is saved before it is replaced.
+pub const BACKUPS_DIR: &str = ".memdir/backups";
+/// Derived data, deletable at any time.
+pub const CACHE_DIR: &str = ".memdir/cache";
+/// The parse cache (keyed by each file's content hash).
+pub const PARSE_CACHE_FILE: &str = ".memdir/cache/frontmatter-v1.bin";
+/// The sync configuration.
+pub const CONFIG_FILE: &str = ".memdir/config.toml";
+/// The sync folder: the state and the base CAR of the last synced version.
+pub const SYNC_DIR: &str = ".memdir/sync";
+/// The sync state.
+pub const SYNC_STATE_FILE: &str = ".memdir/sync/state.json";
+/// Where conflict copies are saved. Dot-prefixed, so a copy is never a memory,
+/// never indexed and never synced.
+pub const CONFLICTS_DIR: &str = ".memdir/conflicts";
+
+/// Largest memory file memdir reads (4 MiB); larger files are reported and skipped.
+pub const MAX_MEMORY_FILE: u64 = 4 * 1024 * 1024;
+/// Largest timeline day file memdir reads (64 MiB).
+pub const MAX_TIMELINE_FILE: u64 = 64 * 1024 * 1024;
+/// Largest body a write takes (1 MiB).
+pub const MAX_BODY: usize = 1024 * 1024;
+/// Largest configuration file read.
+pub const MAX_CONFIG: u64 = 64 * 1024;
+/// Largest sync state file read.
+pub const MAX_SYNC_STATE: u64 = 16 << 20;
+
+/// The path a losing version is saved at: `.memdir/conflicts/<path stem>.<12 hex of
+/// its sha-256>.<extension>`, e.g. `.memdir/conflicts/user_role.3f2a9c1b0d4e.md`. The
+/// hash makes the name deterministic (planning twice names the same copy) and keeps
+/// different losing versions of one path apart.
+pub fn conflict_copy_path(path: &str, content: &[u8]) -> String {
+    let digest = Sha256::digest(content);
+    let short = data_encoding::HEXLOWER.encode(&digest[..6]);
+    let (dir, name) = match path.rsplit_once('/') {
+        Some((d, n)) => (format!("{d}/"), n),
+        None => (String::new(), path),
+    };
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => {
+            format!("{CONFLICTS_DIR}/{dir}{stem}.{short}.{ext}")
+        }
+        _ => format!("{CONFLICTS_DIR}/{dir}{name}.{short}"),
+    }
+}
+
+/// The path a conflict copy (relative to [`CONFLICTS_DIR`]) was saved from: the
+/// 12-hex-digit hash [`conflict_copy_path`] adds is removed again.
+pub fn conflict_original(copy: &str) -> String {
+    let (dir, name) = match copy.rsplit_once('/') {
+        Some((d, n)) => (format!("{d}/"), n),
+        None => (String::new(), copy),
+    };
+    let is_hash = |h: &str| h.len() == 12 && h.bytes().all(|b| b.is_ascii_hexdigit());
+    let parts: Vec<&str> = name.split('.').collect();
+    let original = match parts.as_slice() {
+        [stem @ .., hash, ext] if !stem.is_empty() && is_hash(hash) => {
+            format!("{}.{ext}", stem.join("."))
+        }
+        [stem @ .., hash] if !stem.is_empty() && is_hash(hash) => stem.join("."),
+        _ => name.to_string(),
+    };
+    format!("{dir}{original}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflict_copy_names_round_trip() {
+        for path in [
+            "user_role.md",
+            "timeline/2026-01-01.jsonl",
+            "notes/a.b.txt",
+            "README",
+        ] {
+            let copy = conflict_copy_path(path, b"content");
+            let rel = copy.strip_prefix(&format!("{CONFLICTS_DIR}/")).unwrap();
+            assert_eq!(conflict_original(rel), path, "{copy}");
+        }
+        assert_eq!(conflict_original("hand_made.md"), "hand_made.md");
+    }
+}
