@@ -10,9 +10,13 @@ use serde_json::Value;
 
 use crate::bench::BenchError;
 use crate::error::{Class, Error};
+#[cfg(feature = "sync")]
+use crate::provider::ProviderError;
+#[cfg(feature = "sync")]
+use crate::sync::SyncError;
 use crate::sync::config::ConfigError;
 #[cfg(feature = "sync")]
-use crate::{provider::ProviderError, sync::SyncError, sync::seal::KeyFileError};
+use crate::sync::seal::KeyFileError;
 
 /// An error of any wing, as it reaches a front end.
 #[derive(Debug, thiserror::Error)]

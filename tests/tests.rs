@@ -23,6 +23,7 @@ mod support;
 #[cfg(feature = "sync")]
 mod sync;
 mod threews;
+mod tidy;
 mod watch;
 
 #[test]

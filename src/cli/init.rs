@@ -43,7 +43,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             c.provider = Some(p.clone());
         }
         if let Some(ch) = &a.channel {
-            if !crate::sync::config::valid_channel(ch) {
+            if !crate::memory::layout::valid_channel(ch) {
                 return Err(Error::Usage(
                     "--channel must be 1-64 characters of a-z, 0-9, `-` and `_`",
                 )

@@ -137,15 +137,15 @@ pub fn watch(
     hub: &Hub,
     stop: &AtomicBool,
     armed: std::sync::mpsc::Sender<()>,
-) -> crate::Result<()> {
+) -> crate::error::Result<()> {
     // A file a person is still editing stays malformed for a while: report each
     // problem once, not after every save.
-    let mut reported: Vec<crate::Problem> = Vec::new();
+    let mut reported: Vec<crate::engine::Problem> = Vec::new();
     crate::engine::watch::watch(mem, stop, None, |rebuild| {
         for p in rebuild.problems.iter().filter(|p| !reported.contains(p)) {
             let level = match p.severity {
-                crate::Severity::Error => "error",
-                crate::Severity::Warning => "warning",
+                crate::engine::Severity::Error => "error",
+                crate::engine::Severity::Warning => "warning",
             };
             eprintln!(
                 "memdir mcp: {level}: {}: {}",

@@ -44,6 +44,13 @@ pub const MAX_CONFIG: u64 = 64 * 1024;
 /// Largest sync state file read.
 pub const MAX_SYNC_STATE: u64 = 16 << 20;
 
+/// Whether `c` is a usable channel name (it becomes a path on the provider: a head pointer's file or MFS entry).
+pub fn valid_channel(c: &str) -> bool {
+    (1..=64).contains(&c.len())
+        && c.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
 /// The path a losing version is saved at: `.memdir/conflicts/<path stem>.<12 hex of
 /// its sha-256>.<extension>`, e.g. `.memdir/conflicts/user_role.3f2a9c1b0d4e.md`. The
 /// hash makes the name deterministic (planning twice names the same copy) and keeps

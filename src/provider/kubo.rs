@@ -209,7 +209,7 @@ impl Kubo {
                 delta: true,
                 ..receipt
             }),
-            Err(e) if e.class() == crate::Class::Integrity => Err(e),
+            Err(e) if e.class() == crate::error::Class::Integrity => Err(e),
             Err(_) => self.put_full(root, full, progress).await,
         }
     }

@@ -16,8 +16,8 @@
 //! current-thread runtime. Do not call [`Blocking`] from inside an async
 //! context (tokio refuses to block inside a runtime).
 //!
-//! Errors classify as [`crate::Class::Remote`] (exit 3: unreachable host, HTTP
-//! error status, timeouts, refused credentials) or [`crate::Class::Integrity`]
+//! Errors classify as [`crate::error::Class::Remote`] (exit 3: unreachable host, HTTP
+//! error status, timeouts, refused credentials) or [`crate::error::Class::Integrity`]
 //! (exit 4: a provider reported another root, a block does not match its CID,
 //! a CAR is truncated or carries foreign blocks). `spec/providers.md` is the
 //! user-facing description.
@@ -535,7 +535,7 @@ impl Default for Settings {
 
 /// Refuses a channel name that could not be a plain path segment on a provider.
 pub(crate) fn check_channel(provider: &str, channel: &str) -> Result<(), ProviderError> {
-    if crate::sync::config::valid_channel(channel) {
+    if crate::memory::layout::valid_channel(channel) {
         return Ok(());
     }
     Err(ProviderError::BadConfig {

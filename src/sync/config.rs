@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::memory::layout::{CONFIG_FILE, MAX_CONFIG};
+use crate::memory::layout::{CONFIG_FILE, MAX_CONFIG, valid_channel};
 use crate::store::Backend;
 
 /// How many pushed versions stay pinned per provider when the file does not say.
@@ -185,13 +185,6 @@ impl Config {
         text.push_str(&toml::to_string(self).expect("a Config always serializes"));
         backend.write_atomic(CONFIG_FILE, text.as_bytes())
     }
-}
-
-/// Whether `c` is a usable channel name (it becomes a path on the provider).
-pub fn valid_channel(c: &str) -> bool {
-    (1..=64).contains(&c.len())
-        && c.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 #[cfg(test)]
