@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """libsodium interop for memdir's encrypted-ipfs envelope, with PyNaCl as the oracle.
 
-An independent implementation of the envelope (src/seal.rs module docs) and of the
+An independent implementation of the envelope (src/sync/seal.rs module docs) and of the
 `memdir-key-v1` key file format, in Python, on top of PyNaCl's `SealedBox`
 (libsodium `crypto_box_seal`). Driven by ci/seal/run.sh:
 
@@ -11,7 +11,7 @@ An independent implementation of the envelope (src/seal.rs module docs) and of t
                               (DIR/py-cases.txt: `name expected-result`).
   interop.py summary DIR      merge DIR/py-results.txt and DIR/rust-results.txt, print
                               every result and `N passed, M failed` last; exit 1 on failure.
-  interop.py vector           print the fixed envelope vector used in src/seal.rs.
+  interop.py vector           print the fixed envelope vector used in src/sync/seal.rs.
 """
 
 import base64

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libsodium interop for the encrypted-ipfs envelope (src/seal.rs), with real PyNaCl.
+# libsodium interop for the encrypted-ipfs envelope (src/sync/seal.rs), with real PyNaCl.
 #
 #   ci/seal/run.sh
 #

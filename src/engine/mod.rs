@@ -1,4 +1,4 @@
-//! The `Memory` façade: the operations of DESIGN 4 over a store.
+//! The `Memory` façade: the operations of spec/cli.md#commands over a store.
 //!
 //! It composes the pure core (frontmatter, index, timeline, rank, search, context,
 //! merge) with the store's IO. Every mutation takes the cross-process lock, re-reads
@@ -924,7 +924,7 @@ impl Memory {
         Ok((out, snap.problems))
     }
 
-    /// Builds the context block (DESIGN 3).
+    /// Builds the context block (spec/ranking.md#packing-the-context-block).
     pub fn context(&self, max_tokens: usize, query: Option<&str>) -> Result<Block> {
         self.context_with_problems(max_tokens, query)
             .map(|(b, _)| b)
@@ -1043,7 +1043,7 @@ impl Memory {
         Ok(report)
     }
 
-    /// The portable blob of the store (DESIGN 4.1).
+    /// The portable blob of the store (spec/cli.md#import).
     pub fn export(&self) -> Result<(String, Vec<Problem>)> {
         let snap = self.load()?;
         let events = self.events()?;

@@ -1,4 +1,4 @@
-//! The portable `memory/0.1` blob, compatible with the three.ws runtime (DESIGN 4.1).
+//! The portable `memory/0.1` blob, compatible with the three.ws runtime (spec/cli.md#import).
 //!
 //! `{"version":"memory/0.1","index":"…","files":{"user_role.md":"---\n…"},"timeline":[…]}`
 //!

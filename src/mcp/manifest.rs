@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-/// How the memory is kept (DESIGN 1: sync modes).
+/// How the memory is kept (spec/sync.md#configuration-memdirconfigtoml: sync modes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mode {
     /// In memory only: nothing is written to disk.

@@ -143,7 +143,7 @@ impl Kind {
         }
     }
 
-    /// Salience bonus of the type (DESIGN 3).
+    /// Salience bonus of the type (spec/ranking.md#salience).
     pub fn bonus(&self) -> f64 {
         match self {
             Kind::Feedback => 0.3,

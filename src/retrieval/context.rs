@@ -1,4 +1,4 @@
-//! The token-budgeted context block an agent puts in its system prompt (DESIGN 3).
+//! The token-budgeted context block an agent puts in its system prompt (spec/ranking.md#packing-the-context-block).
 //!
 //! Layout: MEMORY.md (its first 200 lines, then a line saying how many were cut),
 //! then memories, each whole under a heading naming its name, key, type and updated
@@ -99,7 +99,7 @@ impl Prepared {
         &self.records
     }
 
-    /// The context block for a budget and an optional query (DESIGN 3).
+    /// The context block for a budget and an optional query (spec/ranking.md#packing-the-context-block).
     pub fn block(&self, max_tokens: usize, query: Option<&str>) -> Block {
         let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
             let candidates: Vec<Candidate<'_>> = rank::order(&self.records, self.now)

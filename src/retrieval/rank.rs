@@ -1,4 +1,4 @@
-//! Salience, recency and the query-less rank order (DESIGN 3).
+//! Salience, recency and the query-less rank order (spec/ranking.md#salience).
 //!
 //! salience = 1.0 if `important`, else min(0.5 + bonus(type) + min(0.05 × tags, 0.2), 1.0);
 //! recency = 0.5 ^ (age / half-life), age = now − `updated` (never negative), half-life

@@ -29,7 +29,7 @@ pub const PROVIDERS: [&str; 6] = [
     "kubo", "pinata", "filebase", "storacha", "gateway", "folder",
 ];
 
-/// How the directory is kept (DESIGN 5). `none` (memory only) is a library mode and
+/// How the directory is kept (spec/sync.md#configuration-memdirconfigtoml). `none` (memory only) is a library mode and
 /// has no directory, so it never appears in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
