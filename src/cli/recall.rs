@@ -34,10 +34,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     }
     let mut s = String::new();
     for h in &hits {
-        s.push_str(&format!(
-            "{:.3}  {}  {} — {}\n",
-            h.score, h.key, h.name, h.description
-        ));
+        s.push_str(&format!("{h}\n"));
     }
     out.text(&s);
     Ok(0)

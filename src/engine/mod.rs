@@ -162,6 +162,18 @@ pub struct Hit {
     pub relevance: f64,
 }
 
+/// One line per hit, as the CLI prints it and the MCP `recall` tool returns it:
+/// `score  key  name — description`.
+impl std::fmt::Display for Hit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.3}  {}  {} — {}",
+            self.score, self.key, self.name, self.description
+        )
+    }
+}
+
 /// The result of `check`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {

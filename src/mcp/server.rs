@@ -277,10 +277,7 @@ impl MemoryServer {
             let (hits, problems) = s.mem.recall(&a.query, a.limit.unwrap_or(10))?;
             let mut text = String::new();
             for h in &hits {
-                text.push_str(&format!(
-                    "{:.3}  {}  ({})  {} — {}\n",
-                    h.score, h.key, h.kind, h.name, h.description
-                ));
+                text.push_str(&format!("{h}\n"));
             }
             if hits.is_empty() {
                 text = "no hits".into();
