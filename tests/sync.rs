@@ -625,6 +625,25 @@ fn secrets_are_neither_pushed_nor_pulled() {
     assert!(!b.dir.join("leak.md").exists());
 }
 
+// spec/memory-format.md#secrets: memdir's own key file, copied into the directory, is
+// refused by push like any other credential.
+#[test]
+fn a_key_file_inside_the_directory_is_not_pushed() {
+    let (_tmp, mut a, _b) = two_devices(&[("x", "1")]);
+    let key = keygen(&mut a, "key");
+    std::fs::copy(&key, a.dir.join("key")).unwrap();
+    let cars = |d: &Device| std::fs::read_dir(d.remote.join("cars")).unwrap().count();
+    let n = cars(&a);
+    let o = a.run(&["push"]);
+    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("key contains what looks like a memdir key file secret"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(cars(&a), n, "nothing was sent");
+}
+
 // ---------------------------------------------------------------------------
 // encrypted-ipfs through the folder provider
 // ---------------------------------------------------------------------------
