@@ -240,3 +240,31 @@ fn a_linked_lock_file_is_refused_and_nothing_is_created_outside() {
     let days = std::fs::read_dir(dir.join("timeline")).map_or(0, |d| d.count());
     assert_eq!(days, 0, "the note was written anyway");
 }
+
+// spec/memory-format.md#writing: a write that changes only the body keeps the text of
+// every unchanged key, also when keys share a YAML anchor (`1.10` stays `1.10`,
+// comments stay).
+#[test]
+fn a_body_only_write_keeps_anchored_frontmatter_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let text = "---\n# pinned by ops\nname: Tone\nversion: &v 1.10   # do not bump\ndescription: d\nsame: *v\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n\nold body\n";
+    write_file(&dir, "tone.md", text.as_bytes());
+    let o = run(memdir(&dir).args([
+        "write",
+        "tone",
+        "--name",
+        "Tone",
+        "--type",
+        "user",
+        "--description",
+        "d",
+        "--body",
+        "new body",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let want = text
+        .replace("updated: 2026-01-01", "updated: 2026-04-14")
+        .replace("old body", "new body");
+    assert_eq!(std::fs::read_to_string(dir.join("tone.md")).unwrap(), want);
+}
