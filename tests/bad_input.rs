@@ -215,3 +215,56 @@ fn a_blob_naming_a_path_outside_is_refused_whole() {
     }
     assert!(!tmp.path().join("escape.md").exists());
 }
+
+// spec/architecture.md#nothing-outside-the-directory: a `.memdir/lock` that is a link
+// (even a dangling one) is refused, and nothing is created where it points.
+#[test]
+fn a_linked_lock_file_is_refused_and_nothing_is_created_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    write_file(&dir, "good.md", GOOD.as_bytes());
+    std::fs::create_dir_all(dir.join(".memdir")).unwrap();
+    let target = tmp.path().join("planted-lock");
+    std::os::unix::fs::symlink(&target, dir.join(".memdir/lock")).unwrap();
+    let o = run(memdir(&dir).args(["note", "seen"]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(".memdir/lock: is a symbolic link"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        std::fs::symlink_metadata(&target).is_err(),
+        "a file was created outside the directory"
+    );
+    let days = std::fs::read_dir(dir.join("timeline")).map_or(0, |d| d.count());
+    assert_eq!(days, 0, "the note was written anyway");
+}
+
+// spec/memory-format.md#writing: a write that changes only the body keeps the text of
+// every unchanged key, also when keys share a YAML anchor (`1.10` stays `1.10`,
+// comments stay).
+#[test]
+fn a_body_only_write_keeps_anchored_frontmatter_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let text = "---\n# pinned by ops\nname: Tone\nversion: &v 1.10   # do not bump\ndescription: d\nsame: *v\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n\nold body\n";
+    write_file(&dir, "tone.md", text.as_bytes());
+    let o = run(memdir(&dir).args([
+        "write",
+        "tone",
+        "--name",
+        "Tone",
+        "--type",
+        "user",
+        "--description",
+        "d",
+        "--body",
+        "new body",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let want = text
+        .replace("updated: 2026-01-01", "updated: 2026-04-14")
+        .replace("old body", "new body");
+    assert_eq!(std::fs::read_to_string(dir.join("tone.md")).unwrap(), want);
+}

@@ -71,6 +71,18 @@ impl Device {
         o
     }
 
+    /// Runs `memdir <args>` with `MEMDIR_OFFLINE` set, asserting success.
+    fn ok_env(&self, args: &[&str], offline: &str) -> Output {
+        let o = run(self.cmd().env("MEMDIR_OFFLINE", offline).args(args));
+        assert!(
+            o.status.success(),
+            "MEMDIR_OFFLINE={offline} memdir {args:?}: exit {:?}\n{}",
+            o.status.code(),
+            stderr(&o)
+        );
+        o
+    }
+
     fn json(&self, args: &[&str]) -> Value {
         let mut a = vec!["--json"];
         a.extend_from_slice(args);
@@ -495,6 +507,21 @@ fn push_after_write() {
     let h1 = head(&a);
     a.ok(&["--offline", "note", "seen"]);
     assert_eq!(head(&a), h1, "--offline must not push");
+    // spec/cli.md#commands: MEMDIR_OFFLINE takes 1/0, true/false, yes/no.
+    for on in ["1", "true", "yes"] {
+        a.ok_env(&["note", "seen", &format!("offline={on}")], on);
+        assert_eq!(head(&a), h1, "MEMDIR_OFFLINE={on} must not push");
+    }
+    let o = run(a.cmd().env("MEMDIR_OFFLINE", "maybe").args(["note", "x"]));
+    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("MEMDIR_OFFLINE") || stderr(&o).contains("maybe"),
+        "{}",
+        stderr(&o)
+    );
+    a.ok_env(&["note", "seen", "offline=0"], "0");
+    assert_ne!(head(&a), h1, "MEMDIR_OFFLINE=0 pushes");
+    let h1 = head(&a);
     a.ok(&["note", "seen", "again=1"]);
     assert_ne!(head(&a), h1, "note pushes");
     a.ok(&["forget", "user_role"]);
@@ -596,6 +623,25 @@ fn secrets_are_neither_pushed_nor_pulled() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("skipped leak.md"), "{}", stderr(&out));
     assert!(!b.dir.join("leak.md").exists());
+}
+
+// spec/memory-format.md#secrets: memdir's own key file, copied into the directory, is
+// refused by push like any other credential.
+#[test]
+fn a_key_file_inside_the_directory_is_not_pushed() {
+    let (_tmp, mut a, _b) = two_devices(&[("x", "1")]);
+    let key = keygen(&mut a, "key");
+    std::fs::copy(&key, a.dir.join("key")).unwrap();
+    let cars = |d: &Device| std::fs::read_dir(d.remote.join("cars")).unwrap().count();
+    let n = cars(&a);
+    let o = a.run(&["push"]);
+    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("key contains what looks like a memdir key file secret"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(cars(&a), n, "nothing was sent");
 }
 
 // ---------------------------------------------------------------------------

@@ -74,7 +74,13 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
     /// Do not push after write, forget or note, even in ipfs / encrypted-ipfs mode.
-    #[arg(long, global = true, env = "MEMDIR_OFFLINE")]
+    // MEMDIR_OFFLINE=1 is the documented form: take 1/0, true/false, yes/no, on/off.
+    #[arg(
+        long,
+        global = true,
+        env = "MEMDIR_OFFLINE",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub offline: bool,
     #[command(subcommand)]
     pub command: Command,

@@ -84,6 +84,9 @@ pub struct Extra {
     /// Known keys as the file had them: name, how memdir would write the value the
     /// file held, and the original text. Unchanged values are written back as they were.
     known_raw: Vec<(String, String, String)>,
+    /// Keys whose original text refers by alias to an anchor in another entry, so
+    /// copying one without the other could leave the alias dangling.
+    linked: Vec<String>,
 }
 
 impl Extra {
@@ -116,6 +119,7 @@ impl Extra {
             order,
             preamble: String::new(),
             known_raw: Vec::new(),
+            linked: Vec::new(),
         }
     }
 }
@@ -227,7 +231,12 @@ struct Chunk {
 /// written back exactly as a person wrote them. Returns the preamble (comments before
 /// the first key) and the chunks, or `None` when the layout is not the plain
 /// one-key-per-column-0-line shape (then values are re-serialized instead).
-fn chunks(yaml: &str, first_line: usize, keys: &[String]) -> Option<(String, Vec<Chunk>)> {
+///
+/// A chunk holding an alias (`*x`) whose anchor (`&x`) is in an earlier entry cannot
+/// parse alone; it is checked by parsing the entries up to it instead, and the layout
+/// is marked `linked` so [`render`] checks that its output still resolves every alias.
+fn chunks(yaml: &str, first_line: usize, map: &Map<String, Value>) -> Option<Layout> {
+    let keys: Vec<&String> = map.keys().collect();
     let mut preamble = String::new();
     let mut out: Vec<Chunk> = Vec::new();
     for (i, line) in yaml.split_inclusive('\n').enumerate() {
@@ -236,7 +245,7 @@ fn chunks(yaml: &str, first_line: usize, keys: &[String]) -> Option<(String, Vec
             .next()
             .is_some_and(|c| !matches!(c, ' ' | '\t' | '-' | '#' | '\n'));
         if starts_key {
-            let key = keys.get(out.len())?.clone();
+            let key = (*keys.get(out.len())?).clone();
             out.push(Chunk {
                 key,
                 text: line.to_string(),
@@ -253,14 +262,51 @@ fn chunks(yaml: &str, first_line: usize, keys: &[String]) -> Option<(String, Vec
     }
     // Each chunk must parse on its own to exactly its key; anything else means the
     // split guessed wrong (a multi-line flow value, a complex key, ...).
-    for c in &out {
-        let v = serde_saphyr::from_str_with_options::<Value>(&c.text, yaml_options()).ok()?;
-        let m = v.as_object()?;
-        if m.len() != 1 || !m.contains_key(&c.key) {
-            return None;
+    let mut linked = Vec::new();
+    for (i, c) in out.iter().enumerate() {
+        let alone = serde_saphyr::from_str_with_options::<Value>(&c.text, yaml_options());
+        match alone {
+            Ok(v) => {
+                let m = v.as_object()?;
+                if m.len() != 1 || !m.contains_key(&c.key) {
+                    return None;
+                }
+            }
+            // Probably an alias to an earlier entry's anchor: the entries up to this
+            // one must parse to exactly their keys, this one to its value in the file.
+            // Bounded, since each check parses everything before it.
+            Err(_) if linked.len() < MAX_LINKED_CHUNKS && c.text.contains('*') => {
+                linked.push(c.key.clone());
+                let upto: String = out[..=i].iter().map(|c| c.text.as_str()).collect();
+                let v = serde_saphyr::from_str_with_options::<Value>(&upto, yaml_options()).ok()?;
+                let m = v.as_object()?;
+                if m.len() != i + 1
+                    || !m.keys().zip(&keys).all(|(a, b)| a == *b)
+                    || m.get(&c.key) != map.get(&c.key)
+                {
+                    return None;
+                }
+            }
+            Err(_) => return None,
         }
     }
-    Some((preamble, out))
+    Some(Layout {
+        preamble,
+        chunks: out,
+        linked,
+    })
+}
+
+/// How many entries may hold an alias to another entry before the layout is given up
+/// (each costs a parse of the entries before it).
+const MAX_LINKED_CHUNKS: usize = 32;
+
+/// The top-level entries of a YAML block with their text (see [`chunks`]).
+struct Layout {
+    preamble: String,
+    chunks: Vec<Chunk>,
+    /// Entries that refer by alias to an anchor in another entry.
+    linked: Vec<String>,
 }
 
 fn scalar_text(v: &Value) -> Option<String> {
@@ -362,14 +408,14 @@ fn from_map(
     // Parsing every entry again to keep its text costs more than the whole first
     // parse; only a rewrite needs it.
     let layout = if keep_layout {
-        chunks(s.yaml, s.first_line, &keys)
+        chunks(s.yaml, s.first_line, &map)
     } else {
         None
     };
     let line_of = |key: &str| -> usize {
         layout
             .as_ref()
-            .and_then(|(_, cs)| cs.iter().find(|c| c.key == key).map(|c| c.line))
+            .and_then(|l| l.chunks.iter().find(|c| c.key == key).map(|c| c.line))
             .or_else(|| key_line(s.yaml, s.first_line, key))
             .unwrap_or(s.first_line)
     };
@@ -456,9 +502,13 @@ fn from_map(
         }
     };
 
-    let (preamble, chunk_texts) = match layout {
-        Some((p, cs)) => (p, cs.into_iter().map(|c| (c.key, c.text)).collect()),
-        None => (String::new(), Vec::new()),
+    let (preamble, chunk_texts, linked) = match layout {
+        Some(l) => (
+            l.preamble,
+            l.chunks.into_iter().map(|c| (c.key, c.text)).collect(),
+            l.linked,
+        ),
+        None => (String::new(), Vec::new(), Vec::new()),
     };
     let mut entries = Vec::new();
     for (k, v) in &map {
@@ -487,6 +537,7 @@ fn from_map(
             order: keys,
             preamble,
             known_raw: Vec::new(),
+            linked,
         },
     };
     meta.extra.known_raw = chunk_texts
@@ -578,8 +629,51 @@ fn one_line(s: &str) -> String {
 /// unknown keys written back as they were; keys the file did not have yet follow in
 /// memdir's order.
 pub fn render(meta: &Meta, body: &str) -> String {
+    let out = render_with(meta, body, Keep::All);
+    if meta.extra.linked.is_empty() {
+        return out;
+    }
+    // An entry copied as it was may hold an alias whose anchor was in an entry that
+    // changed: keep the copied text only if the result reads back to the same values
+    // as writing every entry afresh; else write the entries holding aliases afresh
+    // (an anchor nothing refers to is harmless); else everything.
+    let fresh = render_with(meta, body, Keep::Nothing);
+    let frontmatter = |text: &str| {
+        split(text)
+            .ok()
+            .and_then(|s| parse_yaml(s.yaml, s.first_line).ok())
+    };
+    let want = frontmatter(&fresh);
+    if want.is_some() && frontmatter(&out) == want {
+        return out;
+    }
+    let unlinked = render_with(meta, body, Keep::Unlinked);
+    if want.is_some() && frontmatter(&unlinked) == want {
+        return unlinked;
+    }
+    fresh
+}
+
+/// Which entries [`render_with`] copies with their original text.
+#[derive(Clone, Copy, PartialEq)]
+enum Keep {
+    All,
+    /// All but those holding an alias to another entry's anchor.
+    Unlinked,
+    Nothing,
+}
+
+/// [`render`], copying original entry text as `keep` allows.
+fn render_with(meta: &Meta, body: &str, keep: Keep) -> String {
+    let keep_text = |key: &str| match keep {
+        Keep::All => true,
+        Keep::Unlinked => !meta.extra.linked.iter().any(|k| k == key),
+        Keep::Nothing => false,
+    };
     let mut out = String::from("---\n");
-    out.push_str(&meta.extra.preamble);
+    if keep != Keep::Nothing {
+        out.push_str(&meta.extra.preamble);
+    }
     let mut written: Vec<&str> = Vec::new();
     for key in &meta.extra.order {
         if KNOWN.contains(&key.as_str()) {
@@ -590,14 +684,14 @@ pub fn render(meta: &Meta, body: &str) -> String {
                     .iter()
                     .find(|(k, canonical, _)| k == key && *canonical == text);
                 match original {
-                    Some((_, _, raw)) => push_line(&mut out, raw),
-                    None => out.push_str(&text),
+                    Some((_, _, raw)) if keep_text(key) => push_line(&mut out, raw),
+                    _ => out.push_str(&text),
                 }
             }
         } else if let Some((k, raw, v)) = meta.extra.entries.iter().find(|(k, _, _)| k == key) {
             match raw {
-                Some(raw) => push_line(&mut out, raw),
-                None => out.push_str(&render_entry(k, v)),
+                Some(raw) if keep_text(key) => push_line(&mut out, raw),
+                _ => out.push_str(&render_entry(k, v)),
             }
         }
         written.push(key);
@@ -740,6 +834,40 @@ mod tests {
             "---\n# my notes\nzeta: 1.10   # version\nname: \"no\"\nowner:\n  team: core\n  ids: [1, 2]\ndescription: d\ntype: user\ncreated: 2026-01-01T08:00:00Z\nupdated: 2026-01-01\ntags:\n- \"yes\"\n---\n\nnew body\n"
         );
         assert_eq!(parse(&out).unwrap().meta.name, "no");
+    }
+
+    // spec/memory-format.md#writing: an anchor and its alias in different keys do not
+    // make a body-only rewrite re-serialize the frontmatter.
+    #[test]
+    fn rewrite_keeps_text_when_keys_share_an_anchor() {
+        let text = "---\n# my notes\nname: Tone\nversion: &v 1.10   # pinned\ndescription: d\nsame: *v\ntype: user\nowner: &o\n  team: core\nalso: *o\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n\nbody\n";
+        let p = parse(text).unwrap();
+        assert_eq!(render(&p.meta, "body"), text);
+        let out = render(&p.meta, "new body");
+        assert_eq!(out, text.replace("\nbody\n", "\nnew body\n"));
+        // A known key holding the alias keeps its text too while unchanged.
+        let text = "---\nname: &n Tone\ndescription: *n\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\nx: 1.10\n---\n\nbody\n";
+        let p = parse(text).unwrap();
+        assert_eq!(p.meta.description, "Tone");
+        assert_eq!(render(&p.meta, "body"), text);
+    }
+
+    // Changing the key that holds the anchor must not leave the alias dangling.
+    #[test]
+    fn rewrite_never_leaves_an_alias_without_its_anchor() {
+        let text = "---\nname: &n Tone\ndescription: d\nnick: *n\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\nx: 1.10\n---\n\nbody\n";
+        let p = parse(text).unwrap();
+        let mut meta = p.meta.clone();
+        meta.name = "Voice".into();
+        let out = render(&meta, "b");
+        let back = parse(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
+        assert_eq!(back.meta.name, "Voice");
+        let nick: Vec<_> = back.meta.extra.iter().collect();
+        assert!(
+            nick.contains(&("nick", "\"Tone\"".to_string())),
+            "{nick:?}\n{out}"
+        );
+        assert!(out.contains("x: 1.10\n"), "{out}");
     }
 
     #[test]

@@ -341,12 +341,22 @@ impl Backend {
                 let dir = root.join(STATE_DIR);
                 fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
                 let path = dir.join("lock");
-                let f = OpenOptions::new()
-                    .create(true)
-                    .truncate(false)
-                    .write(true)
-                    .open(&path)
-                    .map_err(|e| Error::io(&path, e))?;
+                let mut o = OpenOptions::new();
+                o.create(true).truncate(false).write(true);
+                // A link in the lock's place (even a dangling one) would make the
+                // open create or lock a file outside the directory.
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::OpenOptionsExt;
+                    o.custom_flags(libc::O_NOFOLLOW);
+                }
+                let f = o.open(&path).map_err(|e| {
+                    if is_link_error(&e) {
+                        Error::Symlink { path: path.clone() }
+                    } else {
+                        Error::io(&path, e)
+                    }
+                })?;
                 f.lock().map_err(|e| Error::io(&path, e))?;
                 Ok(LockGuard::File(f))
             }
