@@ -344,12 +344,26 @@ fn import_reads_the_whole_timeline_before_writing_and_dry_run_fails_alike() {
         assert_eq!(tree_no_links(&dir), before, "dry run {dry} changed files");
     }
     assert_eq!(std::fs::read(&outside).unwrap(), b"");
+    // A linked timeline/ folder stops it the same way.
+    std::fs::remove_file(dir.join("timeline/2026-04-10.jsonl")).unwrap();
+    let moved = tmp.path().join("moved-timeline");
+    std::fs::rename(dir.join("timeline"), &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, dir.join("timeline")).unwrap();
+    let before = tree_no_links(&dir);
+    let o = run(memdir(&dir).arg("import").arg(&blob));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stderr(&o).contains("timeline"), "{}", stderr(&o));
+    assert_eq!(tree_no_links(&dir), before);
+    assert!(!dir.join("user_new.md").exists());
 }
 
 /// Like `tree`, but a link is listed by name rather than followed.
 fn tree_no_links(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for sub in ["", "timeline"] {
+        if std::fs::symlink_metadata(dir.join(sub)).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
         let mut entries: Vec<_> = std::fs::read_dir(dir.join(sub))
             .unwrap()
             .map(|e| e.unwrap())

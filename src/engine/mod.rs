@@ -839,14 +839,13 @@ impl Memory {
         self.backend.create()?;
         let _g = self.backend.lock(&self.mem_lock)?;
         let name = key.file_name();
-        let existing = match self.backend.read_text(&name, MAX_MEMORY_FILE)? {
+        let before = self.backend.read_text(&name, MAX_MEMORY_FILE)?;
+        let existing = match &before {
             None => None,
-            Some(text) => Some(
-                frontmatter::parse(&text).map_err(|source| Error::Malformed {
-                    path: self.backend.display_path(&name),
-                    source,
-                })?,
-            ),
+            Some(text) => Some(frontmatter::parse(text).map_err(|source| Error::Malformed {
+                path: self.backend.display_path(&name),
+                source,
+            })?),
         };
         let today = Stamp::from_date(self.now().date_naive());
         let old = existing.as_ref().map(|p| &p.meta);
@@ -895,14 +894,13 @@ impl Memory {
         });
         let mut plan = self.plan_index(&records)?;
         self.save_index_backup(&mut plan)?;
-        let before = self.backend.read(&name, u64::MAX)?;
         self.backend.write_atomic(&name, text.as_bytes())?;
         let index = match self.write_index_file(&plan) {
             Ok(o) => o,
             Err(e) => {
                 // Put the memory back so that the failure changed nothing.
                 let _ = match &before {
-                    Some(b) => self.backend.write_atomic(&name, b),
+                    Some(b) => self.backend.write_atomic(&name, b.as_bytes()),
                     None => self.backend.remove(&name),
                 };
                 return Err(e);
@@ -1245,10 +1243,14 @@ impl Memory {
         let events = self.events()?;
         // Forgotten keys must all be known: a timeline file (or folder) that cannot be
         // read at all stops the import; a bad line is only that line.
+        let holds_events = |path: &str| {
+            path == store::TIMELINE_DIR
+                || timeline::is_day_file_name(path.rsplit('/').next().unwrap_or(path))
+        };
         if let Some(p) = events
             .problems
             .iter()
-            .find(|p| p.severity == Severity::Error && p.line.is_none())
+            .find(|p| p.severity == Severity::Error && p.line.is_none() && holds_events(&p.path))
         {
             return Err(Error::TimelineUnreadable {
                 path: self.backend.display_path(&p.path),
