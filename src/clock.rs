@@ -46,4 +46,10 @@ impl Clock {
     pub fn now(&self) -> DateTime<Utc> {
         self.fixed.unwrap_or_else(Utc::now)
     }
+
+    /// The system's wall time, never `MEMDIR_NOW`: for comparing with file times,
+    /// which the file system stamps with the real clock.
+    pub fn wall() -> std::time::SystemTime {
+        std::time::SystemTime::now()
+    }
 }

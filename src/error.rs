@@ -92,6 +92,17 @@ pub enum Error {
     EmptyQuery,
     #[error("the body is {size} bytes, over the limit of {limit} bytes")]
     BodyTooLarge { size: usize, limit: usize },
+    #[error(
+        "the `{kind}` event is {size} bytes, over the limit of {limit} bytes per timeline event"
+    )]
+    EventTooLarge {
+        kind: String,
+        size: usize,
+        limit: usize,
+    },
+    /// A timeline file (or the folder) that an import must read could not be read.
+    #[error("{}: {message}; import reads the whole timeline before writing (forgotten keys must be known), so nothing was written", .path.display())]
+    TimelineUnreadable { path: PathBuf, message: String },
     #[error("watching {} failed: {message}", .path.display())]
     Watch { path: PathBuf, message: String },
     #[error("{0}")]

@@ -400,6 +400,17 @@ fn core_flow_tools_resources_and_errors() {
     assert!(text(&r).contains("the query is empty"));
     let r = s.call("note", json!({"type": "x", "fields": {"ts": "now"}}));
     assert!(is_error(&r), "{r}");
+    // spec/timeline-format.md#lines: one event is at most 1 MiB
+    let r = s.call(
+        "note",
+        json!({"type": "big", "fields": {"text": "n".repeat(1024 * 1024)}}),
+    );
+    assert!(is_error(&r), "an oversized note was accepted");
+    assert!(
+        text(&r).contains("over the limit of 1048576 bytes per timeline event"),
+        "{}",
+        text(&r)
+    );
     let r = s.request(
         "tools/call",
         json!({"name": "no_such_tool", "arguments": {}}),

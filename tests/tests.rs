@@ -18,6 +18,7 @@ mod reliability;
 mod robustness;
 #[cfg(feature = "sync")]
 mod seal;
+mod store_safety;
 #[cfg(feature = "sync")]
 mod support;
 #[cfg(feature = "sync")]

@@ -8,8 +8,10 @@ use crate::report::Failure;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "--fix repairs only what is safe: it rebuilds MEMORY.md (saving a hand-edited one
-under .memdir/backups/) and removes temporary files left by interrupted writes. It never
-rewrites a memory file a person wrote. Exit code 1 when an error remains."
+under .memdir/backups/) and removes temporary files left by interrupted writes, holding
+the write lock so that no write in progress loses its file (in .memdir/ and
+.memdir/cache/, only temp files untouched for 10 minutes). It never rewrites a memory
+file a person wrote. Exit code 1 when an error remains."
 )]
 pub struct Args {
     /// Repair what is safe and say what was done.

@@ -16,7 +16,8 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let event = mem.forget(&a.key, a.reason.as_deref())?;
+    let (event, index) = mem.forget_and_index(&a.key, a.reason.as_deref())?;
+    out.index_backup(&mem.root(), &index);
     let key = event.field_str("key").unwrap_or(&a.key).to_string();
     if out.is_json() {
         let ev: serde_json::Value = serde_json::from_str(&event.encode()).unwrap_or_default();

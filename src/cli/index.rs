@@ -9,12 +9,7 @@ pub struct Args {}
 
 pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let outcome = mem.index()?;
-    if let Some(b) = &outcome.backup {
-        out.note(&format!(
-            "note: MEMORY.md had been edited by hand; your version is saved as {}",
-            mem.root().join(b).display()
-        ));
-    }
+    out.index_backup(&mem.root(), &outcome);
     if out.is_json() {
         out.json(&outcome);
     } else if outcome.written {

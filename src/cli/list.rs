@@ -14,8 +14,9 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (items, problems) = mem.list(a.kind.as_deref())?;
+    let (items, problems, index) = mem.list_and_index(a.kind.as_deref())?;
     out.problems(&mem.root(), &problems);
+    out.index_backup(&mem.root(), &index);
     if out.is_json() {
         out.json(&json!({"memories": items, "problems": problems}));
         return Ok(0);

@@ -56,6 +56,17 @@ impl Out {
         self.text(&s);
     }
 
+    /// Says on stderr that a hand-edited MEMORY.md was saved before being replaced
+    /// (every command that can rebuild the index says it the same way).
+    pub fn index_backup(&mut self, root: &Path, outcome: &crate::engine::IndexOutcome) {
+        if let Some(b) = &outcome.backup {
+            self.note(&format!(
+                "note: MEMORY.md had been edited by hand; your version is saved as {}",
+                root.join(b).display()
+            ));
+        }
+    }
+
     /// A note on stderr that is not part of the result (progress, what was saved).
     pub fn note(&mut self, s: &str) {
         eprintln!("{s}");

@@ -97,7 +97,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         decay: a.decay.clone(),
         source: a.source.clone(),
     };
-    let outcome = mem.write(&draft)?;
+    let (outcome, index) = mem.write_and_index(&draft)?;
+    out.index_backup(&mem.root(), &index);
     let key = crate::memory::Key::parse(&a.key)?;
     if out.is_json() {
         out.json(&json!({"key": key, "outcome": outcome}));

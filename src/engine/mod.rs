@@ -14,7 +14,6 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -23,8 +22,8 @@ use crate::exchange::merge::{self, Action, Counts, Decision, Strategy};
 use crate::memory::frontmatter::{self, Extra, Parsed};
 use crate::memory::index;
 use crate::memory::layout::{
-    BACKUPS_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_BODY, MAX_MEMORY_FILE, MAX_TIMELINE_FILE,
-    TIMELINE_DIR,
+    BACKUPS_DIR, CACHE_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_BODY, MAX_EVENT, MAX_MEMORY_FILE,
+    MAX_TIMELINE_LINE, STALE_TEMP, STATE_DIR, TIMELINE_DIR,
 };
 use crate::memory::secrets;
 use crate::memory::timeline::{self, Event};
@@ -33,7 +32,17 @@ use crate::retrieval::context::{self, Block};
 use crate::retrieval::rank;
 use crate::retrieval::search;
 use crate::store::cache::{self, Cache};
-use crate::store::{Backend, Found};
+use crate::store::{self, Backend, FileDigest, Found};
+
+/// Folders where `check` looks for temp files, and whether memdir writes there only
+/// under the lock (then, with the lock held, a temp file there is provably left over).
+const TEMP_FOLDERS: [(&str, bool); 5] = [
+    (".", true),
+    (TIMELINE_DIR, true),
+    (BACKUPS_DIR, true),
+    (STATE_DIR, false),
+    (CACHE_DIR, false),
+];
 
 /// How serious a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -283,8 +292,7 @@ impl Memory {
     /// Creates the directory with MEMORY.md, `timeline/` and `.memdir/`. Returns
     /// whether anything was created.
     pub fn init(&self) -> Result<bool> {
-        let existed =
-            self.backend.exists() && self.backend.read(INDEX_FILE, MAX_MEMORY_FILE)?.is_some();
+        let existed = self.backend.exists() && self.backend.is_file(INDEX_FILE);
         self.backend.create()?;
         let _g = self.backend.lock(&self.mem_lock)?;
         let snap = self.load()?;
@@ -507,30 +515,42 @@ impl Memory {
                 ));
                 continue;
             }
-            let text = match self.backend.read_text(name, MAX_TIMELINE_FILE) {
-                Ok(Some(t)) => t,
-                Ok(None) => continue,
-                Err(e) => {
-                    out.problems.push(Problem::error(name, None, short_io(&e)));
-                    continue;
-                }
-            };
+            // Line by line, streamed: a bad line (not UTF-8, not JSON, too long) is
+            // one bad line, and a day of any size is read (spec/timeline-format.md#reading).
             let mut evs = Vec::new();
-            for (i, line) in text.lines().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                match timeline::parse_line(line) {
-                    Ok(e) => {
-                        total += line.len();
-                        evs.push(e);
-                    }
-                    Err(e) => out.problems.push(Problem::error(
+            let read = self
+                .backend
+                .for_each_line(name, MAX_TIMELINE_LINE, |l| match l.bytes {
+                    Err(len) => out.problems.push(Problem::error(
                         name,
-                        Some(i + 1),
-                        format!("timeline line skipped: {e}"),
+                        Some(l.number),
+                        format!(
+                            "timeline line skipped: {len} bytes is over the limit of {MAX_TIMELINE_LINE} bytes per line"
+                        ),
                     )),
-                }
+                    Ok(b) if b.iter().all(u8::is_ascii_whitespace) => {}
+                    Ok(b) => match std::str::from_utf8(b) {
+                        Err(_) => out.problems.push(Problem::error(
+                            name,
+                            Some(l.number),
+                            "timeline line skipped: not valid UTF-8",
+                        )),
+                        Ok(line) => match timeline::parse_line(line) {
+                            Ok(e) => {
+                                total += line.len();
+                                evs.push(e);
+                            }
+                            Err(e) => out.problems.push(Problem::error(
+                                name,
+                                Some(l.number),
+                                format!("timeline line skipped: {e}"),
+                            )),
+                        },
+                    },
+                });
+            if let Err(e) = read {
+                out.problems.push(Problem::error(name, None, short_io(&e)));
+                continue;
             }
             chunks.push(evs);
             if enough_chars.is_some_and(|n| total >= n) {
@@ -563,67 +583,124 @@ impl Memory {
     }
 
     /// Rebuilds MEMORY.md only when it is stale (cheap check without the lock first).
-    fn refresh_index_if_stale(&self, records: &[Record]) -> Result<String> {
+    /// Returns the generated text and what the rebuild did. The check streams the file
+    /// and compares hashes, so an index of any size is fine (spec/index-format.md#rebuild).
+    fn refresh_index_if_stale(&self, records: &[Record]) -> Result<(String, IndexOutcome)> {
         let want = index::render(records);
-        let have = self
-            .backend
-            .read_text(INDEX_FILE, MAX_MEMORY_FILE)
-            .ok()
-            .flatten();
-        if have.as_deref() != Some(want.as_str()) {
-            self.index()?;
-        }
-        Ok(want)
+        let have = self.backend.digest(INDEX_FILE).ok().flatten();
+        let outcome = if have != Some(FileDigest::of(want.as_bytes())) {
+            self.index()?
+        } else {
+            IndexOutcome::default()
+        };
+        Ok((want, outcome))
     }
 
     /// Writes MEMORY.md for `records`; caller holds the lock. A MEMORY.md that memdir
     /// did not write (a person edited it) is saved under `.memdir/backups/` first.
     fn write_index(&self, records: &[Record]) -> Result<IndexOutcome> {
+        let mut plan = self.plan_index(records)?;
+        self.save_index_backup(&mut plan)?;
+        self.write_index_file(&plan)
+    }
+
+    /// Decides what rebuilding MEMORY.md for `records` takes, reading but writing
+    /// nothing, so a command can fail before it changes anything. MEMORY.md is streamed,
+    /// never read whole: any size is fine.
+    fn plan_index(&self, records: &[Record]) -> Result<IndexPlan> {
         let want = index::render(records);
-        let have = self.backend.read(INDEX_FILE, MAX_MEMORY_FILE)?;
-        if have.as_deref() == Some(want.as_bytes()) {
+        let want_digest = FileDigest::of(want.as_bytes());
+        let have = self.backend.digest(INDEX_FILE)?;
+        let (replace, backup) = match have {
+            Some(h) if h == want_digest => (false, false),
+            None => (true, false),
+            Some(h) => (true, !self.index_is_ours(&h)?),
+        };
+        Ok(IndexPlan {
+            want,
+            want_digest,
+            have,
+            replace,
+            backup,
+            backup_name: None,
+        })
+    }
+
+    /// Whether the MEMORY.md on disk (digest `have`) is one memdir wrote: its hash is
+    /// recorded in `.memdir/index.sha256`, or, with no record (a fresh clone), it holds
+    /// only lines the generator produces (checked while streaming it).
+    fn index_is_ours(&self, have: &FileDigest) -> Result<bool> {
+        let record = self
+            .backend
+            .read_text(INDEX_HASH_FILE, 1024)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let hashes: Vec<&str> = record
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        if !hashes.is_empty() {
+            return Ok(hashes.contains(&have.hex().as_str()));
+        }
+        let mut check = index::GeneratedLines::default();
+        let mut ends_with_newline = true;
+        self.backend
+            .for_each_line(INDEX_FILE, MAX_MEMORY_FILE, |l| {
+                ends_with_newline = l.terminated;
+                match l.bytes.ok().map(std::str::from_utf8) {
+                    Some(Ok(t)) => check.line(t.strip_suffix('\r').unwrap_or(t)),
+                    _ => check.bad_line(),
+                }
+            })?;
+        Ok(check.finish(ends_with_newline))
+    }
+
+    /// Saves a hand-edited MEMORY.md under `.memdir/backups/` (streamed), when the
+    /// plan says so; caller holds the lock.
+    fn save_index_backup(&self, plan: &mut IndexPlan) -> Result<()> {
+        if !plan.backup || plan.backup_name.is_some() {
+            return Ok(());
+        }
+        let name = format!(
+            "{BACKUPS_DIR}/MEMORY.md.{}",
+            self.now().format("%Y%m%dT%H%M%S%.3fZ")
+        );
+        let name = self.unused_name(&name)?;
+        self.backend.copy_atomic(INDEX_FILE, &name)?;
+        plan.backup_name = Some(name);
+        Ok(())
+    }
+
+    /// Writes MEMORY.md as planned; caller holds the lock and has saved the backup.
+    /// The new hash is recorded before the rename, next to the hash of the file being
+    /// replaced, so a process killed between the two writes leaves a MEMORY.md that
+    /// the record still calls memdir's (no false "edited by hand" backup).
+    fn write_index_file(&self, plan: &IndexPlan) -> Result<IndexOutcome> {
+        if !plan.replace {
             return Ok(IndexOutcome::default());
         }
-        let mut outcome = IndexOutcome {
-            written: true,
-            backup: None,
-        };
-        if let Some(have) = have {
-            let last = self
-                .backend
-                .read_text(INDEX_HASH_FILE, 1024)
-                .ok()
-                .flatten()
-                .unwrap_or_default();
-            // Back up unless memdir wrote this exact index here (its hash is recorded),
-            // or, with no record (a fresh clone), it holds only lines memdir generates.
-            let ours = if last.trim().is_empty() {
-                std::str::from_utf8(&have).is_ok_and(index::looks_generated)
-            } else {
-                hex(&Sha256::digest(&have)) == last.trim()
-            };
-            if !ours {
-                let name = format!(
-                    "{BACKUPS_DIR}/MEMORY.md.{}",
-                    self.now().format("%Y%m%dT%H%M%S%.3fZ")
-                );
-                let name = self.unused_name(&name)?;
-                self.backend.write_atomic(&name, &have)?;
-                outcome.backup = Some(name);
-            }
+        let mut record = plan.want_digest.hex();
+        record.push('\n');
+        if let Some(h) = &plan.have {
+            record.push_str(&h.hex());
+            record.push('\n');
         }
-        self.backend.write_atomic(INDEX_FILE, want.as_bytes())?;
-        self.backend.write_atomic(
-            INDEX_HASH_FILE,
-            hex(&Sha256::digest(want.as_bytes())).as_bytes(),
-        )?;
-        Ok(outcome)
+        self.backend
+            .write_atomic(INDEX_HASH_FILE, record.as_bytes())?;
+        self.backend
+            .write_atomic(INDEX_FILE, plan.want.as_bytes())?;
+        Ok(IndexOutcome {
+            written: true,
+            backup: plan.backup_name.clone(),
+        })
     }
 
     fn unused_name(&self, base: &str) -> Result<String> {
         let mut name = base.to_string();
         let mut i = 1;
-        while self.backend.read(&name, u64::MAX)?.is_some() {
+        while self.backend.is_file(&name) {
             name = format!("{base}.{i}");
             i += 1;
         }
@@ -668,32 +745,19 @@ impl Memory {
     /// sorted by copy. Copies are named `<stem>.<12 hex>.<ext>` under
     /// `.memdir/conflicts/` (spec/sync.md).
     pub fn conflicts(&self) -> Result<Vec<(String, String)>> {
-        let Backend::Dir(root) = &self.backend else {
-            return Ok(Vec::new());
-        };
-        let dir = root.join(crate::memory::layout::CONFLICTS_DIR);
-        if !dir.is_dir() {
-            return Ok(Vec::new());
-        }
-        let mut out = Vec::new();
-        for entry in walkdir::WalkDir::new(&dir).follow_links(false) {
-            let entry = entry.map_err(|e| {
-                Error::io(
-                    &dir,
-                    e.into_io_error()
-                        .unwrap_or_else(|| std::io::Error::other("walk")),
+        let dir = crate::memory::layout::CONFLICTS_DIR;
+        let mut out: Vec<(String, String)> = self
+            .backend
+            .files_under(dir)?
+            .into_iter()
+            .filter(|rel| !store::is_temp_name(rel.rsplit('/').next().unwrap_or(rel)))
+            .map(|rel| {
+                (
+                    crate::memory::layout::conflict_original(&rel),
+                    format!("{dir}/{rel}"),
                 )
-            })?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            let Ok(rel) = entry.path().strip_prefix(&dir) else {
-                continue;
-            };
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            let copy = format!("{}/{rel}", crate::memory::layout::CONFLICTS_DIR);
-            out.push((crate::memory::layout::conflict_original(&rel), copy));
-        }
+            })
+            .collect();
         out.sort_by(|a, b| a.1.cmp(&b.1));
         Ok(out)
     }
@@ -722,6 +786,17 @@ impl Memory {
 
     /// Creates or updates a memory. Identical content is a no-op.
     pub fn write(&self, d: &Draft) -> Result<WriteOutcome> {
+        self.write_and_index(d).map(|(outcome, _)| outcome)
+    }
+
+    /// Creates or updates a memory like [`Memory::write`], and says what the MEMORY.md
+    /// rebuild did (a hand-edited index saved under `.memdir/backups/`).
+    ///
+    /// Everything that can fail short of the disk itself (reading the store, checking
+    /// MEMORY.md, saving a hand-edited one) happens before the memory file is written;
+    /// if writing the index then fails, the memory file is put back as it was, so an
+    /// error means nothing changed (spec/architecture.md#a-command-that-fails-changed-nothing).
+    pub fn write_and_index(&self, d: &Draft) -> Result<(WriteOutcome, IndexOutcome)> {
         let key = Key::parse(&d.key)?;
         let kind = Kind::parse_strict(d.kind.trim()).ok_or_else(|| Error::Type {
             value: d.kind.clone(),
@@ -768,14 +843,13 @@ impl Memory {
         self.backend.create()?;
         let _g = self.backend.lock(&self.mem_lock)?;
         let name = key.file_name();
-        let existing = match self.backend.read_text(&name, MAX_MEMORY_FILE)? {
+        let before = self.backend.read_text(&name, MAX_MEMORY_FILE)?;
+        let existing = match &before {
             None => None,
-            Some(text) => Some(
-                frontmatter::parse(&text).map_err(|source| Error::Malformed {
-                    path: self.backend.display_path(&name),
-                    source,
-                })?,
-            ),
+            Some(text) => Some(frontmatter::parse(text).map_err(|source| Error::Malformed {
+                path: self.backend.display_path(&name),
+                source,
+            })?),
         };
         let today = Stamp::from_date(self.now().date_naive());
         let old = existing.as_ref().map(|p| &p.meta);
@@ -806,35 +880,69 @@ impl Memory {
             && crate::memory::content_hash(&meta, &d.body)
                 == crate::memory::content_hash(&p.meta, &p.body)
         {
-            return Ok(WriteOutcome::Unchanged);
+            return Ok((WriteOutcome::Unchanged, IndexOutcome::default()));
         }
         meta.updated = today;
         let text = frontmatter::render(&meta, &d.body);
+        // The store as it will be, to plan the index before writing anything.
+        let parsed = frontmatter::parse(&text).map_err(|source| Error::Malformed {
+            path: self.backend.display_path(&name),
+            source,
+        })?;
+        let mut records = self.load()?.records;
+        records.retain(|r| r.key != key);
+        records.push(Record {
+            key: key.clone(),
+            meta: parsed.meta,
+            body: parsed.body,
+        });
+        let mut plan = self.plan_index(&records)?;
+        self.save_index_backup(&mut plan)?;
         self.backend.write_atomic(&name, text.as_bytes())?;
-        let snap = self.load()?;
-        self.write_index(&snap.records)?;
-        Ok(if existing.is_some() {
+        let index = match self.write_index_file(&plan) {
+            Ok(o) => o,
+            Err(e) => {
+                // Put the memory back so that the failure changed nothing.
+                let _ = match &before {
+                    Some(b) => self.backend.write_atomic(&name, b.as_bytes()),
+                    None => self.backend.remove(&name),
+                };
+                return Err(e);
+            }
+        };
+        let outcome = if existing.is_some() {
             WriteOutcome::Updated
         } else {
             WriteOutcome::Created
-        })
+        };
+        Ok((outcome, index))
     }
 
     /// Deletes a memory, rebuilds the index and logs a `forgot` event.
     pub fn forget(&self, key: &str, reason: Option<&str>) -> Result<Event> {
+        self.forget_and_index(key, reason).map(|(e, _)| e)
+    }
+
+    /// Forgets like [`Memory::forget`], and says what the MEMORY.md rebuild did.
+    ///
+    /// The `forgot` event is logged before the file is deleted, so a process killed in
+    /// between leaves the memory and its tombstone, never a memory gone without one;
+    /// everything that can fail (reading the store, the timeline folder, MEMORY.md)
+    /// fails before the file is touched (spec/timeline-format.md#events-memdir-writes).
+    pub fn forget_and_index(
+        &self,
+        key: &str,
+        reason: Option<&str>,
+    ) -> Result<(Event, IndexOutcome)> {
         self.require_dir()?;
         let key = self.resolve_key(key)?;
         let _g = self.backend.lock(&self.mem_lock)?;
         let name = key.file_name();
-        if self
-            .backend
-            .read(&name, u64::MAX)
-            .is_ok_and(|b| b.is_none())
-        {
+        let Some(before) = self.backend.read(&name, u64::MAX)? else {
             return Err(Error::NotFound {
                 key: key.to_string(),
             });
-        }
+        };
         let mut fields = Map::new();
         fields.insert("key".into(), Value::String(key.to_string()));
         if let Some(r) = reason {
@@ -848,18 +956,31 @@ impl Memory {
             fields.insert("reason".into(), Value::String(r.to_string()));
         }
         let event = Event::new(self.now(), "forgot", fields)?;
+        let line = event.encode();
+        check_event_size(&event, &line)?;
+        let mut records = self.load()?.records;
+        records.retain(|r| r.key != key);
+        let mut plan = self.plan_index(&records)?;
+        self.save_index_backup(&mut plan)?;
+        // The intent first: a tombstone without a deletion is harmless (the memory is
+        // still here), a deletion without a tombstone lets an old export bring it back.
+        self.backend.append_line(&event.day_file(), &line)?;
         self.backend.remove(&name)?;
-        self.backend
-            .append_line(&event.day_file(), &event.encode())?;
-        let snap = self.load()?;
-        self.write_index(&snap.records)?;
-        Ok(event)
+        let index = match self.write_index_file(&plan) {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = self.backend.write_atomic(&name, &before);
+                return Err(e);
+            }
+        };
+        Ok((event, index))
     }
 
     /// Appends a timeline event.
     pub fn note(&self, kind: &str, fields: Map<String, Value>) -> Result<Event> {
         let event = Event::new(self.now(), kind, fields)?;
         let line = event.encode();
+        check_event_size(&event, &line)?;
         if let Some(k) = secrets::find_secret(&line) {
             return Err(Error::Secret {
                 key: format!("the `{kind}` event"),
@@ -875,8 +996,16 @@ impl Memory {
 
     /// Lists memories in rank order, optionally of one type.
     pub fn list(&self, kind: Option<&str>) -> Result<(Vec<Listed>, Vec<Problem>)> {
+        self.list_and_index(kind).map(|(l, p, _)| (l, p))
+    }
+
+    /// Lists like [`Memory::list`], and says what the stale-index rebuild did.
+    pub fn list_and_index(
+        &self,
+        kind: Option<&str>,
+    ) -> Result<(Vec<Listed>, Vec<Problem>, IndexOutcome)> {
         let snap = self.load()?;
-        self.refresh_index_if_stale(&snap.records)?;
+        let (_, index) = self.refresh_index_if_stale(&snap.records)?;
         let now = self.now();
         let out = rank::order(&snap.records, now)
             .into_iter()
@@ -891,7 +1020,7 @@ impl Memory {
                 score,
             })
             .collect();
-        Ok((out, snap.problems))
+        Ok((out, snap.problems, index))
     }
 
     /// Memories relevant to `query`, best first (spec/ranking.md#recall).
@@ -949,7 +1078,7 @@ impl Memory {
         query: Option<&str>,
     ) -> Result<(Block, Vec<Problem>)> {
         let snap = self.load()?;
-        let index_text = self.refresh_index_if_stale(&snap.records)?;
+        let (index_text, _) = self.refresh_index_if_stale(&snap.records)?;
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
         let mut problems = snap.problems;
         problems.extend(events.problems);
@@ -974,7 +1103,21 @@ impl Memory {
     }
 
     /// Reports malformed files and timeline lines; with `fix`, repairs what is safe.
+    ///
+    /// `fix` holds the lock throughout, so no memdir write is in flight while it
+    /// removes temp files: in the folders memdir writes only under the lock, every temp
+    /// file is left over; in `.memdir/` and `.memdir/cache/` (written without the lock)
+    /// only those untouched for [`STALE_TEMP`] are removed.
     pub fn check(&self, fix: bool) -> Result<CheckReport> {
+        if fix {
+            self.require_dir()?;
+            self.backend.create()?;
+        }
+        let _g = if fix {
+            Some(self.backend.lock(&self.mem_lock)?)
+        } else {
+            None
+        };
         let snap = self.load()?;
         let events = self.events()?;
         let mut report = CheckReport {
@@ -984,46 +1127,52 @@ impl Memory {
             fixed: Vec::new(),
         };
         report.problems.extend(events.problems);
-        let want = index::render(&snap.records);
-        let have = self
-            .backend
-            .read_text(INDEX_FILE, MAX_MEMORY_FILE)
-            .ok()
-            .flatten();
-        if have.as_deref() != Some(want.as_str()) {
-            report.problems.push(Problem::warning(
-                INDEX_FILE,
-                None,
-                if have.is_none() {
-                    "missing; `index` or `check --fix` rebuilds it"
-                } else {
-                    "stale; `index` or `check --fix` rebuilds it"
-                },
-            ));
+        if !fix {
+            let want = FileDigest::of(index::render(&snap.records).as_bytes());
+            let message = match self.backend.digest(INDEX_FILE) {
+                Ok(Some(have)) if have == want => None,
+                Ok(Some(_)) => Some("stale; `index` or `check --fix` rebuilds it".to_string()),
+                Ok(None) => Some("missing; `index` or `check --fix` rebuilds it".to_string()),
+                Err(e) => Some(format!("cannot be read ({})", short_io(&e))),
+            };
+            if let Some(m) = message {
+                report.problems.push(Problem::warning(INDEX_FILE, None, m));
+            }
         }
-        if let Backend::Dir(root) = &self.backend {
-            for sub in [".", TIMELINE_DIR] {
-                let Ok(rd) = std::fs::read_dir(root.join(sub)) else {
+        let wall = Clock::wall();
+        for (sub, lock_only) in TEMP_FOLDERS {
+            for t in self.backend.temp_files(sub)? {
+                let stale = lock_only
+                    || t.modified
+                        .is_none_or(|m| wall.duration_since(m).is_ok_and(|age| age >= STALE_TEMP));
+                if fix && stale {
+                    self.backend.remove(&t.rel)?;
+                    report.fixed.push(format!("removed {}", t.rel));
                     continue;
-                };
-                for e in rd.flatten() {
-                    let n = e.file_name().to_string_lossy().into_owned();
-                    if n.starts_with(".memdir-") && n.ends_with(".tmp") {
-                        let rel = if sub == "." {
-                            n.clone()
-                        } else {
-                            format!("{sub}/{n}")
-                        };
-                        report.problems.push(Problem::warning(
-                            &rel,
-                            None,
-                            "temporary file left by an interrupted write",
-                        ));
-                        if fix && std::fs::remove_file(e.path()).is_ok() {
-                            report.fixed.push(format!("removed {rel}"));
-                        }
-                    }
                 }
+                report.problems.push(Problem::warning(
+                    &t.rel,
+                    None,
+                    if stale {
+                        "temporary file left by an interrupted write".to_string()
+                    } else {
+                        format!(
+                            "temporary file of a write that may still be running; `check --fix` removes it once untouched for {} minutes",
+                            STALE_TEMP.as_secs() / 60
+                        )
+                    },
+                ));
+            }
+        }
+        if fix {
+            let out = self.write_index(&snap.records)?;
+            if out.written {
+                report.fixed.push("rebuilt MEMORY.md".into());
+            }
+            if let Some(b) = out.backup {
+                report
+                    .fixed
+                    .push(format!("saved the hand-edited MEMORY.md as {b}"));
             }
         }
         for (path, copy) in self.conflicts()? {
@@ -1034,23 +1183,6 @@ impl Memory {
                     "conflict copy: the version of {path} that lost a sync merge; keep what you want in {path}, then delete this file"
                 ),
             ));
-        }
-        if fix {
-            self.backend.create()?;
-            let out = self.index()?;
-            if out.written {
-                report.fixed.push("rebuilt MEMORY.md".into());
-            }
-            if let Some(b) = out.backup {
-                report
-                    .fixed
-                    .push(format!("saved the hand-edited MEMORY.md as {b}"));
-            }
-            if !report.fixed.is_empty() {
-                report
-                    .problems
-                    .retain(|p| !(p.path == INDEX_FILE || p.message.starts_with("temporary file")));
-            }
         }
         Ok(report)
     }
@@ -1108,12 +1240,46 @@ impl Memory {
             self.require_dir()?;
         }
         let _g = self.backend.lock(&self.mem_lock)?;
+        // Read and check everything before writing anything, in a dry run too, so
+        // that `--dry-run` fails exactly where the real run would and a failed import
+        // has changed nothing (spec/cli.md#import).
         let snap = self.load()?;
         let events = self.events()?;
+        // Forgotten keys must all be known: a timeline file (or folder) that cannot be
+        // read at all stops the import; a bad line is only that line.
+        let holds_events = |path: &str| {
+            path == TIMELINE_DIR
+                || timeline::is_day_file_name(path.rsplit('/').next().unwrap_or(path))
+        };
+        if let Some(p) = events
+            .problems
+            .iter()
+            .find(|p| p.severity == Severity::Error && p.line.is_none() && holds_events(&p.path))
+        {
+            return Err(Error::TimelineUnreadable {
+                path: self.backend.display_path(&p.path),
+                message: p.message.clone(),
+            });
+        }
         let forgotten = merge::forgotten(&events.events);
         let plan = merge::plan(&snap.records, &forgotten, &incoming.files, strategy);
         let new_events = merge::new_events(&events.events, &incoming.events);
         let counts = Counts::of(&plan, skipped.len());
+        let by_key: HashMap<&str, &blob::IncomingFile> =
+            incoming.files.iter().map(|f| (f.key.as_str(), f)).collect();
+        let mut records = snap.records;
+        for d in &plan {
+            if matches!(d.action, Action::Added | Action::Updated) {
+                let f = by_key[d.key.as_str()];
+                records.retain(|r| r.key != f.key);
+                records.push(Record {
+                    key: f.key.clone(),
+                    meta: f.parsed.meta.clone(),
+                    body: f.parsed.body.clone(),
+                });
+            }
+        }
+        let mut index_plan = self.plan_index(&records)?;
         let report = ImportReport {
             strategy,
             dry_run,
@@ -1126,8 +1292,10 @@ impl Memory {
         if dry_run {
             return Ok(report);
         }
-        let by_key: HashMap<&str, &blob::IncomingFile> =
-            incoming.files.iter().map(|f| (f.key.as_str(), f)).collect();
+        self.save_index_backup(&mut index_plan)?;
+        // Events first: a `forgot` line that lands is a tombstone the memories written
+        // next cannot contradict.
+        self.insert_events(&new_events)?;
         for d in &report.plan {
             if matches!(d.action, Action::Added | Action::Updated) {
                 let f = by_key[d.key.as_str()];
@@ -1135,14 +1303,13 @@ impl Memory {
                     .write_atomic(&f.key.file_name(), f.text.as_bytes())?;
             }
         }
-        self.insert_events(&new_events)?;
-        let snap = self.load()?;
-        self.write_index(&snap.records)?;
+        self.write_index_file(&index_plan)?;
         Ok(report)
     }
 
     /// Inserts events into their day files in time order; caller holds the lock.
-    /// Existing lines (including unreadable ones) keep their text and relative order.
+    /// Existing lines (including unreadable ones, byte for byte) keep their text and
+    /// relative order. Day files are streamed: any size is fine.
     fn insert_events(&self, events: &[Event]) -> Result<()> {
         let mut by_day: BTreeMap<String, Vec<&Event>> = BTreeMap::new();
         for e in events {
@@ -1150,30 +1317,67 @@ impl Memory {
         }
         for (file, mut new) in by_day {
             new.sort_by_key(|e| e.ts);
-            let existing = self
-                .backend
-                .read_text(&file, MAX_TIMELINE_FILE)?
-                .unwrap_or_default();
-            let mut out = String::with_capacity(existing.len() + new.len() * 80);
-            let mut pending = new.into_iter().peekable();
-            for line in existing.lines() {
-                if let Ok(e) = timeline::parse_line(line) {
-                    while let Some(n) = pending.next_if(|n| n.ts < e.ts) {
-                        out.push_str(&n.encode());
-                        out.push('\n');
+            let mut read: Result<bool> = Ok(false);
+            self.backend
+                .write_atomic_with(&file, |w| {
+                    let mut pending = new.into_iter().peekable();
+                    let mut failed: Option<std::io::Error> = None;
+                    read = self.backend.for_each_line(&file, u64::MAX, |l| {
+                        if failed.is_some() {
+                            return;
+                        }
+                        let Ok(bytes) = l.bytes else { return };
+                        let mut put = || -> std::io::Result<()> {
+                            if let Some(e) = std::str::from_utf8(bytes)
+                                .ok()
+                                .and_then(|t| timeline::parse_line(t).ok())
+                            {
+                                while let Some(n) = pending.next_if(|n| n.ts < e.ts) {
+                                    w.write_all(n.encode().as_bytes())?;
+                                    w.write_all(b"\n")?;
+                                }
+                            }
+                            w.write_all(bytes)?;
+                            w.write_all(b"\n")
+                        };
+                        if let Err(e) = put() {
+                            failed = Some(e);
+                        }
+                    });
+                    if let Some(e) = failed {
+                        return Err(e);
                     }
-                }
-                out.push_str(line);
-                out.push('\n');
-            }
-            for n in pending {
-                out.push_str(&n.encode());
-                out.push('\n');
-            }
-            self.backend.write_atomic(&file, out.as_bytes())?;
+                    if read.is_err() {
+                        return Err(std::io::Error::other("reading the day file failed"));
+                    }
+                    for n in pending {
+                        w.write_all(n.encode().as_bytes())?;
+                        w.write_all(b"\n")?;
+                    }
+                    Ok(())
+                })
+                .map_err(|e| match std::mem::replace(&mut read, Ok(false)) {
+                    Err(r) => r,
+                    Ok(_) => e,
+                })?;
         }
         Ok(())
     }
+}
+
+/// What rebuilding MEMORY.md takes, decided before anything is written.
+#[derive(Debug)]
+struct IndexPlan {
+    want: String,
+    want_digest: FileDigest,
+    /// The MEMORY.md on disk now.
+    have: Option<FileDigest>,
+    /// MEMORY.md differs from `want`.
+    replace: bool,
+    /// MEMORY.md was edited by hand and must be saved first.
+    backup: bool,
+    /// Where it was saved.
+    backup_name: Option<String>,
 }
 
 /// Maps `f` over `items` on all cores (at most 8 threads), keeping the order. Small
@@ -1199,8 +1403,16 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     })
 }
 
-fn hex(bytes: &[u8]) -> String {
-    data_encoding::HEXLOWER.encode(bytes)
+/// Refuses an event whose line is over [`MAX_EVENT`].
+fn check_event_size(event: &Event, line: &str) -> Result<()> {
+    if line.len() > MAX_EVENT {
+        return Err(Error::EventTooLarge {
+            kind: event.kind.clone(),
+            size: line.len(),
+            limit: MAX_EVENT,
+        });
+    }
+    Ok(())
 }
 
 /// An IO error as a short message for a problem line (the path is already there).

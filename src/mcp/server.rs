@@ -428,9 +428,11 @@ fn resource_text(s: &Shared, target: &Target) -> Result<String, Error> {
     match target {
         Target::Index => {
             s.mem.index()?;
+            // Generated, so bounded by the memories themselves: no file-size limit
+            // (spec/index-format.md#rebuild).
             Ok(s.mem
                 .backend()
-                .read_text(INDEX_FILE, MAX_MEMORY_FILE)?
+                .read_text(INDEX_FILE, u64::MAX)?
                 .unwrap_or_default())
         }
         Target::Memory(key) => {

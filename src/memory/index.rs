@@ -75,17 +75,50 @@ fn heading(kind: &Kind) -> String {
 /// headings, entry lines), so replacing it loses nothing a person typed beyond what the
 /// memory files already say. Used when memdir has no record of the last index it wrote.
 pub fn looks_generated(text: &str) -> bool {
-    let mut lines = text.lines();
-    if lines.next() != Some(TITLE) || !text.ends_with('\n') {
-        return false;
+    let mut check = GeneratedLines::default();
+    for l in text.lines() {
+        check.line(l);
     }
-    lines.all(|l| {
-        l.is_empty()
-            || (l.starts_with("## ") && l.len() > 3)
-            || (l.starts_with("- [")
-                && l.contains("](")
-                && (l.ends_with(')') || l.contains(") — ")))
-    })
+    check.finish(text.ends_with('\n'))
+}
+
+/// [`looks_generated`] fed one line at a time, so a file of any size can be checked
+/// while it is streamed.
+#[derive(Debug, Default)]
+pub struct GeneratedLines {
+    seen: usize,
+    bad: bool,
+}
+
+impl GeneratedLines {
+    /// Feeds the next line (without its newline).
+    pub fn line(&mut self, l: &str) {
+        self.seen += 1;
+        if self.bad {
+            return;
+        }
+        let ok = if self.seen == 1 {
+            l == TITLE
+        } else {
+            l.is_empty()
+                || (l.starts_with("## ") && l.len() > 3)
+                || (l.starts_with("- [")
+                    && l.contains("](")
+                    && (l.ends_with(')') || l.contains(") — ")))
+        };
+        self.bad = !ok;
+    }
+
+    /// Feeds a line that is not UTF-8 (never generated).
+    pub fn bad_line(&mut self) {
+        self.seen += 1;
+        self.bad = true;
+    }
+
+    /// The verdict, given whether the text ended with a newline.
+    pub fn finish(&self, ends_with_newline: bool) -> bool {
+        self.seen > 0 && !self.bad && ends_with_newline
+    }
 }
 
 /// Escapes text for an inline position: newlines become spaces, runs of white space
@@ -263,6 +296,15 @@ pub(crate) mod tests {
         assert!(!looks_generated(
             "# Agent Memory\n\n- [A](a.md) — x\n* typed list\n"
         ));
+        // Fed a line at a time, as a streamed file is.
+        let mut g = GeneratedLines::default();
+        g.line(TITLE);
+        g.line("- [A](a.md) — x");
+        assert!(g.finish(true));
+        assert!(!g.finish(false));
+        g.bad_line();
+        assert!(!g.finish(true));
+        assert!(!GeneratedLines::default().finish(true));
     }
 
     #[test]

@@ -15,7 +15,8 @@ pub const TIMELINE_DIR: &str = "timeline";
 pub const STATE_DIR: &str = ".memdir";
 /// The cross-process lock every mutation holds.
 pub const LOCK_FILE: &str = ".memdir/lock";
-/// The SHA-256 of the last MEMORY.md memdir wrote (tells a hand edit from ours).
+/// The SHA-256 of the MEMORY.md memdir wrote last (and of the one before it), which
+/// tells a hand edit from ours.
 pub const INDEX_HASH_FILE: &str = ".memdir/index.sha256";
 /// Where a hand-edited MEMORY.md is saved before it is replaced.
 pub const BACKUPS_DIR: &str = ".memdir/backups";
@@ -35,10 +36,20 @@ pub const CONFLICTS_DIR: &str = ".memdir/conflicts";
 
 /// Largest memory file memdir reads (4 MiB); larger files are reported and skipped.
 pub const MAX_MEMORY_FILE: u64 = 4 * 1024 * 1024;
-/// Largest timeline day file memdir reads (64 MiB).
-pub const MAX_TIMELINE_FILE: u64 = 64 * 1024 * 1024;
+/// Longest timeline line memdir reads (64 MiB); a longer line is reported and
+/// skipped without being held. Day files are streamed line by line, whatever their
+/// size.
+pub const MAX_TIMELINE_LINE: u64 = 64 * 1024 * 1024;
 /// Largest body a write takes (1 MiB).
 pub const MAX_BODY: usize = 1024 * 1024;
+/// Largest timeline event memdir writes, as its encoded line (1 MiB): a note, or the
+/// reason of a `forget` (spec/timeline-format.md#lines).
+pub const MAX_EVENT: usize = 1024 * 1024;
+
+/// How long a temp file in a folder that memdir writes without the lock
+/// (`.memdir/`, `.memdir/cache/`) must sit untouched before `check --fix` calls it
+/// left over (spec/architecture.md#atomic-writes).
+pub const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 /// Largest configuration file read.
 pub const MAX_CONFIG: u64 = 64 * 1024;
 /// Largest sync state file read.

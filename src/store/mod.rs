@@ -528,3 +528,431 @@ fn dir_tree(dir: &Path) -> Result<crate::ipfs::unixfs::Node> {
     }
     Ok(Node::Dir(out))
 }
+
+/// Size and SHA-256 of a file, computed while streaming it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileDigest {
+    pub len: u64,
+    pub sha256: [u8; 32],
+}
+
+impl FileDigest {
+    /// The digest of bytes in memory.
+    pub fn of(bytes: &[u8]) -> FileDigest {
+        use sha2::Digest;
+        FileDigest {
+            len: bytes.len() as u64,
+            sha256: sha2::Sha256::digest(bytes).into(),
+        }
+    }
+
+    /// The SHA-256 in lowercase hex.
+    pub fn hex(&self) -> String {
+        data_encoding::HEXLOWER.encode(&self.sha256)
+    }
+}
+
+/// One line met by [`Backend::for_each_line`].
+#[derive(Debug)]
+pub struct Line<'a> {
+    /// 1-based line number.
+    pub number: usize,
+    /// The bytes without the newline, or the line's length when it is over the limit
+    /// (such a line is never held in memory).
+    pub bytes: std::result::Result<&'a [u8], u64>,
+    /// Whether a newline ended the line (false only for the last line of a file that
+    /// does not end in one).
+    pub terminated: bool,
+}
+
+/// A temp file left in a folder by a write (`.memdir-*.tmp`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TempFile {
+    /// Path relative to the directory.
+    pub rel: String,
+    /// Last modification (None in the `none` mode or when the system cannot say).
+    pub modified: Option<std::time::SystemTime>,
+}
+
+/// Whether a file name is one of memdir's temp files.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with(".memdir-") && name.ends_with(".tmp")
+}
+
+impl Backend {
+    /// Whether a regular file (not a link, not a folder) exists at `rel`.
+    pub fn is_file(&self, rel: &str) -> bool {
+        match self {
+            Backend::Mem(_) => self.mem().expect("mem backend").contains_key(rel),
+            Backend::Dir(root) => {
+                fs::symlink_metadata(root.join(rel)).is_ok_and(|m| m.file_type().is_file())
+            }
+        }
+    }
+
+    /// Opens a regular file for streaming, refusing links and anything else. `Ok(None)`
+    /// when it does not exist.
+    fn open_regular(&self, root: &Path, rel: &str) -> Result<Option<(File, PathBuf)>> {
+        check_parent(root, rel)?;
+        let path = root.join(rel);
+        let f = match open_nofollow(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if is_link_error(&e) => return Err(Error::Symlink { path }),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let meta = f.metadata().map_err(|e| Error::io(&path, e))?;
+        if !meta.is_file() {
+            return Err(Error::io(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+            ));
+        }
+        Ok(Some((f, path)))
+    }
+
+    /// Size and SHA-256 of a file, read in chunks whatever its size (never whole).
+    /// `Ok(None)` when the file does not exist.
+    pub fn digest(&self, rel: &str) -> Result<Option<FileDigest>> {
+        use sha2::Digest;
+        match self {
+            Backend::Mem(_) => Ok(self
+                .mem()
+                .expect("mem backend")
+                .get(rel)
+                .map(|b| FileDigest::of(b))),
+            Backend::Dir(root) => {
+                let Some((mut f, path)) = self.open_regular(root, rel)? else {
+                    return Ok(None);
+                };
+                let mut h = sha2::Sha256::new();
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut len = 0u64;
+                loop {
+                    let n = f.read(&mut buf).map_err(|e| Error::io(&path, e))?;
+                    if n == 0 {
+                        break;
+                    }
+                    h.update(&buf[..n]);
+                    len += n as u64;
+                }
+                Ok(Some(FileDigest {
+                    len,
+                    sha256: h.finalize().into(),
+                }))
+            }
+        }
+    }
+
+    /// Calls `f` on every line of a file, streaming it: memory stays bounded by
+    /// `line_limit` whatever the file's size, and a line over the limit is passed as
+    /// its length only. Lines are bytes: a line that is not UTF-8 is the caller's to
+    /// report, and spoils no other line. Returns false when the file does not exist.
+    pub fn for_each_line(
+        &self,
+        rel: &str,
+        line_limit: u64,
+        mut f: impl FnMut(Line<'_>),
+    ) -> Result<bool> {
+        match self {
+            Backend::Mem(_) => {
+                let m = self.mem().expect("mem backend");
+                let Some(bytes) = m.get(rel) else {
+                    return Ok(false);
+                };
+                let mut reader = std::io::Cursor::new(bytes.as_slice());
+                stream_lines(&mut reader, line_limit, &mut f)
+                    .map_err(|e| Error::io(self.display_path(rel), e))?;
+                Ok(true)
+            }
+            Backend::Dir(root) => {
+                let Some((file, path)) = self.open_regular(root, rel)? else {
+                    return Ok(false);
+                };
+                let mut reader = std::io::BufReader::with_capacity(64 * 1024, file);
+                stream_lines(&mut reader, line_limit, &mut f).map_err(|e| Error::io(&path, e))?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Replaces a file atomically with what `fill` writes (streamed: the content is
+    /// never held whole), with the guarantees of [`Backend::write_atomic`].
+    pub fn write_atomic_with(
+        &self,
+        rel: &str,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        match self {
+            Backend::Mem(_) => {
+                let mut buf = Vec::new();
+                fill(&mut buf).map_err(|e| Error::io(self.display_path(rel), e))?;
+                self.write_atomic(rel, &buf)
+            }
+            Backend::Dir(root) => {
+                let (path, dir) = writable_target(root, rel)?;
+                let tmp = tempfile::Builder::new()
+                    .prefix(".memdir-")
+                    .suffix(".tmp")
+                    .tempfile_in(&dir)
+                    .map_err(|e| Error::io(&dir, e))?;
+                set_mode(tmp.as_file(), &path);
+                let mut w = std::io::BufWriter::with_capacity(64 * 1024, tmp);
+                fill(&mut w).map_err(|e| Error::io(&path, e))?;
+                let tmp = w
+                    .into_inner()
+                    .map_err(|e| Error::io(&path, e.into_error()))?;
+                tmp.as_file()
+                    .sync_all()
+                    .map_err(|e| Error::io(tmp.path(), e))?;
+                tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+                sync_dir(&dir)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies a file to `to` atomically, streaming it (a file of any size). Fails if
+    /// `from` does not exist.
+    pub fn copy_atomic(&self, from: &str, to: &str) -> Result<()> {
+        match self {
+            Backend::Mem(_) => {
+                let bytes = self.mem().expect("mem backend").get(from).cloned();
+                match bytes {
+                    Some(b) => self.write_atomic(to, &b),
+                    None => Err(Error::io(
+                        self.display_path(from),
+                        std::io::ErrorKind::NotFound.into(),
+                    )),
+                }
+            }
+            Backend::Dir(root) => {
+                let Some((mut src, path)) = self.open_regular(root, from)? else {
+                    return Err(Error::io(
+                        root.join(from),
+                        std::io::ErrorKind::NotFound.into(),
+                    ));
+                };
+                let mut read_err = None;
+                let r = self.write_atomic_with(to, |w| {
+                    std::io::copy(&mut src, w).map(|_| ()).inspect_err(|e| {
+                        read_err = Some(std::io::Error::new(e.kind(), e.to_string()))
+                    })
+                });
+                match (r, read_err) {
+                    (Err(_), Some(e)) => Err(Error::io(path, e)),
+                    (r, _) => r,
+                }
+            }
+        }
+    }
+
+    /// Temp files (`.memdir-*.tmp`) directly in the folder `sub` (`.` for the
+    /// directory itself), sorted. A missing or linked folder has none.
+    pub fn temp_files(&self, sub: &str) -> Result<Vec<TempFile>> {
+        let prefix = if sub == "." {
+            String::new()
+        } else {
+            format!("{sub}/")
+        };
+        let mut out = Vec::new();
+        match self {
+            Backend::Mem(_) => {
+                for k in self.mem().expect("mem backend").keys() {
+                    if let Some(n) = k.strip_prefix(&prefix)
+                        && !n.contains('/')
+                        && is_temp_name(n)
+                    {
+                        out.push(TempFile {
+                            rel: k.clone(),
+                            modified: None,
+                        });
+                    }
+                }
+            }
+            Backend::Dir(root) => {
+                let dir = root.join(sub);
+                if sub != "." && (check_parent(root, &format!("{sub}/x")).is_err()) {
+                    return Ok(out);
+                }
+                let rd = match fs::read_dir(&dir) {
+                    Ok(rd) => rd,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+                    Err(e) => return Err(Error::io(&dir, e)),
+                };
+                for e in rd {
+                    let e = e.map_err(|e| Error::io(&dir, e))?;
+                    let Some(n) = e.file_name().to_str().map(str::to_string) else {
+                        continue;
+                    };
+                    if !is_temp_name(&n) {
+                        continue;
+                    }
+                    let Ok(meta) = e.metadata() else { continue };
+                    if !meta.is_file() {
+                        continue;
+                    }
+                    out.push(TempFile {
+                        rel: format!("{prefix}{n}"),
+                        modified: meta.modified().ok(),
+                    });
+                }
+            }
+        }
+        out.sort_by(|a, b| a.rel.cmp(&b.rel));
+        Ok(out)
+    }
+
+    /// Every regular file under the folder `sub`, recursively, as paths relative to
+    /// `sub`, sorted. Links are not followed (and not listed); a missing folder is
+    /// empty.
+    pub fn files_under(&self, sub: &str) -> Result<Vec<String>> {
+        let prefix = format!("{sub}/");
+        match self {
+            Backend::Mem(_) => Ok(self
+                .mem()
+                .expect("mem backend")
+                .keys()
+                .filter_map(|k| k.strip_prefix(&prefix).map(str::to_string))
+                .collect()),
+            Backend::Dir(root) => {
+                check_parent(root, &format!("{sub}/x"))?;
+                let dir = root.join(sub);
+                if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                    return Ok(Vec::new());
+                }
+                let mut out = Vec::new();
+                for entry in walkdir::WalkDir::new(&dir).follow_links(false) {
+                    let entry = entry.map_err(|e| {
+                        Error::io(
+                            &dir,
+                            e.into_io_error()
+                                .unwrap_or_else(|| std::io::Error::other("walk")),
+                        )
+                    })?;
+                    if !entry.file_type().is_file() {
+                        continue;
+                    }
+                    let Ok(rel) = entry.path().strip_prefix(&dir) else {
+                        continue;
+                    };
+                    out.push(rel.to_string_lossy().replace('\\', "/"));
+                }
+                out.sort();
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Reads lines from `r` into a buffer of at most `limit` bytes each; longer lines are
+/// skipped to their end and passed as their length.
+fn stream_lines(
+    r: &mut impl std::io::BufRead,
+    limit: u64,
+    f: &mut impl FnMut(Line<'_>),
+) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut len: u64 = 0;
+    let mut number = 0usize;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            if len > 0 {
+                number += 1;
+                let bytes = if len > limit { Err(len) } else { Ok(&buf[..]) };
+                f(Line {
+                    number,
+                    bytes,
+                    terminated: false,
+                });
+            }
+            return Ok(());
+        }
+        let (part, used, end) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        len += part.len() as u64;
+        if len <= limit {
+            buf.extend_from_slice(part);
+        }
+        r.consume(used);
+        if end {
+            number += 1;
+            let bytes = if len > limit { Err(len) } else { Ok(&buf[..]) };
+            f(Line {
+                number,
+                bytes,
+                terminated: true,
+            });
+            buf.clear();
+            len = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines of `input` read through a 2-byte buffer (every chunk boundary) with `limit`.
+    fn check(input: &[u8], limit: u64, expect: &[(usize, Result<&str, u64>, bool)]) {
+        let mut r = std::io::BufReader::with_capacity(2, input);
+        let mut got = Vec::new();
+        stream_lines(&mut r, limit, &mut |l: Line<'_>| {
+            got.push((
+                l.number,
+                l.bytes.map(|b| String::from_utf8_lossy(b).into_owned()),
+                l.terminated,
+            ))
+        })
+        .unwrap();
+        let want: Vec<_> = expect
+            .iter()
+            .map(|(n, b, t)| (*n, b.map(str::to_string), *t))
+            .collect();
+        assert_eq!(got, want, "{:?}", String::from_utf8_lossy(input));
+    }
+
+    #[test]
+    fn lines_are_streamed_one_at_a_time() {
+        // spec/timeline-format.md#reading
+        check(b"", 10, &[]);
+        check(b"a\nbc", 10, &[(1, Ok("a"), true), (2, Ok("bc"), false)]);
+        check(b"\n\n", 10, &[(1, Ok(""), true), (2, Ok(""), true)]);
+        check(
+            b"abcdef\nxy\n",
+            3,
+            &[(1, Err(6), true), (2, Ok("xy"), true)],
+        );
+        check(b"abc\nabcd", 3, &[(1, Ok("abc"), true), (2, Err(4), false)]);
+        check(
+            b"a\xffb\nc\n",
+            10,
+            &[(1, Ok("a\u{fffd}b"), true), (2, Ok("c"), true)],
+        );
+    }
+
+    #[test]
+    fn the_memory_backend_streams_digests_and_copies_too() {
+        let b = Backend::Mem(Mutex::new(BTreeMap::new()));
+        b.write_atomic("MEMORY.md", b"x\ny\n").unwrap();
+        assert_eq!(
+            b.digest("MEMORY.md").unwrap(),
+            Some(FileDigest::of(b"x\ny\n"))
+        );
+        assert_eq!(b.digest("nope").unwrap(), None);
+        b.copy_atomic("MEMORY.md", ".memdir/backups/a").unwrap();
+        assert_eq!(b.read(".memdir/backups/a", 10).unwrap().unwrap(), b"x\ny\n");
+        b.write_atomic(".memdir/cache/.memdir-1.tmp", b"").unwrap();
+        let t = b.temp_files(".memdir/cache").unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].rel, ".memdir/cache/.memdir-1.tmp");
+        assert_eq!(b.files_under(".memdir/backups").unwrap(), ["a"]);
+    }
+}
