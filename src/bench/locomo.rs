@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::BenchError;
+use super::baseline::LineIndex;
 use crate::clock::Clock;
 use crate::engine::{Draft, Memory};
 use crate::error::Error;
@@ -397,12 +398,18 @@ pub struct BudgetReport {
     pub categories: BTreeMap<u8, Score>,
     /// Mean estimated tokens of the MEMORY.md part of the block.
     pub index_tokens: f64,
+    /// The plain baseline on the same conversations and questions: BM25 over
+    /// single turn lines packed to the same budget ([`super::baseline`]),
+    /// categories 1–4 together.
+    pub baseline: Score,
+    /// The baseline per category.
+    pub baseline_categories: BTreeMap<u8, Score>,
 }
 
 /// The whole benchmark's results.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
-    pub benchmark: &'static str,
+    pub benchmark: String,
     pub conversations: usize,
     pub sessions: usize,
     pub turns: usize,
@@ -438,11 +445,22 @@ pub fn run(
     budgets: &[usize],
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report, BenchError> {
-    // accs[budget][category]
+    run_named("locomo", conversations, budgets, progress)
+}
+
+/// [`run`] for any data set in LoCoMo's shape, reported under `benchmark`.
+pub fn run_named(
+    benchmark: &str,
+    conversations: &[Conversation],
+    budgets: &[usize],
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report, BenchError> {
+    // accs[budget][category], for memdir and for the baseline.
     let mut accs: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
+    let mut base: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
     let mut index_tokens = vec![0usize; budgets.len()];
     let mut report = Report {
-        benchmark: "locomo",
+        benchmark: benchmark.to_string(),
         conversations: conversations.len(),
         sessions: 0,
         turns: 0,
@@ -463,6 +481,12 @@ pub fn run(
             &std::fs::read_to_string(tmp.path().join(crate::memory::layout::INDEX_FILE))
                 .map_err(|e| Error::io(tmp.path().join(crate::memory::layout::INDEX_FILE), e))?,
         );
+        let lines: Vec<String> = c
+            .sessions
+            .iter()
+            .flat_map(|s| s.turns.iter().map(turn_line))
+            .collect();
+        let baseline = LineIndex::new(&lines);
         for (qi, q) in c.questions.iter().enumerate() {
             report.unknown_evidence_ids += q.unknown_evidence;
             if q.evidence.is_empty() {
@@ -481,6 +505,11 @@ pub fn run(
                     .or_default()
                     .add(found, q.evidence.len(), block.tokens);
                 index_tokens[bi] += index_cost;
+                let b_found = evidence_found(&baseline.block(&q.text, b), &q.evidence);
+                base[bi]
+                    .entry(q.category)
+                    .or_default()
+                    .add(b_found, q.evidence.len(), 0);
             }
         }
         progress(&c.sample_id);
@@ -495,6 +524,10 @@ pub fn run(
                 answerable.merge(a);
             }
         }
+        let mut baseline = Acc::default();
+        for (_, a) in base[bi].iter().filter(|(c, _)| **c != ADVERSARIAL) {
+            baseline.merge(a);
+        }
         report.budgets.push(BudgetReport {
             max_tokens: b,
             answerable: answerable.score(),
@@ -502,6 +535,8 @@ pub fn run(
             categories: accs[bi].iter().map(|(c, a)| (*c, a.score())).collect(),
             index_tokens: (index_tokens[bi] as f64 / report.questions.max(1) as f64 * 10.0).round()
                 / 10.0,
+            baseline: baseline.score(),
+            baseline_categories: base[bi].iter().map(|(c, a)| (*c, a.score())).collect(),
         });
     }
     Ok(report)

@@ -6,6 +6,8 @@
 //! returns a report; printing it is the CLI's job. Results are deterministic: clocks
 //! are fixed and every order is total.
 
+pub mod baseline;
+pub mod chats;
 pub mod locomo;
 
 use std::path::PathBuf;
