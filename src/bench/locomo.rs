@@ -395,7 +395,8 @@ pub struct BudgetReport {
     pub adversarial: Score,
     /// Each category on its own.
     pub categories: BTreeMap<u8, Score>,
-    /// Mean estimated tokens of the MEMORY.md part of the block.
+    /// Mean estimated tokens of the index section of the block (MEMORY.md whole, or
+    /// its most useful lines when it does not fit in its share).
     pub index_tokens: f64,
 }
 
@@ -459,10 +460,6 @@ pub fn run(
         // Everything that does not depend on the question is loaded once; the first
         // question of each conversation checks that this is what `context` returns.
         let (prepared, _) = mem.prepare_context()?;
-        let index_cost = crate::retrieval::context::estimate_tokens(
-            &std::fs::read_to_string(tmp.path().join(crate::memory::layout::INDEX_FILE))
-                .map_err(|e| Error::io(tmp.path().join(crate::memory::layout::INDEX_FILE), e))?,
-        );
         for (qi, q) in c.questions.iter().enumerate() {
             report.unknown_evidence_ids += q.unknown_evidence;
             if q.evidence.is_empty() {
@@ -480,7 +477,7 @@ pub fn run(
                     .entry(q.category)
                     .or_default()
                     .add(found, q.evidence.len(), block.tokens);
-                index_tokens[bi] += index_cost;
+                index_tokens[bi] += block.index_chars.div_ceil(4);
             }
         }
         progress(&c.sample_id);
