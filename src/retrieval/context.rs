@@ -259,8 +259,13 @@ fn partial_index(
     let mut count = 0usize;
     // No index line is shorter than `- [](x.md)` plus its newline.
     const MIN_ENTRY: usize = 12;
+    // Entries that no longer fit are skipped and the next tried, but not forever: on a
+    // store of 100,000 memories the rest of the list rarely holds a line short enough.
+    const MAX_MISSES: usize = 1000;
+    let mut misses = 0usize;
     for i in priority {
-        if room.saturating_sub(used) < MIN_ENTRY || lines >= INDEX_LINE_CAP {
+        if room.saturating_sub(used) < MIN_ENTRY || lines >= INDEX_LINE_CAP || misses >= MAX_MISSES
+        {
             break;
         }
         if shown[i].is_some() {
@@ -284,6 +289,9 @@ fn partial_index(
             }
             shown[i] = Some(line);
             count += 1;
+            misses = 0;
+        } else {
+            misses += 1;
         }
     }
     let mut text = title;
