@@ -425,7 +425,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_context",
-        description = "Get the memory context block to read before answering: the index of all memories, then the most salient and recent memories in full, then recent timeline events, all within a token budget. Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
+        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the most salient and recent memories in full, then recent timeline events, all within a token budget. Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
         annotations(
             title = "Memory context",
             read_only_hint = true,
