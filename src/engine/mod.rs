@@ -874,7 +874,8 @@ impl Memory {
         Ok(event)
     }
 
-    /// Lists memories in rank order, optionally of one type.
+    /// Lists memories in rank order, optionally of one type (an unknown type is an
+    /// error, as in [`Memory::list_filtered`]).
     pub fn list(&self, kind: Option<&str>) -> Result<(Vec<Listed>, Vec<Problem>)> {
         self.list_filtered(&Filter::default().types(kind))
     }
