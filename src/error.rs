@@ -13,6 +13,7 @@ use crate::memory::KeyError;
 use crate::memory::frontmatter::FrontmatterError;
 use crate::memory::secrets::SecretKind;
 use crate::memory::timeline::EventError;
+use crate::retrieval::filter::FilterError;
 
 /// What kind of failure an error is; the CLI maps it to an exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +91,14 @@ pub enum Error {
     Blob(#[from] BlobError),
     #[error("the query is empty")]
     EmptyQuery,
+    /// A filter value that cannot be used, named by the flag or argument it came from
+    /// (`--since`, `since`); `arg` is empty when the filter came from the library.
+    #[error("{}{source}", if arg.is_empty() { String::new() } else { format!("{arg}: ") })]
+    Filter {
+        arg: String,
+        #[source]
+        source: FilterError,
+    },
     #[error("the body is {size} bytes, over the limit of {limit} bytes")]
     BodyTooLarge { size: usize, limit: usize },
     #[error(
@@ -128,7 +137,9 @@ impl Error {
     /// The class of the error, which decides the exit code.
     pub fn class(&self) -> Class {
         match self {
-            Error::Usage(_) | Error::EmptyQuery | Error::Clock(_) => Class::Usage,
+            Error::Usage(_) | Error::EmptyQuery | Error::Clock(_) | Error::Filter { .. } => {
+                Class::Usage
+            }
             _ => Class::Input,
         }
     }

@@ -51,3 +51,4 @@ pub use exchange::merge::Strategy;
 pub use memory::{Decay, Key, Kind, Meta, Record};
 pub use report::Failure;
 pub use retrieval::context::Block;
+pub use retrieval::filter::{Filter, FilterError};

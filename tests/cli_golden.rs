@@ -129,3 +129,5 @@ case!(errors_and_exit_codes);
 case!(check_bad_files);
 case!(import_export);
 case!(index_backup);
+case!(filters);
+case!(context_budget);

@@ -1,4 +1,4 @@
-//! The library API end to end: the `none` mode, the clock, no-op writes, and the
+//! The library API end to end: the `none` mode, the clock, no-op writes, filters, and the
 //! worked example of spec/ranking.md (which is also this test).
 
 use memdir::{Clock, Draft, Memory, WriteOutcome};
@@ -150,5 +150,77 @@ fn worked_example() {
             ("feedback_tone", "0.2000".to_string()),
             ("user_name", "0.0007".to_string()),
         ]
+    );
+}
+
+#[test]
+fn filters_through_the_library() {
+    // spec/ranking.md#filters
+    use memdir::{Class, Filter};
+    let mem = Memory::in_memory().with_clock(at("2026-04-14T12:00:00Z"));
+    mem.write(&draft("user_role", "user", "plays the cello on Saturdays"))
+        .unwrap();
+    mem.write(&Draft {
+        tags: Some(vec!["music".into()]),
+        ..draft("project_recital", "project", "cello recital in May")
+    })
+    .unwrap();
+    mem.write(&draft("feedback_tone", "feedback", "direct critique"))
+        .unwrap();
+    let keys = |v: Vec<String>| v.join(" ");
+
+    let f = Filter::default().types(["project", "user"]);
+    let (list, _) = mem.list_filtered(&f).unwrap();
+    assert_eq!(
+        keys(list.into_iter().map(|l| l.key).collect()),
+        "user_role project_recital"
+    );
+    let (hits, _) = mem
+        .recall_filtered("cello", 10, &Filter::default().tag("MUSIC"))
+        .unwrap();
+    assert_eq!(
+        keys(hits.into_iter().map(|h| h.key).collect()),
+        "project_recital"
+    );
+    let f = Filter::default().min_salience(0.7).unwrap();
+    let (block, _) = mem.context_filtered(1000, Some("cello"), &f).unwrap();
+    let packed: Vec<String> = block.memories.into_iter().map(|m| m.key).collect();
+    assert_eq!(keys(packed), "user_role feedback_tone");
+    // The index section stays the store's.
+    assert!(block.text.contains("[project recital](project_recital.md)"));
+
+    // Unfiltered calls are the filtered ones with the empty filter.
+    assert_eq!(
+        mem.context(300, Some("cello")).unwrap(),
+        mem.context_filtered(300, Some("cello"), &Filter::default())
+            .unwrap()
+            .0
+    );
+    // An unknown type is an error listing the known ones, for list's old argument too.
+    for e in [
+        mem.list(Some("projects")).unwrap_err(),
+        mem.recall_filtered("x", 5, &Filter::default().types(["chores"]))
+            .unwrap_err(),
+    ] {
+        assert_eq!(e.class(), Class::Usage);
+        assert!(
+            e.to_string()
+                .contains("in the type filter; known types: user, feedback, project, reference"),
+            "{e}"
+        );
+    }
+    let e = mem
+        .context_filtered(
+            100,
+            None,
+            &Filter {
+                min_salience: Some(7.0),
+                ..Filter::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "7 is not a salience; expected a number from 0 to 1"
     );
 }

@@ -657,3 +657,136 @@ fn garbage_on_stdin_does_not_crash_the_server() {
     let (code, err) = s.finish();
     assert_eq!(code, Some(0), "{err}");
 }
+
+#[test]
+fn filters_on_recall_context_and_list() {
+    // spec/mcp.md#filters, spec/ranking.md#filters
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    assert!(!is_error(&s.call("remember", role_args())));
+    let goal = json!({
+        "key": "project_season", "name": "Season goal", "type": "project",
+        "description": "training for a 10k race on Saturdays in June",
+        "body": "Runs on Saturday mornings before football.", "tags": ["running", "Football"]
+    });
+    assert!(!is_error(&s.call("remember", goal)));
+    let tone = json!({
+        "key": "feedback_tone", "name": "Tone", "type": "feedback", "important": true,
+        "description": "direct critique", "body": "Lead with the issue."
+    });
+    assert!(!is_error(&s.call("remember", tone)));
+    let keys = |r: &Value, field: &str| -> Vec<String> {
+        r["structuredContent"][field]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"))
+            .iter()
+            .map(|m| m["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let r = s.call("list_memories", json!({"types": ["project", "feedback"]}));
+    assert_eq!(keys(&r, "memories"), ["feedback_tone", "project_season"]);
+    let r = s.call("list_memories", json!({"tags": ["football", "running"]}));
+    assert_eq!(keys(&r, "memories"), ["project_season"]);
+    let r = s.call("list_memories", json!({"important": true}));
+    assert_eq!(keys(&r, "memories"), ["feedback_tone"]);
+    let r = s.call("list_memories", json!({"min_salience": 0.75}));
+    assert_eq!(keys(&r, "memories"), ["feedback_tone", "user_role"]);
+    let r = s.call(
+        "list_memories",
+        json!({"since": "2026-04-14", "until": "2026-04-14"}),
+    );
+    assert_eq!(keys(&r, "memories").len(), 3);
+    let r = s.call("list_memories", json!({"until": "2026-04-13"}));
+    assert_eq!(r["structuredContent"]["memories"], json!([]));
+    assert_eq!(text(&r), "no memories");
+
+    let r = s.call("recall", json!({"query": "saturday"}));
+    assert_eq!(keys(&r, "hits").len(), 2);
+    let r = s.call("recall", json!({"query": "saturday", "types": ["user"]}));
+    assert_eq!(keys(&r, "hits"), ["user_role"]);
+    let all = s.call("recall", json!({"query": "saturday"}));
+    let one = s.call("recall", json!({"query": "saturday", "tags": ["running"]}));
+    assert_eq!(keys(&one, "hits"), ["project_season"]);
+    // Filters leave scores alone.
+    let score = |r: &Value, key: &str| {
+        r["structuredContent"]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["key"] == key)
+            .unwrap()["score"]
+            .clone()
+    };
+    assert_eq!(score(&all, "project_season"), score(&one, "project_season"));
+
+    let r = s.call(
+        "memory_context",
+        json!({"query": "saturday", "types": ["project"]}),
+    );
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(keys(&r, "memories"), ["project_season"]);
+    // The index section stays the store's index.
+    assert!(text(&r).contains("[Role](user_role.md)"), "{}", text(&r));
+    assert!(!text(&r).contains("Plays weekly 5-a-side"), "{}", text(&r));
+
+    // Bad values are errors naming the argument.
+    for (tool, args, want) in [
+        (
+            "list_memories",
+            json!({"since": "last week"}),
+            "error: since: `last week` is not a date; expected YYYY-MM-DD",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "until": "2026-02-30"}),
+            "error: until: `2026-02-30` is not a date; expected YYYY-MM-DD",
+        ),
+        (
+            "memory_context",
+            json!({"min_salience": 1.5}),
+            "error: min_salience: 1.5 is not a salience; expected a number from 0 to 1",
+        ),
+        (
+            "list_memories",
+            json!({"types": ["projects"]}),
+            "error: unknown type `projects` in the type filter; known types: user, feedback, project, reference",
+        ),
+        (
+            "list_memories",
+            json!({"since": "2026-04-14", "until": "2026-04-01"}),
+            "error: since/until: the since date 2026-04-14 is after the until date 2026-04-01",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "tags": [""]}),
+            "error: tags: an empty tag in the tag filter",
+        ),
+    ] {
+        let r = s.call(tool, args.clone());
+        assert!(is_error(&r), "{tool} {args}: {r}");
+        assert_eq!(text(&r).lines().next(), Some(want), "{tool} {args}");
+        assert_eq!(r["structuredContent"]["error"]["exit_code"], 2, "{r}");
+    }
+    let tools = s.request("tools/list", json!({}))["result"]["tools"].clone();
+    for t in tools.as_array().unwrap() {
+        if ["recall", "memory_context", "list_memories"].contains(&t["name"].as_str().unwrap()) {
+            for p in [
+                "types",
+                "tags",
+                "since",
+                "until",
+                "important",
+                "min_salience",
+            ] {
+                assert!(
+                    t["inputSchema"]["properties"].get(p).is_some(),
+                    "{} {p}",
+                    t["name"]
+                );
+            }
+        }
+    }
+}

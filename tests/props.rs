@@ -1,4 +1,5 @@
-//! Property tests: the frontmatter round trip and import idempotence.
+//! Property tests: the frontmatter round trip, import idempotence and the hard
+//! budget of the context block.
 
 use proptest::prelude::*;
 
@@ -83,5 +84,46 @@ proptest! {
         prop_assert_eq!(&after_first, &after_second);
         prop_assert_eq!(second.counts.added + second.counts.updated, 0);
         prop_assert_eq!(second.events_added, 0);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// spec/ranking.md#budget — whatever the store holds, the block never exceeds
+    /// max_tokens × 4 characters, with or without a query or filters.
+    #[test]
+    fn the_block_never_exceeds_the_budget(
+        items in proptest::collection::vec(
+            ("[a-z][a-z0-9_]{0,12}", text(), "[a-zA-Z ü😀]{0,160}", "[a-z é😀\\n]{0,600}", 0u8..5, any::<bool>()),
+            0..25,
+        ),
+        events in proptest::collection::vec("[a-z é]{0,80}", 0..12),
+        budgets in proptest::collection::vec(0usize..1500, 1..6),
+        query in proptest::option::of("[a-z ]{1,20}"),
+        only_user in any::<bool>(),
+    ) {
+        let mem = Memory::in_memory().with_clock(Clock::fixed("2026-04-14T12:00:00Z".parse().unwrap()));
+        for (key, name, description, body, kind, important) in &items {
+            prop_assume!(!name.trim().is_empty() && !description.trim().is_empty());
+            prop_assume!(memdir::memory::secrets::find_secret(&format!("{name}{description}{body}")).is_none());
+            let kind = ["user", "feedback", "project", "reference", "user"][*kind as usize];
+            mem.write(&Draft {
+                key: key.clone(), name: name.clone(), description: description.clone(),
+                kind: kind.into(), body: body.clone(), important: Some(*important),
+                ..Draft::default()
+            }).unwrap();
+        }
+        for text in &events {
+            let mut f = serde_json::Map::new();
+            f.insert("text".into(), text.clone().into());
+            mem.note("user_said", f).unwrap();
+        }
+        let filter = if only_user { memdir::Filter::default().types(["user"]) } else { memdir::Filter::default() };
+        for max in budgets {
+            let (b, _) = mem.context_filtered(max, query.as_deref(), &filter).unwrap();
+            prop_assert!(b.text.chars().count() <= max * 4, "max {} got {}: {:?}", max, b.text.chars().count(), b.text);
+            prop_assert!(b.tokens <= max);
+        }
     }
 }

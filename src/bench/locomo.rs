@@ -396,7 +396,8 @@ pub struct BudgetReport {
     pub adversarial: Score,
     /// Each category on its own.
     pub categories: BTreeMap<u8, Score>,
-    /// Mean estimated tokens of the MEMORY.md part of the block.
+    /// Mean estimated tokens of the index section of the block (MEMORY.md whole, or
+    /// its most useful lines when it does not fit in its share).
     pub index_tokens: f64,
     /// The plain baseline on the same conversations and questions: BM25 over
     /// single turn lines packed to the same budget ([`super::baseline`]),
@@ -477,10 +478,6 @@ pub fn run_named(
         // Everything that does not depend on the question is loaded once; the first
         // question of each conversation checks that this is what `context` returns.
         let (prepared, _) = mem.prepare_context()?;
-        let index_cost = crate::retrieval::context::estimate_tokens(
-            &std::fs::read_to_string(tmp.path().join(crate::memory::layout::INDEX_FILE))
-                .map_err(|e| Error::io(tmp.path().join(crate::memory::layout::INDEX_FILE), e))?,
-        );
         let lines: Vec<String> = c
             .sessions
             .iter()
@@ -504,7 +501,7 @@ pub fn run_named(
                     .entry(q.category)
                     .or_default()
                     .add(found, q.evidence.len(), block.tokens);
-                index_tokens[bi] += index_cost;
+                index_tokens[bi] += block.index_chars.div_ceil(4);
                 let b_found = evidence_found(&baseline.block(&q.text, b), &q.evidence);
                 base[bi]
                     .entry(q.category)

@@ -1,6 +1,7 @@
 //! `memdir context`: the block an agent puts in its system prompt.
 
 use super::Out;
+use super::filter::FilterArgs;
 use crate::engine::Memory;
 use crate::report::Failure;
 use crate::retrieval::context::DEFAULT_MAX_TOKENS;
@@ -9,8 +10,15 @@ use crate::retrieval::context::DEFAULT_MAX_TOKENS;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Tokens are estimated as ceil(characters / 4); the block never exceeds
-max-tokens × 4 characters unless MEMORY.md alone does. With --query (the user's
-current message), memories relevant to it come first."
+max-tokens × 4 characters. MEMORY.md comes whole when it fits in half the budget (a
+quarter with --query); otherwise its most useful lines and a line saying how many are
+not shown. With --query (the user's current message), memories relevant to it come
+first. Filters choose which memories may be packed; the index stays the store's.
+
+Examples:
+  memdir context --max-tokens 1024
+  memdir context --query \"how is the 10k training going?\" --max-tokens 2048
+  memdir context --type project,feedback --since 2026-04-01"
 )]
 pub struct Args {
     /// Token budget of the whole block.
@@ -19,10 +27,13 @@ pub struct Args {
     /// Rank by relevance to this text (blended with salience and recency).
     #[arg(long)]
     pub query: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (block, problems) = mem.context_with_problems(a.max_tokens, a.query.as_deref())?;
+    let (block, problems) =
+        mem.context_filtered(a.max_tokens, a.query.as_deref(), &a.filter.filter()?)?;
     out.problems(&mem.root(), &problems);
     if out.is_json() {
         out.json(&block);

@@ -3,18 +3,22 @@
 use serde_json::json;
 
 use super::Out;
+use super::filter::FilterArgs;
 use crate::engine::Memory;
 use crate::report::Failure;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  memdir list --type project,feedback
+  memdir list --tag football --since 2026-04-01
+  memdir list --important --json")]
 pub struct Args {
-    /// Only memories of this type.
-    #[arg(long = "type", value_name = "TYPE")]
-    pub kind: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (items, problems, index) = mem.list_and_index(a.kind.as_deref())?;
+    let (items, problems, index) = mem.list_and_index(&a.filter.filter()?)?;
     out.problems(&mem.root(), &problems);
     out.index_backup(&mem.root(), &index);
     if out.is_json() {

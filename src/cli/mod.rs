@@ -10,6 +10,7 @@ mod check;
 mod cid;
 mod context;
 mod export;
+mod filter;
 mod forget;
 mod import;
 mod index;

@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::Out;
+use super::filter::FilterArgs;
 use crate::engine::Memory;
 use crate::report::Failure;
 
@@ -11,7 +12,13 @@ use crate::report::Failure;
 #[command(
     after_help = "Every memory whose name, description or body contains the query (case-insensitive)
 is a hit; beyond that, hits are ranked by BM25 relevance blended with salience and
-recency (spec/ranking.md)."
+recency (spec/ranking.md). Filters choose which memories may be hits before the
+limit applies; scores stay those of the whole store.
+
+Examples:
+  memdir recall \"saturday football\"
+  memdir recall race --type project --since 2026-04-01
+  memdir recall tone --tag work --tag style --min-salience 0.8"
 )]
 pub struct Args {
     /// What to look for.
@@ -19,10 +26,12 @@ pub struct Args {
     /// How many hits at most.
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (hits, problems) = mem.recall(&a.query, a.limit)?;
+    let (hits, problems) = mem.recall_filtered(&a.query, a.limit, &a.filter.filter()?)?;
     out.problems(&mem.root(), &problems);
     if out.is_json() {
         out.json(&json!({"query": a.query, "hits": hits, "problems": problems}));

@@ -29,6 +29,7 @@ use crate::memory::secrets;
 use crate::memory::timeline::{self, Event};
 use crate::memory::{Decay, Key, Kind, Meta, Record, Stamp};
 use crate::retrieval::context::{self, Block};
+use crate::retrieval::filter::Filter;
 use crate::retrieval::rank;
 use crate::retrieval::search;
 use crate::store::cache::{self, Cache};
@@ -994,23 +995,30 @@ impl Memory {
         Ok(event)
     }
 
-    /// Lists memories in rank order, optionally of one type.
+    /// Lists memories in rank order, optionally of one type (an unknown type is an
+    /// error, as in [`Memory::list_filtered`]).
     pub fn list(&self, kind: Option<&str>) -> Result<(Vec<Listed>, Vec<Problem>)> {
-        self.list_and_index(kind).map(|(l, p, _)| (l, p))
+        self.list_filtered(&Filter::default().types(kind))
     }
 
-    /// Lists like [`Memory::list`], and says what the stale-index rebuild did.
+    /// Lists the memories that pass `filter`, in rank order (spec/ranking.md#filters).
+    pub fn list_filtered(&self, filter: &Filter) -> Result<(Vec<Listed>, Vec<Problem>)> {
+        self.list_and_index(filter).map(|(l, p, _)| (l, p))
+    }
+
+    /// Lists like [`Memory::list_filtered`], and says what the stale-index rebuild did.
     pub fn list_and_index(
         &self,
-        kind: Option<&str>,
+        filter: &Filter,
     ) -> Result<(Vec<Listed>, Vec<Problem>, IndexOutcome)> {
         let snap = self.load()?;
+        check_filter(filter, &snap.records)?;
         let (_, index) = self.refresh_index_if_stale(&snap.records)?;
         let now = self.now();
         let out = rank::order(&snap.records, now)
             .into_iter()
             .map(|(i, score)| (&snap.records[i], score))
-            .filter(|(r, _)| kind.is_none_or(|k| r.meta.kind.as_str() == k))
+            .filter(|(r, _)| filter.matches(&r.meta))
             .map(|(r, score)| Listed {
                 key: r.key.to_string(),
                 kind: r.meta.kind.to_string(),
@@ -1025,17 +1033,30 @@ impl Memory {
 
     /// Memories relevant to `query`, best first (spec/ranking.md#recall).
     pub fn recall(&self, query: &str, limit: usize) -> Result<(Vec<Hit>, Vec<Problem>)> {
+        self.recall_filtered(query, limit, &Filter::default())
+    }
+
+    /// Memories that pass `filter` and are relevant to `query`, best first
+    /// (spec/ranking.md#filters): the hits of [`Memory::recall`] with the others
+    /// left out before the limit is applied; scores do not change.
+    pub fn recall_filtered(
+        &self,
+        query: &str,
+        limit: usize,
+        filter: &Filter,
+    ) -> Result<(Vec<Hit>, Vec<Problem>)> {
         if query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
         let snap = self.load()?;
+        check_filter(filter, &snap.records)?;
         let now = self.now();
         let idx = search::Index::new(snap.records.iter().map(search::DocTerms::of).collect());
         let rel = search::relevance(&snap.records, &idx, query);
         let mut hits: Vec<(usize, f64, f64)> = rel
             .iter()
             .enumerate()
-            .filter(|(_, r)| **r > 0.0)
+            .filter(|(i, r)| **r > 0.0 && filter.matches(&snap.records[*i].meta))
             .map(|(i, r)| {
                 let m = &snap.records[i].meta;
                 (
@@ -1077,14 +1098,27 @@ impl Memory {
         max_tokens: usize,
         query: Option<&str>,
     ) -> Result<(Block, Vec<Problem>)> {
+        self.context_filtered(max_tokens, query, &Filter::default())
+    }
+
+    /// Builds the context block with only the memories that pass `filter` packed
+    /// (spec/ranking.md#filters; the index section stays the store's), and returns
+    /// the problems met loading the store.
+    pub fn context_filtered(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+    ) -> Result<(Block, Vec<Problem>)> {
         let snap = self.load()?;
+        check_filter(filter, &snap.records)?;
         let (index_text, _) = self.refresh_index_if_stale(&snap.records)?;
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
         let mut problems = snap.problems;
         problems.extend(events.problems);
         let prepared =
             context::Prepared::with_index(snap.records, index_text, events.events, self.now());
-        Ok((prepared.block(max_tokens, query), problems))
+        Ok((prepared.block_filtered(max_tokens, query, filter), problems))
     }
 
     /// Loads the store once for many context blocks (a benchmark, a server answering
@@ -1426,4 +1460,16 @@ fn short_io(e: &Error) -> String {
         Error::Io { source, .. } => format!("not loaded: {source}"),
         other => format!("not loaded: {other}"),
     }
+}
+
+/// A filter's values that need the store: its types must be standard or present.
+fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
+    let bad = |source| Error::Filter {
+        arg: String::new(),
+        source,
+    };
+    filter.check().map_err(bad)?;
+    filter
+        .unknown_type(records.iter().map(|r| &r.meta.kind))
+        .map_err(bad)
 }

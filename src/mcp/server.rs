@@ -34,6 +34,7 @@ use crate::error::{Class, Error};
 use crate::memory::Key;
 use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
 use crate::report::Failure;
+use crate::retrieval::filter::{self, Filter, FilterError};
 
 /// What the server tells the model about itself (MCP `instructions`).
 const INSTRUCTIONS: &str = "memdir is your durable memory: Markdown files a person can read and edit. \
@@ -72,6 +73,71 @@ pub struct RememberArgs {
     pub source: Option<String>,
 }
 
+/// The filters of `recall`, `memory_context` and `list_memories`
+/// (spec/mcp.md#filters): which memories may appear, decided before ranking. All
+/// given filters must hold.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct FilterArgs {
+    /// Only memories of these types (any of them), e.g. ["project", "feedback"].
+    #[serde(default)]
+    pub types: Option<Vec<String>>,
+    /// Only memories that have every one of these tags (case-insensitive).
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// Only memories updated on or after this day, `YYYY-MM-DD`.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only memories updated on or before this day, `YYYY-MM-DD`.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// true: only memories marked important.
+    #[serde(default)]
+    pub important: Option<bool>,
+    /// Only memories whose salience is at least this, from 0 to 1 (feedback is 0.8, important memories 1).
+    #[serde(default)]
+    pub min_salience: Option<f64>,
+}
+
+impl FilterArgs {
+    /// The filter these arguments describe; a bad value is an error naming its
+    /// argument. `kind` is `list_memories`' older single `type`.
+    fn filter(&self, kind: Option<&str>) -> Result<Filter, Error> {
+        let bad = |arg: &str| {
+            let arg = arg.to_string();
+            move |source| Error::Filter { arg, source }
+        };
+        let mut f = Filter::default().types(kind);
+        for t in self.types.iter().flatten() {
+            f.types
+                .extend(filter::parse_types(t).map_err(bad("types"))?);
+        }
+        f.tags = self.tags.clone().unwrap_or_default();
+        if f.tags.iter().any(|t| t.trim().is_empty()) {
+            return Err(bad("tags")(FilterError::EmptyTag));
+        }
+        f.since = self
+            .since
+            .as_deref()
+            .map(filter::parse_date)
+            .transpose()
+            .map_err(bad("since"))?;
+        f.until = self
+            .until
+            .as_deref()
+            .map(filter::parse_date)
+            .transpose()
+            .map_err(bad("until"))?;
+        f.important = self.important.unwrap_or(false);
+        f.min_salience = self
+            .min_salience
+            .map(filter::check_salience)
+            .transpose()
+            .map_err(bad("min_salience"))?;
+        f.check().map_err(bad("since/until"))?;
+        Ok(f)
+    }
+}
+
 /// Arguments of `recall`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RecallArgs {
@@ -80,6 +146,8 @@ pub struct RecallArgs {
     /// How many hits at most (default 10).
     #[serde(default)]
     pub limit: Option<usize>,
+    #[serde(flatten)]
+    pub filter: FilterArgs,
 }
 
 /// Arguments of `read_memory`.
@@ -119,6 +187,8 @@ pub struct ContextArgs {
     /// The user's current message: memories relevant to it come first.
     #[serde(default)]
     pub query: Option<String>,
+    #[serde(flatten)]
+    pub filter: FilterArgs,
 }
 
 /// Arguments of `list_memories`.
@@ -127,6 +197,8 @@ pub struct ListArgs {
     /// Only memories of this type (user, feedback, project, reference).
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
+    #[serde(flatten)]
+    pub filter: FilterArgs,
 }
 
 /// State shared by the server, its tools and the notification tasks.
@@ -269,12 +341,14 @@ impl MemoryServer {
 
     #[tool(
         name = "recall",
-        description = "Search the memories for a query (words or a phrase) and return the best matches, best first, with key, type, name, description and score. Every memory whose name, description or body contains the query is a hit. Use read_memory for a hit's full text.",
+        description = "Search the memories for a query (words or a phrase) and return the best matches, best first, with key, type, name, description and score. Every memory whose name, description or body contains the query is a hit. Optional filters (types, tags, since, until, important, min_salience) keep only the memories that pass them. Use read_memory for a hit's full text.",
         annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
     )]
     async fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
         self.run(move |s| {
-            let (hits, problems) = s.mem.recall(&a.query, a.limit.unwrap_or(10))?;
+            let (hits, problems) =
+                s.mem
+                    .recall_filtered(&a.query, a.limit.unwrap_or(10), &a.filter.filter(None)?)?;
             let mut text = String::new();
             for h in &hits {
                 text.push_str(&format!("{h}\n"));
@@ -351,7 +425,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_context",
-        description = "Get the memory context block to read before answering: the index of all memories, then the most salient and recent memories in full, then recent timeline events, all within a token budget. Pass the user's current message as query to put the memories relevant to it first.",
+        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the most salient and recent memories in full, then recent timeline events, all within a token budget. Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
         annotations(
             title = "Memory context",
             read_only_hint = true,
@@ -362,7 +436,8 @@ impl MemoryServer {
         self.run(move |s| {
             let max = a.max_tokens.unwrap_or(s.max_tokens);
             let query = a.query.as_deref().filter(|q| !q.trim().is_empty());
-            let block = s.mem.context(max, query)?;
+            let filter = a.filter.filter(None)?;
+            let (block, _) = s.mem.context_filtered(max, query, &filter)?;
             let doc = serde_json::to_value(&block).unwrap_or_default();
             Ok((block.text, doc))
         })
@@ -371,7 +446,7 @@ impl MemoryServer {
 
     #[tool(
         name = "list_memories",
-        description = "List the memories, most salient and recent first: key, type, updated date, score, name and description. Optionally only one type (user, feedback, project, reference).",
+        description = "List the memories, most salient and recent first: key, type, updated date, score, name and description. Optional filters: type or types, tags (all must match), since/until (YYYY-MM-DD, on the updated date), important, min_salience.",
         annotations(
             title = "List memories",
             read_only_hint = true,
@@ -380,7 +455,8 @@ impl MemoryServer {
     )]
     async fn list_memories(&self, Parameters(a): Parameters<ListArgs>) -> CallToolResult {
         self.run(move |s| {
-            let (items, problems) = s.mem.list(a.kind.as_deref())?;
+            let filter = a.filter.filter(a.kind.as_deref())?;
+            let (items, problems) = s.mem.list_filtered(&filter)?;
             let mut text = String::new();
             for i in &items {
                 text.push_str(&format!(

@@ -18,28 +18,38 @@ pub const TITLE: &str = "# Agent Memory";
 /// assert_eq!(index, "# Agent Memory\n");
 /// ```
 pub fn render(records: &[Record]) -> String {
-    let mut sorted: Vec<&Record> = records.iter().collect();
-    sorted.sort_by(|a, b| {
-        section_key(&a.meta.kind)
-            .cmp(&section_key(&b.meta.kind))
-            .then(a.meta.created.at.cmp(&b.meta.created.at))
-            .then(a.key.cmp(&b.key))
-    });
     let mut out = String::from(TITLE);
     out.push('\n');
     let mut current: Option<&Kind> = None;
-    for r in sorted {
+    for r in order(records).into_iter().map(|i| &records[i]) {
         if current != Some(&r.meta.kind) {
-            out.push('\n');
-            out.push_str("## ");
-            out.push_str(&heading(&r.meta.kind));
-            out.push('\n');
+            out.push_str(&section_heading(&r.meta.kind));
             current = Some(&r.meta.kind);
         }
         out.push_str(&entry_line(r));
         out.push('\n');
     }
     out
+}
+
+/// Indices of `records` in the order of their index lines: by section (User,
+/// Feedback, Project, Reference, then other types alphabetically), then `created`,
+/// then key.
+pub fn order(records: &[Record]) -> Vec<usize> {
+    let mut sorted: Vec<usize> = (0..records.len()).collect();
+    sorted.sort_by(|&a, &b| {
+        let (a, b) = (&records[a], &records[b]);
+        section_key(&a.meta.kind)
+            .cmp(&section_key(&b.meta.kind))
+            .then(a.meta.created.at.cmp(&b.meta.created.at))
+            .then(a.key.cmp(&b.key))
+    });
+    sorted
+}
+
+/// The lines that open a type's section: a blank line and `## <Type>`.
+pub fn section_heading(kind: &Kind) -> String {
+    format!("\n## {}\n", heading(kind))
 }
 
 /// One index line: `- [Name](key.md) — description`.

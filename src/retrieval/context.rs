@@ -1,14 +1,17 @@
 //! The token-budgeted context block an agent puts in its system prompt (spec/ranking.md#packing-the-context-block).
 //!
-//! Layout: MEMORY.md (its first 200 lines, then a line saying how many were cut),
-//! then memories, each whole under a heading naming its name, key, type and updated
-//! date, then the most recent timeline events that still fit, oldest first. Without
-//! a query the memories come in rank order. With one, [`Prepared::block`] chooses the
-//! best lines of the relevant memories across all of them and shows each memory whole
-//! or as a marked excerpt of those lines (spec/ranking.md#query-aware-context-measured-on-locomo).
-//! Tokens are estimated as ceil(chars / 4), counting Unicode scalar values, and every
-//! character of the output counts: the output never exceeds `max_tokens × 4`
-//! characters unless the index alone does. Pure code: no IO, no clock.
+//! Layout: the index section (MEMORY.md, its first 200 lines, whole when it fits in
+//! its share of the budget, else its most useful lines and a line saying how many are
+//! not shown), then memories, each whole under a heading naming its name, key, type
+//! and updated date, then the most recent timeline events that still fit, oldest
+//! first. Without a query the memories come in rank order. With one,
+//! [`Prepared::block`] chooses the best lines of the relevant memories across all of
+//! them and shows each memory whole or as a marked excerpt of those lines
+//! (spec/ranking.md#query-aware-context-measured-on-locomo). A [`Filter`] decides
+//! which memories may be packed at all. Tokens are estimated as ceil(chars / 4),
+//! counting Unicode scalar values, and every character of the output counts: the
+//! output never exceeds `max_tokens × 4` characters (spec/ranking.md#budget). Pure
+//! code: no IO, no clock.
 
 use std::sync::OnceLock;
 
@@ -18,6 +21,7 @@ use serde::Serialize;
 use crate::memory::Record;
 use crate::memory::index;
 use crate::memory::timeline::Event;
+use crate::retrieval::filter::Filter;
 use crate::retrieval::rank;
 use crate::retrieval::search::{self, Corpus, QueryScores};
 
@@ -25,15 +29,16 @@ use crate::retrieval::search::{self, Corpus, QueryScores};
 pub const INDEX_LINE_CAP: usize = 200;
 /// Default budget in tokens.
 pub const DEFAULT_MAX_TOKENS: usize = 8192;
+/// The share of the budget MEMORY.md may take in a block without a query
+/// (spec/ranking.md#budget).
+pub const INDEX_SHARE: f64 = 0.5;
+/// The share of the budget MEMORY.md may take in a block with a query: less, since
+/// the evidence for the query matters more (measured on LoCoMo, spec/ranking.md#budget).
+pub const INDEX_SHARE_QUERY: f64 = 0.25;
 
 /// Estimated tokens of a text: ceil(chars / 4).
 pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
-}
-
-/// One memory to consider, in the order the caller ranked them.
-pub struct Candidate<'a> {
-    pub record: &'a Record,
 }
 
 /// What the block contains.
@@ -46,6 +51,12 @@ pub struct Block {
     pub events: usize,
     /// Lines of MEMORY.md left out by the 200-line cap.
     pub index_lines_cut: usize,
+    /// Entries of MEMORY.md left out because the index did not fit in its share of
+    /// the budget (the block says so in a line of its own).
+    pub index_entries_hidden: usize,
+    /// Characters of the index section (the start of `text`).
+    #[serde(skip)]
+    pub index_chars: usize,
     /// Estimated tokens of `text`.
     pub tokens: usize,
     pub max_tokens: usize,
@@ -101,25 +112,42 @@ impl Prepared {
 
     /// The context block for a budget and an optional query (spec/ranking.md#packing-the-context-block).
     pub fn block(&self, max_tokens: usize, query: Option<&str>) -> Block {
+        self.block_filtered(max_tokens, query, &Filter::default())
+    }
+
+    /// The context block with only the memories that pass `filter` packed
+    /// (spec/ranking.md#filters). Scores are those of the whole store; the index
+    /// section stays the store's index under the budget rule.
+    pub fn block_filtered(&self, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
+        let pass = |i: &usize| filter.is_empty() || filter.matches(&self.records[*i].meta);
         let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
-            let candidates: Vec<Candidate<'_>> = rank::order(&self.records, self.now)
+            let order: Vec<usize> = rank::order(&self.records, self.now)
                 .into_iter()
-                .map(|(i, _)| Candidate {
-                    record: &self.records[i],
-                })
+                .map(|(i, _)| i)
                 .collect();
-            return build(&self.index_text, &candidates, &self.events, max_tokens);
+            let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
+            return assemble(
+                &self.index_text,
+                &self.records,
+                &order,
+                INDEX_SHARE,
+                &self.events,
+                max_tokens,
+                |room| pack_whole(&self.records, &candidates, room),
+            );
         };
         let corpus = self.corpus.get_or_init(|| Corpus::new(&self.records));
         let scores = corpus.score(&self.records, q);
         let order = query_order(&self.records, &scores.memory, self.now);
-        build_for_query(
+        let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
+        assemble(
             &self.index_text,
             &self.records,
             &order,
-            &scores,
+            INDEX_SHARE_QUERY,
             &self.events,
             max_tokens,
+            |room| plan(&self.records, &candidates, &scores, room),
         )
     }
 }
@@ -170,6 +198,126 @@ fn index_part(index: &str) -> (String, usize) {
         "… {cut} more lines of MEMORY.md not shown (the memories are still ranked below)\n"
     ));
     (s, cut)
+}
+
+/// The line that ends an index section that left entries out.
+fn hidden_line(hidden: usize, total: usize) -> String {
+    format!(
+        "… {hidden} of {total} entries not shown: `memdir list` lists them all, `memdir recall <words>` finds them\n"
+    )
+}
+
+/// The index section of a block.
+struct IndexSection {
+    text: String,
+    lines_cut: usize,
+    entries_hidden: usize,
+}
+
+/// MEMORY.md (its first 200 lines) when that fits in `share` characters.
+fn whole_index(index: &str, share: usize) -> Option<IndexSection> {
+    let (text, lines_cut) = index_part(index);
+    (text.chars().count() <= share).then_some(IndexSection {
+        text,
+        lines_cut,
+        entries_hidden: 0,
+    })
+}
+
+/// The characters reserved for an index that does not fit whole: its share, or the
+/// least a section that says what it leaves out needs (the title and the hidden line),
+/// when that is more and still fits in the budget; 0 when not even that fits.
+fn index_room(records: &[Record], share: usize, budget: usize) -> usize {
+    let n = records.len();
+    let least = index::TITLE.chars().count() + 1 + hidden_line(n, n).chars().count();
+    if least > budget { 0 } else { share.max(least) }
+}
+
+/// The index section of an index that does not fit whole, within `room` characters:
+/// the title, then the entries of `priority` (indices into `records`, most useful
+/// first) that fit, each under its type's heading and in index order, at most 200
+/// lines, then the line saying how many are not shown. Empty when `room` is 0.
+fn partial_index(
+    records: &[Record],
+    priority: impl Iterator<Item = usize>,
+    room: usize,
+) -> IndexSection {
+    let n = records.len();
+    if room == 0 {
+        return IndexSection {
+            text: String::new(),
+            lines_cut: 0,
+            entries_hidden: n,
+        };
+    }
+    let title = format!("{}\n", index::TITLE);
+    // The hidden count is at most n, so its line is at most this long.
+    let mut used = title.chars().count() + hidden_line(n, n).chars().count();
+    let mut lines = 1usize;
+    let mut shown: Vec<Option<String>> = vec![None; n];
+    let mut sections: Vec<&crate::memory::Kind> = Vec::new();
+    let mut count = 0usize;
+    // No index line is shorter than `- [](x.md)` plus its newline.
+    const MIN_ENTRY: usize = 12;
+    // Entries that no longer fit are skipped and the next tried, but not forever: on a
+    // store of 100,000 memories the rest of the list rarely holds a line short enough.
+    const MAX_MISSES: usize = 1000;
+    let mut misses = 0usize;
+    for i in priority {
+        if room.saturating_sub(used) < MIN_ENTRY || lines >= INDEX_LINE_CAP || misses >= MAX_MISSES
+        {
+            break;
+        }
+        if shown[i].is_some() {
+            continue;
+        }
+        let kind = &records[i].meta.kind;
+        let line = index::entry_line(&records[i]);
+        let new_section = !sections.contains(&kind);
+        let heading = if new_section {
+            index::section_heading(kind).chars().count()
+        } else {
+            0
+        };
+        let extra = if new_section { 2 } else { 0 };
+        let cost = line.chars().count() + 1 + heading;
+        if used + cost <= room && lines + 1 + extra <= INDEX_LINE_CAP {
+            used += cost;
+            lines += 1 + extra;
+            if new_section {
+                sections.push(kind);
+            }
+            shown[i] = Some(line);
+            count += 1;
+            misses = 0;
+        } else {
+            misses += 1;
+        }
+    }
+    let mut text = title;
+    let mut current: Option<&crate::memory::Kind> = None;
+    for i in index::order(records) {
+        let Some(line) = shown[i].take() else {
+            continue;
+        };
+        let kind = &records[i].meta.kind;
+        if current != Some(kind) {
+            text.push_str(&index::section_heading(kind));
+            current = Some(kind);
+        }
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let hidden = n - count;
+    if hidden > 0 {
+        text.push_str(&hidden_line(hidden, n));
+    }
+    debug_assert!(text.chars().count() <= room);
+    IndexSection {
+        text,
+        lines_cut: 0,
+        entries_hidden: hidden,
+    }
 }
 
 fn heading(r: &Record) -> String {
@@ -427,74 +575,62 @@ fn timeline_part(events: &[Event], room: usize) -> (String, usize) {
     (text, chosen.len())
 }
 
-fn finish(
-    text: String,
-    memories: Vec<Included>,
-    events: usize,
-    index_lines_cut: usize,
-    max_tokens: usize,
-) -> Block {
-    let tokens = estimate_tokens(&text);
-    Block {
-        text,
-        memories,
-        events,
-        index_lines_cut,
-        tokens,
-        max_tokens,
-    }
-}
+/// The memories packed for a block: (index into `records`, part), in output order.
+type Packed = Vec<(usize, Part)>;
 
-/// Builds the context block without a query: memories whole, in the order given,
-/// skipping any that does not fit.
-///
-/// `events` are in time order (oldest first); the newest that fit are kept.
-pub fn build(
-    index: &str,
-    candidates: &[Candidate<'_>],
-    events: &[Event],
-    max_tokens: usize,
-) -> Block {
-    let budget = max_tokens.saturating_mul(4);
-    let (mut text, index_lines_cut) = index_part(index);
-    let mut used = text.chars().count();
-    let mut memories = Vec::new();
-    for c in candidates {
+/// Without a query: memories whole, in the order given, skipping any that does not
+/// fit in `room` characters and trying the next.
+fn pack_whole(records: &[Record], candidates: &[usize], room: usize) -> Packed {
+    let mut used = 0usize;
+    let mut out = Vec::new();
+    for &i in candidates {
         // Once no section could fit, the rest need not be measured (10,000 memories).
-        if budget.saturating_sub(used) < MIN_SECTION {
+        if room.saturating_sub(used) < MIN_SECTION {
             break;
         }
-        let n = whole_len(c.record);
-        if n <= budget - used {
-            text.push_str(&whole(c.record));
+        let n = whole_len(&records[i]);
+        if n <= room - used {
             used += n;
-            memories.push(Included {
-                key: c.record.key.to_string(),
-                excerpt: false,
-            });
+            out.push((i, Part::Whole));
         }
     }
-    let (tl, n_events) = timeline_part(events, budget.saturating_sub(used));
-    text.push_str(&tl);
-    finish(text, memories, n_events, index_lines_cut, max_tokens)
+    out
 }
 
-/// Builds the context block for a query: `order` ranks the memories (indices into
-/// `records`), `scores` says how relevant each memory and line is.
-pub fn build_for_query(
-    index: &str,
+/// Puts a block together (spec/ranking.md#budget): the index section, the memories
+/// `pack` chooses for the room it is given, then the timeline in what is left.
+///
+/// MEMORY.md goes in whole when it fits in `share` of the budget, and the memories
+/// get the rest. Otherwise the index section's room is reserved first, the memories
+/// are packed into the rest, and the index section then shows the entries of the
+/// packed memories, then the others in `order`, as many as fit in its room.
+fn assemble(
+    index_text: &str,
     records: &[Record],
     order: &[usize],
-    scores: &QueryScores,
+    share: f64,
     events: &[Event],
     max_tokens: usize,
+    pack: impl FnOnce(usize) -> Packed,
 ) -> Block {
     let budget = max_tokens.saturating_mul(4);
-    let (mut text, index_lines_cut) = index_part(index);
-    let used = text.chars().count();
-    let room = budget.saturating_sub(used);
+    let share_chars = (budget as f64 * share).floor() as usize;
+    let (index, packed) = match whole_index(index_text, share_chars) {
+        Some(ix) => {
+            let room = budget - ix.text.chars().count();
+            (ix, pack(room))
+        }
+        None => {
+            let index_room = index_room(records, share_chars, budget);
+            let packed = pack(budget - index_room);
+            let priority = packed.iter().map(|(i, _)| *i).chain(order.iter().copied());
+            (partial_index(records, priority, index_room), packed)
+        }
+    };
+    let index_chars = index.text.chars().count();
+    let mut text = index.text;
     let mut memories = Vec::new();
-    for (r, part) in plan(records, order, scores, room) {
+    for (r, part) in packed {
         let rec = &records[r];
         memories.push(Included {
             key: rec.key.to_string(),
@@ -508,7 +644,18 @@ pub fn build_for_query(
     let used = text.chars().count();
     let (tl, n_events) = timeline_part(events, budget.saturating_sub(used));
     text.push_str(&tl);
-    finish(text, memories, n_events, index_lines_cut, max_tokens)
+    debug_assert!(text.chars().count() <= budget);
+    let tokens = estimate_tokens(&text);
+    Block {
+        text,
+        memories,
+        events: n_events,
+        index_lines_cut: index.lines_cut,
+        index_entries_hidden: index.entries_hidden,
+        index_chars,
+        tokens,
+        max_tokens,
+    }
 }
 
 #[cfg(test)]
@@ -516,14 +663,18 @@ mod tests {
     use super::*;
     use crate::memory::index::tests::rec;
 
-    fn cands(rs: &[Record]) -> Vec<Candidate<'_>> {
-        rs.iter().map(|r| Candidate { record: r }).collect()
+    /// A block without a query over `rs` in the order given, with `index` as MEMORY.md.
+    fn build(index: &str, rs: &[Record], events: &[Event], max: usize) -> Block {
+        let order: Vec<usize> = (0..rs.len()).collect();
+        assemble(index, rs, &order, INDEX_SHARE, events, max, |room| {
+            pack_whole(rs, &order, room)
+        })
     }
 
     #[test]
     fn index_is_capped_at_200_lines() {
         let idx: String = (0..250).map(|i| format!("line {i}\n")).collect();
-        let b = build(&idx, &[], &[], 1);
+        let b = build(&idx, &[], &[], 2000);
         assert_eq!(b.index_lines_cut, 50);
         assert_eq!(b.text.lines().count(), 201);
         assert!(b.text.ends_with(
@@ -539,7 +690,7 @@ mod tests {
         let mut small = rec("small", "user", "Small", "d", "2026-01-01");
         small.body = "y".into();
         let rs = vec![big, small];
-        let b = build("# Agent Memory\n", &cands(&rs), &[], 40);
+        let b = build("# Agent Memory\n", &rs, &[], 40);
         assert_eq!(
             b.memories,
             vec![Included {
@@ -555,7 +706,8 @@ mod tests {
     }
 
     #[test]
-    fn never_exceeds_the_budget_unless_the_index_does() {
+    fn never_exceeds_the_budget() {
+        // spec/ranking.md#budget
         let mut rs = Vec::new();
         for i in 0..30 {
             let mut r = rec(&format!("k{i}"), "user", "N", "d", "2026-01-01");
@@ -569,13 +721,12 @@ mod tests {
                 Event::new("2026-01-01T00:00:00Z".parse().unwrap(), "e", f).unwrap()
             })
             .collect();
-        let b = build("# Agent Memory\n", &cands(&rs), &events, 1);
-        assert_eq!(
-            b.text, "# Agent Memory\n",
-            "the index alone may exceed the budget"
-        );
-        for max in [4, 5, 10, 20, 50, 100, 300, 1000] {
-            let b = build("# Agent Memory\n", &cands(&rs), &events, max);
+        let index = index::render(&rs);
+        let b = build(&index, &rs, &events, 1);
+        assert_eq!(b.text, "", "not even the title fits in 4 characters");
+        assert_eq!(b.index_entries_hidden, 30);
+        for max in [0, 4, 5, 10, 20, 50, 100, 300, 1000] {
+            let b = build(&index, &rs, &events, max);
             assert!(
                 b.text.chars().count() <= max * 4,
                 "max {max}: {}",
@@ -709,15 +860,132 @@ mod tests {
             })
             .collect();
         let p = Prepared::new(rs, events, now());
-        let index_chars = p.block(1, None).text.chars().count();
         for max in [1, 30, 40, 50, 64, 100, 128, 200, 333, 512, 1000, 5000] {
             for q in ["cello", "the very end", "nothing matches"] {
                 let b = p.block(max, Some(q));
                 let n = b.text.chars().count();
-                assert!(n <= (max * 4).max(index_chars), "max {max} {q}: {n}");
+                assert!(n <= max * 4, "max {max} {q}: {n}");
                 assert_eq!(b.tokens, estimate_tokens(&b.text));
             }
         }
+    }
+
+    /// 30 memories with one-sentence descriptions: an index of about 1,100 tokens.
+    fn sentences() -> Vec<Record> {
+        (0..30)
+            .map(|i| {
+                let kind = ["user", "feedback", "project", "reference"][i % 4];
+                let desc = format!(
+                    "one sentence of about a hundred and thirty characters describing memory number {i} in some detail, as people write them"
+                );
+                let mut r = rec(&format!("{kind}_m{i:02}"), kind, &format!("Memory {i}"), &desc, "2026-01-01");
+                r.body = format!("The body of memory {i}: the evidence an agent needs.");
+                if i == 17 {
+                    r.body.push_str(" The cello lives in the hall cupboard.");
+                }
+                r
+            })
+            .collect()
+    }
+
+    /// The entry lines of a block's index section, and its hidden-entries line.
+    fn index_lines(b: &Block) -> (Vec<&str>, Option<&str>) {
+        let section = &b.text[..b
+            .text
+            .char_indices()
+            .nth(b.index_chars)
+            .map_or(b.text.len(), |(i, _)| i)];
+        let entries = section.lines().filter(|l| l.starts_with("- [")).collect();
+        (entries, section.lines().find(|l| l.starts_with("… ")))
+    }
+
+    #[test]
+    fn a_large_index_gives_way_to_evidence() {
+        // spec/ranking.md#budget
+        let p = Prepared::new(sentences(), vec![], now());
+        let whole = index::render(p.records()).chars().count();
+        assert!(
+            whole > 1024 * 4 / 2,
+            "the index alone is over half of 1,024 tokens"
+        );
+        for query in [None, Some("where is the cello?")] {
+            let b = p.block(1024, query);
+            assert!(b.text.chars().count() <= 1024 * 4, "{query:?}");
+            assert!(
+                !b.memories.is_empty(),
+                "{query:?}: evidence, not only the index"
+            );
+            let share = if query.is_some() {
+                INDEX_SHARE_QUERY
+            } else {
+                INDEX_SHARE
+            };
+            assert!(b.index_chars as f64 <= 4096.0 * share, "{query:?}");
+            assert!(b.text.starts_with("# Agent Memory\n\n## "), "{}", b.text);
+            let (entries, hidden) = index_lines(&b);
+            assert_eq!(b.index_entries_hidden, 30 - entries.len());
+            assert_eq!(
+                hidden,
+                Some(format!(
+                    "… {} of 30 entries not shown: `memdir list` lists them all, `memdir recall <words>` finds them",
+                    30 - entries.len()
+                ))
+                .as_deref()
+            );
+            // The entries shown are those of the memories in the block first.
+            let in_block = |l: &&str| {
+                b.memories
+                    .iter()
+                    .any(|m| l.contains(&format!("]({}.md)", m.key)))
+            };
+            let first = format!("]({}.md)", b.memories[0].key);
+            assert!(entries.iter().any(|l| l.contains(&first)), "{query:?}");
+            if b.memories.len() > entries.len() {
+                assert!(entries.iter().all(in_block), "{query:?}: {entries:?}");
+            }
+        }
+        // With a query, the memory that answers it is in the block.
+        let b = p.block(1024, Some("where is the cello?"));
+        assert_eq!(b.memories[0].key, "feedback_m17");
+        assert!(b.text.contains("The cello lives in the hall cupboard."));
+    }
+
+    #[test]
+    fn an_index_that_fits_its_share_is_whole() {
+        // spec/ranking.md#budget
+        let p = Prepared::new(sentences(), vec![], now());
+        let index = index::render(p.records());
+        let need = index.chars().count().div_ceil(4);
+        let b = p.block(need * 2, None);
+        assert!(b.text.starts_with(&index));
+        assert_eq!(
+            (b.index_entries_hidden, b.index_chars),
+            (0, index.chars().count())
+        );
+        let b = p.block(need * 2 - 1, None);
+        assert!(!b.text.starts_with(&index));
+        assert!(b.index_entries_hidden > 0);
+        let b = p.block(need * 4, Some("cello"));
+        assert!(b.text.starts_with(&index));
+    }
+
+    #[test]
+    fn tiny_budgets_are_never_exceeded() {
+        // spec/ranking.md#budget
+        let p = Prepared::new(sentences(), vec![], now());
+        for max in [0, 1, 10, 25, 50, 60, 100] {
+            for q in [None, Some("cello")] {
+                let b = p.block(max, q);
+                assert!(b.text.chars().count() <= max * 4, "{max} {q:?}: {}", b.text);
+                if !b.text.is_empty() {
+                    // Whatever shows of the index says what it leaves out.
+                    assert!(index_lines(&b).1.is_some(), "{max} {q:?}: {}", b.text);
+                }
+            }
+        }
+        // 50 tokens hold the title and the line saying what is not shown.
+        let b = p.block(50, None);
+        assert!(b.text.starts_with("# Agent Memory\n"), "{}", b.text);
     }
 
     #[test]

@@ -4,5 +4,6 @@
 //! Must not read files or the clock: the engine hands everything in.
 
 pub mod context;
+pub mod filter;
 pub mod rank;
 pub mod search;
