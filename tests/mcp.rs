@@ -790,3 +790,64 @@ fn filters_on_recall_context_and_list() {
         }
     }
 }
+
+// spec/mcp.md#transport: every line that cannot be read as a message gets a JSON-RPC
+// parse error (-32700, id null) saying why, and the session goes on: a line that is
+// not JSON, one over the size limit (a 60 MB line, a 16 MiB field), one nested too
+// deep.
+#[test]
+fn unreadable_lines_get_a_parse_error_and_the_session_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let expect_error = |s: &mut Server, what: &str, needle: &str| {
+        let v = s
+            .recv(Instant::now() + WAIT)
+            .unwrap_or_else(|| panic!("{what}: no reply within {WAIT:?}"));
+        assert_eq!(v["id"], Value::Null, "{what}: {v}");
+        assert_eq!(v["error"]["code"], -32700, "{what}: {v}");
+        let msg = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(needle), "{what}: {v}");
+    };
+    let raw = |s: &mut Server, bytes: &[u8]| {
+        let stdin = s.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    };
+
+    raw(&mut s, b"this is not json\n");
+    expect_error(&mut s, "not JSON", "not valid JSON");
+    raw(&mut s, b"{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \n");
+    expect_error(&mut s, "truncated JSON", "not valid JSON");
+
+    // 60 MB without a newline until the end, written in pieces.
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..60 {
+        raw(&mut s, &chunk);
+    }
+    raw(&mut s, b"\n");
+    expect_error(&mut s, "60 MB line", "over the limit");
+
+    // A request whose one field is 16 MiB.
+    let mut big = br#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"recall","arguments":{"query":""#.to_vec();
+    big.extend(std::iter::repeat_n(b'q', 16 << 20));
+    big.extend_from_slice(b"\"}}}\n");
+    raw(&mut s, &big);
+    expect_error(&mut s, "16 MiB field", "over the limit");
+
+    // A request holding a value nested 100,000 deep.
+    let depth = 100_000;
+    let mut deep = br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"note","arguments":{"type":"x","fields":{"a":"#.to_vec();
+    deep.extend(std::iter::repeat_n(b'[', depth));
+    deep.extend(std::iter::repeat_n(b']', depth));
+    deep.extend_from_slice(b"}}}}\n");
+    raw(&mut s, &deep);
+    expect_error(&mut s, "100k-deep value", "nested deeper than");
+
+    // The session still works, and nothing of the refused requests was stored.
+    let r = s.call("remember", role_args());
+    assert!(!is_error(&r), "{r}");
+    let (code, err) = s.finish();
+    assert_eq!(code, Some(0), "{err}");
+}

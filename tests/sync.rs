@@ -515,12 +515,15 @@ fn push_after_write() {
     let o = run(a.cmd().env("MEMDIR_OFFLINE", "maybe").args(["note", "x"]));
     assert_eq!(code(&o), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("MEMDIR_OFFLINE") || stderr(&o).contains("maybe"),
+        stderr(&o).contains("'maybe' for '--offline': expected 1 or 0"),
         "{}",
         stderr(&o)
     );
     a.ok_env(&["note", "seen", "offline=0"], "0");
     assert_ne!(head(&a), h1, "MEMDIR_OFFLINE=0 pushes");
+    let h1 = head(&a);
+    a.ok_env(&["note", "seen", "offline=empty"], "");
+    assert_ne!(head(&a), h1, "an empty MEMDIR_OFFLINE pushes");
     let h1 = head(&a);
     a.ok(&["note", "seen", "again=1"]);
     assert_ne!(head(&a), h1, "note pushes");

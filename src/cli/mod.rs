@@ -75,16 +75,22 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
     /// Do not push after write, forget or note, even in ipfs / encrypted-ipfs mode.
-    // MEMDIR_OFFLINE=1 is the documented form: take 1/0, true/false, yes/no, on/off.
-    #[arg(
-        long,
-        global = true,
-        env = "MEMDIR_OFFLINE",
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
+    // MEMDIR_OFFLINE=1 is the documented form: take 1/0, true/false, yes/no, on/off,
+    // and an empty value as unset.
+    #[arg(long, global = true, env = "MEMDIR_OFFLINE", value_parser = parse_switch)]
     pub offline: bool,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// A yes/no environment value: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any
+/// case, or their first letters), empty for no.
+fn parse_switch(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "f" | "no" | "n" | "off" => Ok(false),
+        "1" | "true" | "t" | "yes" | "y" | "on" => Ok(true),
+        _ => Err("expected 1 or 0, true or false, yes or no, on or off".into()),
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -12,6 +12,7 @@
 //! spec: spec/mcp.md.
 
 pub mod changes;
+pub mod framing;
 pub mod manifest;
 pub mod server;
 pub mod uri;
@@ -125,6 +126,9 @@ where
         None => None,
     };
 
+    // Every line reaches rmcp through the framing, which answers those that cannot be
+    // messages (spec/mcp.md#transport).
+    let (io, framing) = framing::Framing::start(io);
     let result = async {
         let running = match MemoryServer::new(shared.clone()).serve(io).await {
             Ok(r) => r,
@@ -139,6 +143,7 @@ where
         Ok(())
     }
     .await;
+    framing.finish().await;
 
     stop.store(true, Ordering::Relaxed);
     if let Some(w) = watcher {

@@ -424,18 +424,20 @@ fn from_map(
     let text_field = |field: &'static str| -> Result<Option<String>, FrontmatterError> {
         match map.get(field) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => scalar_text(v).map(Some).ok_or(FrontmatterError::Field {
-                field,
-                line: line_of(field),
-                problem: "must be text, not a list or mapping",
-            }),
+            Some(v) => scalar_text(v)
+                .map(Some)
+                .ok_or_else(|| FrontmatterError::Field {
+                    field,
+                    line: line_of(field),
+                    problem: "must be text, not a list or mapping",
+                }),
         }
     };
     let required = |field: &'static str| -> Result<String, FrontmatterError> {
         text_field(field)?.ok_or(FrontmatterError::MissingField { field })
     };
     let stamp = |field: &'static str| -> Result<Stamp, FrontmatterError> {
-        Stamp::parse(&required(field)?).ok_or(FrontmatterError::Field {
+        Stamp::parse(&required(field)?).ok_or_else(|| FrontmatterError::Field {
             field,
             line: line_of(field),
             problem: "must be a date (YYYY-MM-DD) or an RFC 3339 timestamp",
@@ -471,24 +473,23 @@ fn from_map(
             }
         },
     };
+    // The line is looked up (a scan of the block) only for an error: looking it up for
+    // every tag made loading quadratic in the number of tags.
+    let bad_tags = || FrontmatterError::Field {
+        field: "tags",
+        line: line_of("tags"),
+        problem: "must be a list of text values",
+    };
     let tags = match map.get("tags") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => {
             let mut tags = Vec::with_capacity(items.len());
             for item in items {
-                tags.push(scalar_text(item).ok_or(FrontmatterError::Field {
-                    field: "tags",
-                    line: line_of("tags"),
-                    problem: "must be a list of text values",
-                })?);
+                tags.push(scalar_text(item).ok_or_else(bad_tags)?);
             }
             tags
         }
-        Some(v) => vec![scalar_text(v).ok_or(FrontmatterError::Field {
-            field: "tags",
-            line: line_of("tags"),
-            problem: "must be a list of text values",
-        })?],
+        Some(v) => vec![scalar_text(v).ok_or_else(bad_tags)?],
     };
     let important = match map.get("important") {
         None | Some(Value::Null) => false,
@@ -552,8 +553,16 @@ fn from_map(
     })
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many times [`key_line`] scanned a YAML block (tests bound it).
+    static KEY_LINE_SCANS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The file line of a top-level key, found without parsing (for messages).
 fn key_line(yaml: &str, first_line: usize, key: &str) -> Option<usize> {
+    #[cfg(test)]
+    KEY_LINE_SCANS.with(|c| c.set(c.get() + 1));
     yaml.lines()
         .position(|l| {
             l.split_once(':').is_some_and(|(k, _)| {
@@ -868,6 +877,37 @@ mod tests {
             "{nick:?}\n{out}"
         );
         assert!(out.contains("x: 1.10\n"), "{out}");
+    }
+
+    // spec/memory-format.md#reading: loading is linear in the number of tags; the
+    // line of a field is looked up (a scan of the block up to it) only to report a
+    // problem. Looking it up for every tag was quadratic once `tags:` came after a
+    // long entry (5,000 notes then 5,000 tags: 36.6e9 instructions, 0.5e9 after).
+    #[test]
+    fn many_tags_load_without_rescanning_the_block() {
+        let notes: String = (0..20_000).map(|i| format!("  - note {i}\n")).collect();
+        let tags: String = (0..20_000).map(|i| format!("  - t{i}\n")).collect();
+        let text = format!(
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\nnotes:\n{notes}tags:\n{tags}---\n"
+        );
+        for keep_layout in [false, true] {
+            KEY_LINE_SCANS.with(|c| c.set(0));
+            let p = parse_mode(&text, keep_layout).unwrap();
+            assert_eq!(p.meta.tags.len(), 20_000);
+            assert_eq!(
+                KEY_LINE_SCANS.with(|c| c.get()),
+                0,
+                "keep_layout {keep_layout}"
+            );
+        }
+        // A bad tag is still reported at its field's line, with one scan.
+        let bad = text.replace("  - t7\n", "  - [x]\n");
+        KEY_LINE_SCANS.with(|c| c.set(0));
+        assert_eq!(
+            parse_read(&bad).unwrap_err().to_string(),
+            "line 20008: `tags` must be a list of text values"
+        );
+        assert_eq!(KEY_LINE_SCANS.with(|c| c.get()), 1);
     }
 
     #[test]

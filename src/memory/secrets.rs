@@ -255,12 +255,12 @@ fn is_jwt(b: &[u8], i: usize) -> bool {
 /// A `-----BEGIN … PRIVATE KEY…-----` armour line (PEM, OpenSSH, PGP).
 fn find_private_key_block(text: &str) -> Option<SecretKind> {
     const BEGIN: &str = "-----BEGIN ";
+    // The label ends at the next `-----`, at the latest the next BEGIN, so each byte is
+    // looked at a bounded number of times however many armour lines there are.
     text.match_indices(BEGIN).find_map(|(pos, _)| {
-        let line = text[pos + BEGIN.len()..].lines().next().unwrap_or("");
-        let label = &line[..line.find("-----")?];
-        label
-            .contains("PRIVATE KEY")
-            .then_some(SecretKind::PrivateKey)
+        let rest = &text[pos + BEGIN.len()..];
+        let label = &rest[..rest.find("-----")?];
+        (!label.contains('\n') && label.contains("PRIVATE KEY")).then_some(SecretKind::PrivateKey)
     })
 }
 
@@ -283,7 +283,9 @@ fn find_named_secret(text: &str) -> Option<SecretKind> {
     for name in ["AccountKey=", "SharedAccessKey="] {
         for (pos, _) in text.match_indices(name) {
             let start = pos + name.len();
-            let n = run_len(b, start, |c| is_base64_char(c) || c == b'=');
+            // The base64 characters before any `=` padding (which also ends the run at
+            // the next `AccountKey=`, so repeated names are read once).
+            let n = run_len(b, start, is_base64_char);
             if n >= 40 && looks_random(&b[start..start + n], 40) {
                 return Some(SecretKind::AzureKey);
             }
@@ -419,6 +421,23 @@ mod tests {
         check("a://b:@c", None);
         check("hooks.slack.com/", None);
         check("secret: ", None);
+        check("-----BEGIN RSA\nPRIVATE KEY-----", None);
+    }
+
+    // Text repeating a prefix is still read in one pass: each occurrence must not
+    // rescan the rest of the text.
+    #[test]
+    fn repeated_prefixes_stay_linear() {
+        for unit in [
+            "-----BEGIN ",
+            "AccountKey=",
+            "secret:",
+            "://",
+            "hooks.slack.com/",
+        ] {
+            let text = unit.repeat(200_000);
+            assert_eq!(find_secret(&text), None, "{unit}");
+        }
     }
 
     /// Every line of the corpus: `secret <kind> <text>` or `clean <text>`; `\n` in
