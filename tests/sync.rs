@@ -11,6 +11,8 @@ use serde_json::Value;
 
 use crate::common::{memdir, run, stderr, stdout, tree};
 
+mod races;
+
 /// A memory directory on one "device", syncing through `remote`.
 struct Device {
     dir: PathBuf,

@@ -73,6 +73,14 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Error> {
 
 /// Prints a pull report as text.
 pub fn print(r: &PullReport, out: &mut Out) {
+    if r.behind {
+        out.text(&format!(
+            "the remote is behind: {} is a version this directory already passed (it was rolled back, or restored from a backup); nothing applied",
+            r.root
+        ));
+        out.note("run `memdir push` (or `memdir sync`) to publish this directory over it");
+        return;
+    }
     for w in &r.warnings {
         out.note(&format!("warning: {w}"));
     }
@@ -104,7 +112,9 @@ pub fn print(r: &PullReport, out: &mut Out) {
         r.root,
         r.provider,
         r.mode,
-        if r.had_base {
+        if r.diverged {
+            "diverged: nothing deleted but recorded forgets"
+        } else if r.had_base {
             "three-way"
         } else {
             "first sync, two-way"

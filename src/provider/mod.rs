@@ -226,6 +226,63 @@ pub trait Provider: Send + Sync {
             })
         })
     }
+
+    /// Moves the head of `channel` from `expected` (`None`: no head yet) to `root`,
+    /// and only if it still names `expected` (spec/sync.md#heads). A provider that
+    /// can compare and swap atomically does so; the default reads the head and sets
+    /// it when it matches, which leaves a short window that the next sync's lineage
+    /// check covers.
+    fn swap_head<'a>(
+        &'a self,
+        channel: &'a str,
+        expected: Option<&'a Cid>,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<HeadSwap, ProviderError>> {
+        Box::pin(async move {
+            let found = self.head(channel).await?;
+            if found.as_ref() != expected {
+                return Ok(HeadSwap::Changed { found });
+            }
+            self.set_head(channel, root).await?;
+            Ok(HeadSwap::Moved)
+        })
+    }
+
+    /// Stores the lineage of `root` (the versions it was built on, nearest first;
+    /// spec/sync.md#lineage) next to it. The default keeps none.
+    fn put_lineage<'a>(
+        &'a self,
+        root: &'a Cid,
+        lineage: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        let _ = (root, lineage);
+        Box::pin(async move {
+            Err(ProviderError::Unsupported {
+                provider: self.name().to_string(),
+                operation: "keep the lineage of a version",
+            })
+        })
+    }
+
+    /// The lineage stored for `root` by [`Provider::put_lineage`], `None` when there
+    /// is none (or the provider keeps none).
+    fn lineage<'a>(
+        &'a self,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<Option<Vec<u8>>, ProviderError>> {
+        let _ = root;
+        Box::pin(async move { Ok(None) })
+    }
+}
+
+/// What [`Provider::swap_head`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadSwap {
+    /// The head named the expected root and now names the new one.
+    Moved,
+    /// The head had moved since it was read (another device pushed): it was left as
+    /// it is and names `found`.
+    Changed { found: Option<Cid> },
 }
 
 /// Why a provider operation failed.
@@ -730,6 +787,28 @@ impl Blocking {
     /// [`Provider::set_head`], blocking.
     pub fn set_head(&self, channel: &str, root: &Cid) -> Result<(), ProviderError> {
         self.runtime.block_on(self.provider.set_head(channel, root))
+    }
+
+    /// [`Provider::swap_head`], blocking.
+    pub fn swap_head(
+        &self,
+        channel: &str,
+        expected: Option<&Cid>,
+        root: &Cid,
+    ) -> Result<HeadSwap, ProviderError> {
+        self.runtime
+            .block_on(self.provider.swap_head(channel, expected, root))
+    }
+
+    /// [`Provider::put_lineage`], blocking.
+    pub fn put_lineage(&self, root: &Cid, lineage: &[u8]) -> Result<(), ProviderError> {
+        self.runtime
+            .block_on(self.provider.put_lineage(root, lineage))
+    }
+
+    /// [`Provider::lineage`], blocking.
+    pub fn lineage(&self, root: &Cid) -> Result<Option<Vec<u8>>, ProviderError> {
+        self.runtime.block_on(self.provider.lineage(root))
     }
 }
 

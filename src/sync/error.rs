@@ -24,6 +24,20 @@ pub enum SyncError {
         head: Cid,
         base: Option<Cid>,
     },
+    /// Another device moved the head between our read and our swap: it was left as it
+    /// is (spec/sync.md#heads).
+    #[error(
+        "another device pushed to {provider} channel `{channel}` at the same time: the head moved from {} to {} before ours could, so {pushed} was uploaded but not published and nothing was recorded here",
+        .read.map(|c| c.to_string()).unwrap_or_else(|| "(none)".into()),
+        .found.map(|c| c.to_string()).unwrap_or_else(|| "(none)".into())
+    )]
+    HeadMoved {
+        provider: String,
+        channel: String,
+        read: Option<Cid>,
+        found: Option<Cid>,
+        pushed: Cid,
+    },
     /// A plain pull found a file where a directory was expected.
     #[error("{root} is a single file, not a memory directory")]
     NotADirectory { root: Cid },
@@ -85,6 +99,7 @@ impl SyncError {
     pub fn class(&self) -> Class {
         match self {
             SyncError::RemoteAhead { .. }
+            | SyncError::HeadMoved { .. }
             | SyncError::State { .. }
             | SyncError::Secret { .. }
             | SyncError::Seal { .. } => Class::Input,
@@ -103,6 +118,7 @@ impl SyncError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             SyncError::RemoteAhead { .. } => "run `memdir sync` to pull, merge and push; `push --force` publishes this directory over it (the other version stays pinned)".into(),
+            SyncError::HeadMoved { .. } => "run `memdir sync` to merge both versions and push the result".into(),
             SyncError::NotADirectory { .. } => "if it was pushed in encrypted-ipfs mode, pull with --mode encrypted-ipfs; nothing was changed".into(),
             SyncError::NotSealed { .. } => "it looks like a plain push: pull with --mode ipfs; nothing was changed".into(),
             SyncError::Decode { .. } | SyncError::InnerCar { .. } => "the data was rejected before anything was written; nothing was changed".into(),

@@ -17,6 +17,7 @@
 //! `spec/sync.md` is the user-facing description.
 
 pub mod config;
+pub mod lineage;
 pub mod plan;
 #[cfg(feature = "sync")]
 pub mod seal;
@@ -47,7 +48,7 @@ pub use push::push;
 #[cfg(feature = "sync")]
 pub use remote::{ConflictCopy, PullReport, PushReport, Remote, SkippedFile, SyncReport};
 #[cfg(feature = "sync")]
-pub use state::{Base, Pushed, STATE_FILE, SYNC_DIR, State};
+pub use state::{Base, HISTORY_MAX, Pushed, STATE_FILE, SYNC_DIR, State};
 #[cfg(feature = "sync")]
 pub use status::{Status, status};
 

@@ -11,6 +11,7 @@ use crate::exchange::merge::Strategy;
 use crate::ipfs::car::{self, CarLimits};
 use crate::ipfs::unixfs::{self, Node};
 use crate::provider::Blocks;
+use crate::sync::lineage::{self, Relation};
 use crate::sync::plan::{self, Op};
 use crate::sync::seal::{self, Sealed};
 
@@ -21,6 +22,8 @@ struct Fetched {
     plain_root: Cid,
     tree: Node,
     plain_car: Vec<u8>,
+    /// The lineage sealed in the envelope (`encrypted-ipfs`), authenticated by its MAC.
+    lineage: Option<Vec<Cid>>,
 }
 
 /// Downloads `root`, verifies and decodes it; in `encrypted-ipfs` mode opens the blob.
@@ -69,6 +72,7 @@ fn fetch(
             plain_root,
             tree,
             plain_car,
+            lineage: None,
         })
     } else {
         if matches!(outer, Node::File(_)) {
@@ -81,6 +85,7 @@ fn fetch(
             plain_root: *root,
             plain_car: car::car_bytes(&dag),
             tree: outer,
+            lineage: None,
         })
     }
 }
@@ -105,20 +110,97 @@ pub fn pull(
 ) -> Result<PullReport> {
     let backend = mem.backend();
     let state0 = State::load(backend)?;
+    let base_network = state0.base.as_ref().and_then(|b| b.network_cid().ok());
+    let empty = |behind: bool| PullReport {
+        provider: remote.provider.name().to_string(),
+        mode: remote.mode(),
+        strategy,
+        dry_run,
+        root: root.to_string(),
+        plain_root: String::new(),
+        had_base: true,
+        behind,
+        diverged: false,
+        decisions: Vec::new(),
+        written: 0,
+        deleted: 0,
+        conflicts: Vec::new(),
+        skipped: Vec::new(),
+        warnings: Vec::new(),
+    };
+    // spec/sync.md#lineage: a version this directory already passed (a restored
+    // backup, a rolled-back head, a replayed blob) is never applied as new.
+    if base_network.is_some_and(|b| b != *root) && state0.has_seen(root) {
+        return Ok(empty(true));
+    }
     let expected_plain = state0
         .base
         .as_ref()
         .filter(|b| b.network_root == root.to_string())
         .and_then(|b| b.root_cid().ok());
     let fetched = fetch(mem, remote, root, expected_plain)?;
+    let mut warnings = Vec::new();
+    let remote_lineage = if remote.encrypted() {
+        fetched.lineage.clone()
+    } else {
+        match remote.provider.lineage(root) {
+            Ok(Some(bytes)) => match lineage::decode(&bytes) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    warnings.push(format!(
+                        "the lineage stored for {root} is unreadable ({e}); merged as a version of unknown lineage"
+                    ));
+                    None
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                warnings.push(format!("could not read the lineage of {root}: {e}"));
+                None
+            }
+        }
+    };
+    let relation = lineage::relate(
+        base_network.as_ref(),
+        &state0.lineage(),
+        root,
+        remote_lineage.as_deref(),
+    );
+    // A diverged version is merged against the nearest version both sides include,
+    // when it can still be fetched; otherwise without a base.
+    let common_listing = match &relation {
+        Relation::Diverged { common: Some(c) } => match fetch(mem, remote, c, None) {
+            Ok(f) => Some(listing(&f.tree)),
+            Err(e) => {
+                warnings.push(format!(
+                    "could not fetch {c}, the last version both sides share ({e}); merged without a base"
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
+    let diverged = matches!(relation, Relation::Diverged { .. });
     let remote_listing = listing(&fetched.tree);
     backend.create()?;
     mem.with_lock(|| {
         let mut state = State::load(backend)?;
-        let mut warnings = Vec::new();
-        let (had_base, base_listing) = base_listing(mem, &state, &mut warnings);
+        let (had_base, base_listing) = if diverged {
+            warnings.push(format!(
+                "{root} does not descend from this directory's last synced version (another device pushed beside it): merged without deleting or reverting anything here but recorded forgets"
+            ));
+            match &common_listing {
+                Some(l) => (true, l.clone()),
+                None => (false, plan::Listing::new()),
+            }
+        } else {
+            base_listing(mem, &state, &mut warnings)
+        };
         let local_listing = listing(&backend.tree()?);
-        let plan = plan::plan(&base_listing, &local_listing, &remote_listing, strategy);
+        let mut plan = plan::plan(&base_listing, &local_listing, &remote_listing, strategy);
+        if diverged {
+            plan = lineage::make_safe(plan, had_base, &local_listing, &remote_listing);
+        }
         let mut report = PullReport {
             provider: remote.provider.name().to_string(),
             mode: remote.mode(),
@@ -127,12 +209,14 @@ pub fn pull(
             root: root.to_string(),
             plain_root: fetched.plain_root.to_string(),
             had_base,
+            behind: false,
+            diverged,
             decisions: plan.report.clone(),
             written: 0,
             deleted: 0,
             conflicts: Vec::new(),
             skipped: Vec::new(),
-            warnings,
+            warnings: std::mem::take(&mut warnings),
         };
         let mut ops = Vec::new();
         for op in plan.ops {
@@ -182,6 +266,14 @@ pub fn pull(
             via: "pull".into(),
             at: now,
         };
+        let mut learned = vec![root.to_string()];
+        learned.extend(
+            remote_lineage
+                .iter()
+                .flatten()
+                .map(|c| c.to_string()),
+        );
+        state.remember(learned);
         state.record_base(backend, new_base, &fetched.plain_root, &fetched.plain_car)?;
         Ok(report)
     })
