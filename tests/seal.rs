@@ -54,6 +54,7 @@ fn variant(e: &SealError) -> &'static str {
         SealError::RootMismatch { .. } => "RootMismatch",
         SealError::Seal { .. } => "Seal",
         SealError::RootTooLong { .. } => "RootTooLong",
+        SealError::BadLineage { .. } => "BadLineage",
     }
 }
 

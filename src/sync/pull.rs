@@ -58,6 +58,7 @@ fn fetch(
             root: *root,
             source,
         })?;
+        let lineage = plain.lineage().map(<[Cid]>::to_vec);
         let (plain_root, plain_car) = plain.into_parts();
         let inner = car::read_car(plain_car.as_slice(), &plain_root, &CarLimits::default())
             .map_err(|source| SyncError::InnerCar {
@@ -72,7 +73,7 @@ fn fetch(
             plain_root,
             tree,
             plain_car,
-            lineage: None,
+            lineage,
         })
     } else {
         if matches!(outer, Node::File(_)) {

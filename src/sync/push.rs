@@ -104,12 +104,16 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     // merged into it (spec/sync.md#lineage).
     let lineage = state.lineage();
     let (network_root, receipt, full_len) = if remote.encrypted() {
-        let sealed = seal::seal(&Plain::new(dag.root, plain_car.clone()), remote.key()?).map_err(
-            |source| SyncError::Seal {
-                root: dag.root,
-                source,
-            },
-        )?;
+        let sealed_lineage: Vec<Cid> = lineage
+            .iter()
+            .take(seal::MAX_LINEAGE)
+            .filter_map(|r| Cid::try_from(r.as_str()).ok())
+            .collect();
+        let plain = Plain::new(dag.root, plain_car.clone()).with_lineage(sealed_lineage);
+        let sealed = seal::seal(&plain, remote.key()?).map_err(|source| SyncError::Seal {
+            root: dag.root,
+            source,
+        })?;
         let blob = build(&Node::File(sealed.into_bytes()), mem)?;
         let blob_car = car::car_bytes(&blob);
         let receipt = remote

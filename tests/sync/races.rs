@@ -410,3 +410,64 @@ fn a_rolled_back_head_is_behind() {
     a.ok(&["sync"]);
     assert_eq!(a.memories(), want);
 }
+
+// spec/sync.md#lineage, spec/sync.md#keys-and-sealed-boxes — encrypted-ipfs: an old
+// sealed blob put back as the head is recognised, also by a device that never held it
+// (it learned it from the lineage sealed, under the MAC, in a newer blob).
+#[test]
+fn a_replayed_sealed_blob_is_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = tmp.path().join("remote");
+    let mut a = Device::new(tmp.path(), "a", &remote);
+    let key = keygen_in(&mut a);
+    a.ok(&["init", "--mode", "encrypted-ipfs", "--provider", "folder"]);
+    a.edit("x", Some("1"));
+    a.edit("y", Some("1"));
+    a.ok(&["sync"]);
+    let old = head(&remote);
+    a.ok(&["--offline", "forget", "x"]);
+    a.edit("y", Some("2"));
+    a.edit("z", Some("new"));
+    a.ok(&["sync"]);
+    let want = vec![
+        ("y".to_string(), "2".to_string()),
+        ("z".into(), "new".into()),
+    ];
+    // C joins now: it never held the old blob.
+    let mut c = Device::new(tmp.path(), "c", &remote);
+    c.key = Some(key);
+    c.ok(&["init", "--mode", "encrypted-ipfs", "--provider", "folder"]);
+    c.ok(&["sync"]);
+    assert_eq!(c.memories(), want);
+    std::fs::write(remote.join("heads/default"), &old).unwrap();
+    for d in [&a, &c] {
+        let before = d.snapshot();
+        let o = d.ok(&["pull", old.trim()]);
+        assert!(
+            stdout(&o).contains("the remote is behind"),
+            "{}",
+            stdout(&o)
+        );
+        assert_eq!(d.snapshot(), before, "nothing applied");
+    }
+    let o = c.ok(&["sync"]);
+    assert!(
+        stderr(&o).contains("the remote is behind"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        c.memories(),
+        want,
+        "nothing forgotten back, nothing newer deleted"
+    );
+    a.ok(&["sync"]);
+    assert_eq!(a.memories(), want);
+}
+
+fn keygen_in(d: &mut Device) -> std::path::PathBuf {
+    let path = d.home.join("key");
+    d.ok(&["keygen", "--out", path.to_str().unwrap()]);
+    d.key = Some(path.clone());
+    path
+}
