@@ -248,6 +248,95 @@ mod tests {
         assert_eq!(decode(&encode(&many)).unwrap().len(), LINEAGE_MAX);
     }
 
+    fn memory(updated: &str) -> Vec<u8> {
+        format!(
+            "---\nname: x\ndescription: d\ntype: user\ncreated: 2026-04-01\nupdated: {updated}\n---\nbody\n"
+        )
+        .into_bytes()
+    }
+
+    fn forgot(key: &str, day: &str) -> Vec<u8> {
+        format!("{{\"ts\":\"{day}T12:00:00.000Z\",\"type\":\"forgot\",\"key\":\"{key}\"}}\n")
+            .into_bytes()
+    }
+
+    fn show(p: &plan::Plan) -> Vec<String> {
+        p.ops
+            .iter()
+            .map(|o| match o {
+                plan::Op::SaveConflict { path, .. } => format!("save {path}"),
+                plan::Op::Delete { path } => format!("delete {path}"),
+                plan::Op::Write { path, .. } => format!("write {path}"),
+                plan::Op::RebuildIndex => "rebuild".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn diverged_merges_delete_only_recorded_forgets() {
+        // spec/sync.md#tombstones
+        let l = |v: Vec<(&str, Vec<u8>)>| -> Listing {
+            v.into_iter().map(|(p, b)| (p.to_string(), b)).collect()
+        };
+        let (t1, t2) = ("timeline/2026-04-12.jsonl", "timeline/2026-04-13.jsonl");
+        let m = crate::exchange::merge::Strategy::Merge;
+        // Without a base: a stays (never forgotten), b is deleted (forgotten on the
+        // other side after its update), c is not brought back (forgotten here), d is
+        // new; the other side's day file is taken.
+        let local = l(vec![
+            ("a.md", memory("2026-04-10")),
+            ("b.md", memory("2026-04-10")),
+            (t1, forgot("c", "2026-04-12")),
+        ]);
+        let remote = l(vec![
+            ("c.md", memory("2026-04-10")),
+            ("d.md", memory("2026-04-10")),
+            (t2, forgot("b", "2026-04-13")),
+        ]);
+        let p = make_safe(
+            plan::plan(&Listing::new(), &local, &remote, m),
+            false,
+            &local,
+            &remote,
+        );
+        assert_eq!(
+            show(&p),
+            vec![
+                "delete b.md",
+                "write d.md",
+                format!("write {t2}").as_str(),
+                "rebuild"
+            ]
+        );
+        let outcome = |path: &str| {
+            p.report
+                .iter()
+                .find(|d| d.path == path)
+                .map(|d| d.outcome.clone())
+        };
+        assert_eq!(outcome("b.md"), Some(plan::Outcome::Forgotten));
+        assert_eq!(outcome("c.md"), Some(plan::Outcome::KeptLocal));
+        // With a shared base: the other side lacks a (no forget recorded: kept), b
+        // (forgotten: deleted) and the base's day file (never deleted).
+        let base = l(vec![
+            ("a.md", memory("2026-04-10")),
+            ("b.md", memory("2026-04-10")),
+            (t1, forgot("z", "2026-04-12")),
+        ]);
+        let remote = l(vec![(t2, forgot("b", "2026-04-13"))]);
+        let p = make_safe(plan::plan(&base, &base, &remote, m), true, &base, &remote);
+        assert_eq!(
+            show(&p),
+            vec!["delete b.md", format!("write {t2}").as_str(), "rebuild"]
+        );
+        // A memory updated after the day of its forget is not tombstoned.
+        let gone = forgotten(&[&l(vec![(t1, forgot("b", "2026-04-12"))])]);
+        assert!(tombstoned("b.md", &memory("2026-04-12"), &gone));
+        assert!(!tombstoned("b.md", &memory("2026-04-13"), &gone));
+        assert!(!tombstoned("notes/b.md", &memory("2026-04-01"), &gone));
+        assert!(!tombstoned("b.md", b"not a memory", &gone));
+    }
+
     #[test]
     fn relations() {
         // spec/sync.md#lineage — the relation table.
