@@ -199,7 +199,9 @@ pub fn pull(
         };
         let local_listing = listing(&backend.tree()?);
         let mut plan = plan::plan(&base_listing, &local_listing, &remote_listing, strategy);
-        if diverged {
+        // Without a line of descent (diverged, or a first sync) deletions cross only
+        // as recorded forgets (spec/sync.md#tombstones).
+        if diverged || relation == Relation::First {
             plan = lineage::make_safe(plan, had_base, &local_listing, &remote_listing);
         }
         let mut report = PullReport {

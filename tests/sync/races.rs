@@ -471,3 +471,30 @@ fn keygen_in(d: &mut Device) -> std::path::PathBuf {
     d.key = Some(path.clone());
     path
 }
+
+// spec/sync.md#tombstones — a first sync is two-way, and a memory this device holds
+// that the other side forgot (recorded) after its last update goes; one it never
+// forgot stays.
+#[test]
+fn a_first_sync_takes_recorded_forgets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = tmp.path().join("remote");
+    let a = Device::new(tmp.path(), "a", &remote);
+    let b = Device::new(tmp.path(), "b", &remote);
+    for d in [&a, &b] {
+        d.ok(&["init", "--provider", "folder"]);
+    }
+    a.edit("x", Some("1"));
+    a.edit("y", Some("1"));
+    a.ok(&["--offline", "forget", "x"]);
+    a.ok(&["sync"]);
+    // B had a copy of both (an import, a copied folder) but never synced.
+    b.edit("x", Some("1"));
+    b.edit("y", Some("1"));
+    b.edit("z", Some("mine"));
+    b.ok(&["sync"]);
+    let got: Vec<String> = b.memories().into_iter().map(|(k, _)| k).collect();
+    assert_eq!(got, vec!["y", "z"]);
+    a.ok(&["sync"]);
+    assert_eq!(a.memories(), b.memories());
+}
