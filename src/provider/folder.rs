@@ -45,6 +45,37 @@ fn io(path: &Path, source: std::io::Error) -> ProviderError {
     }
 }
 
+/// Opens `path` for reading only if it is a regular file: a FIFO, a device or a
+/// folder in its place is an error, never a read that waits forever. `None` when it
+/// does not exist.
+fn open_regular(path: &Path) -> Result<Option<fs::File>, ProviderError> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO without a writer would block; non-blocking, it does not,
+        // and regular files read the same either way.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(path, e)),
+    };
+    let meta = file.metadata().map_err(|e| io(path, e))?;
+    if !meta.is_file() {
+        return Err(io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not a regular file (a FIFO, device or folder is never read)",
+            ),
+        ));
+    }
+    Ok(Some(file))
+}
+
 impl Folder {
     /// A provider over `root` (created on the first push).
     pub fn new(root: impl Into<PathBuf>) -> Folder {
@@ -122,7 +153,12 @@ impl Folder {
         progress: &dyn Progress,
     ) -> Result<Blocks, ProviderError> {
         let path = self.car_path(root);
-        let file = fs::File::open(&path).map_err(|e| io(&path, e))?;
+        let file = open_regular(&path)?.ok_or_else(|| {
+            io(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            )
+        })?;
         let total = file.metadata().map(|m| m.len()).ok();
         progress.progress(Direction::Download, 0, total);
         let blocks = car::read_car(file, root, limits).map_err(|source| ProviderError::Car {
@@ -206,10 +242,8 @@ impl Folder {
     fn read_lineage(&self, root: &Cid) -> Result<Option<Vec<u8>>, ProviderError> {
         use std::io::Read;
         let path = self.lineage_path(root);
-        let file = match fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io(&path, e)),
+        let Some(file) = open_regular(&path)? else {
+            return Ok(None);
         };
         let mut bytes = Vec::new();
         file.take(MAX_LINEAGE)
@@ -219,12 +253,15 @@ impl Folder {
     }
 
     fn read_head(&self, channel: &str) -> Result<Option<Cid>, ProviderError> {
+        use std::io::Read;
         let path = self.head_path(channel)?;
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io(&path, e)),
+        let Some(file) = open_regular(&path)? else {
+            return Ok(None);
         };
+        let mut text = String::new();
+        file.take(4096)
+            .read_to_string(&mut text)
+            .map_err(|e| io(&path, e))?;
         Cid::try_from(text.trim())
             .map(Some)
             .map_err(|e| ProviderError::BadResponse {

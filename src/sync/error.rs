@@ -38,6 +38,14 @@ pub enum SyncError {
         found: Option<Cid>,
         pushed: Cid,
     },
+    /// The downloaded tree holds what a memory directory may not (or what this one
+    /// cannot take): refused before anything is applied.
+    #[error("{root} is not a memory directory memdir can apply: {path}: {reason}")]
+    Foreign {
+        root: Cid,
+        path: String,
+        reason: String,
+    },
     /// A plain pull found a file where a directory was expected.
     #[error("{root} is a single file, not a memory directory")]
     NotADirectory { root: Cid },
@@ -107,6 +115,7 @@ impl SyncError {
                 Class::Usage
             }
             SyncError::NotADirectory { .. }
+            | SyncError::Foreign { .. }
             | SyncError::NotSealed { .. }
             | SyncError::Decode { .. }
             | SyncError::Open { .. }
@@ -121,6 +130,7 @@ impl SyncError {
             SyncError::HeadMoved { .. } => "run `memdir sync` to merge both versions and push the result".into(),
             SyncError::NotADirectory { .. } => "if it was pushed in encrypted-ipfs mode, pull with --mode encrypted-ipfs; nothing was changed".into(),
             SyncError::NotSealed { .. } => "it looks like a plain push: pull with --mode ipfs; nothing was changed".into(),
+            SyncError::Foreign { .. } => "it was refused before anything was written; nothing was changed. If it is yours, fix the name on the device that pushed it and push again".into(),
             SyncError::Decode { .. } | SyncError::InnerCar { .. } => "the data was rejected before anything was written; nothing was changed".into(),
             SyncError::Seal { .. } => "nothing was sent; the directory is over what one sealed blob can hold".into(),
             SyncError::Open { .. } => "it was sealed to another key, or altered; check MEMDIR_KEY_FILE / key_file in .memdir/config.toml. Nothing was changed".into(),

@@ -37,9 +37,8 @@ fn fetch(
     let blocks = remote
         .provider
         .get_car(root, &CarLimits::default(), remote.progress)?;
-    let limits = unixfs::Limits::default();
     let decode = |root: &Cid, blocks: &Blocks| {
-        unixfs::decode(root, blocks, &limits).map_err(|e| SyncError::Decode {
+        unixfs::decode(root, blocks, &expansion_limits(blocks)).map_err(|e| SyncError::Decode {
             root: *root,
             source: Box::new(e),
         })
@@ -69,6 +68,7 @@ fn fetch(
         if matches!(tree, Node::File(_)) {
             return Err(SyncError::NotADirectory { root: plain_root }.into());
         }
+        check_tree(root, &tree)?;
         Ok(Fetched {
             plain_root,
             tree,
@@ -79,6 +79,7 @@ fn fetch(
         if matches!(outer, Node::File(_)) {
             return Err(SyncError::NotADirectory { root: *root }.into());
         }
+        check_tree(root, &outer)?;
         // The strict decoder proved the blocks canonical, so rebuilding them gives the
         // same root and the same CAR the other device pushed.
         let dag = build(&outer, mem)?;
@@ -89,6 +90,95 @@ fn fetch(
             lineage: None,
         })
     }
+}
+
+/// Bytes a downloaded tree may expand to, beyond what was stored.
+const EXPAND_BASE: u64 = 16 << 20;
+/// ... and per byte stored: names sharing one block make a small CAR a large tree.
+const EXPAND_FACTOR: u64 = 16;
+
+/// Decoding limits for `blocks`: the expanded tree is bounded by what was downloaded
+/// (spec/sync.md#pull), so a few shared blocks cannot become gigabytes of files.
+fn expansion_limits(blocks: &Blocks) -> unixfs::Limits {
+    let stored: u64 = blocks.values().map(|b| b.len() as u64).sum();
+    unixfs::Limits {
+        max_total_bytes: EXPAND_BASE
+            .saturating_add(EXPAND_FACTOR.saturating_mul(stored))
+            .min(CarLimits::default().max_total_bytes),
+        ..unixfs::Limits::default()
+    }
+}
+
+/// Longest name a synced file or folder may have, in bytes (what filesystems hold).
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// Checks a downloaded tree against what a memory directory may contain before any of
+/// it is applied (spec/sync.md#pull): names of at most 255 bytes without control
+/// characters, `MEMORY.md` and `*.md` at the top and timeline day files are files,
+/// `timeline` is a folder.
+fn check_tree(root: &Cid, tree: &Node) -> Result<()> {
+    fn walk(root: &Cid, prefix: &str, node: &Node) -> Result<()> {
+        let Node::Dir(entries) = node else {
+            return Ok(());
+        };
+        for (name, child) in entries {
+            let path = format!("{prefix}{name}");
+            let bad = |reason: String| -> Result<()> {
+                Err(SyncError::Foreign {
+                    root: *root,
+                    path: crate::sync::plan::escape(&path),
+                    reason,
+                }
+                .into())
+            };
+            if name.len() > MAX_NAME_BYTES {
+                bad(format!(
+                    "a name of {} bytes (at most {MAX_NAME_BYTES})",
+                    name.len()
+                ))?;
+            }
+            if name.chars().any(char::is_control) {
+                bad("a control character in the name".into())?;
+            }
+            let is_dir = matches!(child, Node::Dir(_));
+            if prefix.is_empty() {
+                if name == plan::INDEX && is_dir {
+                    bad("a folder where the index file goes".into())?;
+                }
+                if name == "timeline" && !is_dir {
+                    bad("a file where the timeline folder goes".into())?;
+                }
+                if name.ends_with(".md") && is_dir {
+                    bad("a folder named like a memory file".into())?;
+                }
+            }
+            if prefix == "timeline/" && is_dir && crate::memory::timeline::is_day_file_name(name) {
+                bad("a folder named like a timeline day file".into())?;
+            }
+            walk(root, &format!("{path}/"), child)?;
+        }
+        Ok(())
+    }
+    walk(root, "", tree)
+}
+
+/// A write the plan makes that the local directory's shape would stop half way: a
+/// folder where a file goes, or a file where a folder goes.
+fn shape_conflict(path: &str, local: &plan::Listing) -> Option<String> {
+    let mut at = 0;
+    while let Some(i) = path[at..].find('/') {
+        let parent = &path[..at + i];
+        if local.contains_key(parent) {
+            return Some(format!("{parent} is a file here"));
+        }
+        at += i + 1;
+    }
+    let dir = format!("{path}/");
+    local
+        .range(dir.clone()..)
+        .next()
+        .filter(|(k, _)| k.starts_with(&dir))
+        .map(|_| format!("{path} is a folder here"))
 }
 
 /// Whether a remote file may be written: memdir never stores what looks like a secret.
@@ -183,8 +273,16 @@ pub fn pull(
     };
     let diverged = matches!(relation, Relation::Diverged { .. });
     let remote_listing = listing(&fetched.tree);
-    backend.create()?;
-    mem.with_lock(|| {
+    // A dry run reads only: it creates nothing, not even the directory or its lock.
+    let run = |f: &mut dyn FnMut() -> Result<PullReport>| -> Result<PullReport> {
+        if dry_run {
+            f()
+        } else {
+            backend.create()?;
+            mem.with_lock(f)
+        }
+    };
+    run(&mut || {
         let mut state = State::load(backend)?;
         let (had_base, base_listing) = if diverged {
             warnings.push(format!(
@@ -197,7 +295,11 @@ pub fn pull(
         } else {
             base_listing(mem, &state, &mut warnings)
         };
-        let local_listing = listing(&backend.tree()?);
+        let local_listing = if dry_run && !backend.exists() {
+            plan::Listing::new()
+        } else {
+            listing(&backend.tree()?)
+        };
         let mut plan = plan::plan(&base_listing, &local_listing, &remote_listing, strategy);
         // Without a line of descent (diverged, or a first sync) deletions cross only
         // as recorded forgets (spec/sync.md#tombstones).
@@ -238,6 +340,18 @@ pub fn pull(
             ops.push(op);
         }
         for op in &ops {
+            if let Op::Write { path, .. } = op
+                && let Some(reason) = shape_conflict(path, &local_listing)
+            {
+                return Err(SyncError::Foreign {
+                    root: *root,
+                    path: plan::escape(path),
+                    reason,
+                }
+                .into());
+            }
+        }
+        for op in &ops {
             match op {
                 Op::SaveConflict { path, copy, .. } => report.conflicts.push(ConflictCopy {
                     path: path.clone(),
@@ -270,12 +384,7 @@ pub fn pull(
             at: now,
         };
         let mut learned = vec![root.to_string()];
-        learned.extend(
-            remote_lineage
-                .iter()
-                .flatten()
-                .map(|c| c.to_string()),
-        );
+        learned.extend(remote_lineage.iter().flatten().map(|c| c.to_string()));
         state.remember(learned);
         state.record_base(backend, new_base, &fetched.plain_root, &fetched.plain_car)?;
         Ok(report)
