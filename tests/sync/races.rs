@@ -43,13 +43,18 @@ fn spawn(d: &Device, args: &[&str]) -> Child {
 }
 
 /// Starts `memdir sync` on every device at once and waits for all of them. A sync that
-/// lost every round to the others must say so (exit 1, "at the same time"); returns how
-/// many did.
-fn sync_all_at_once(devices: &[&Device]) -> usize {
+/// lost every round to the others must say so (exit 1, "at the same time"). Returns
+/// how many did, and how many met another device's push and merged it in a further
+/// round.
+fn sync_all_at_once(devices: &[&Device]) -> (usize, usize) {
     let children: Vec<Child> = devices.iter().map(|d| spawn(d, &["sync"])).collect();
     let mut lost = 0;
+    let mut retried = 0;
     for c in children {
         let o = c.wait_with_output().unwrap();
+        if stderr(&o).contains("merged and pushed again") {
+            retried += 1;
+        }
         if !o.status.success() {
             let err = stderr(&o);
             assert_eq!(code(&o), Some(1), "{err}");
@@ -60,7 +65,7 @@ fn sync_all_at_once(devices: &[&Device]) -> usize {
             lost += 1;
         }
     }
-    lost
+    (lost, retried)
 }
 
 // spec/sync.md#lineage — the reproduction from issue 11: both devices build on head H;
@@ -151,8 +156,9 @@ fn a_push_that_loses_the_swap_says_so_and_records_nothing() {
 
 /// Devices on one folder remote, `rounds` times: each writes a memory of its own, then
 /// all sync at the same instant (real processes); then every device syncs twice.
-/// Returns (memories written, lost, syncs that reported a lost race).
-fn race(devices: usize, rounds: usize) -> (usize, usize, usize) {
+/// Returns (memories written, lost, syncs that reported a lost race, syncs that
+/// merged another device's concurrent push).
+fn race(devices: usize, rounds: usize) -> (usize, usize, usize, usize) {
     let tmp = tempfile::tempdir().unwrap();
     let remote = tmp.path().join("remote");
     let devs: Vec<Device> = (0..devices)
@@ -163,13 +169,16 @@ fn race(devices: usize, rounds: usize) -> (usize, usize, usize) {
     }
     let mut written = BTreeSet::new();
     let mut reported = 0;
+    let mut retried = 0;
     for r in 0..rounds {
         for (i, d) in devs.iter().enumerate() {
             let key = format!("r{r:02}_d{i}");
             write_offline(d, &key);
             written.insert(key);
         }
-        reported += sync_all_at_once(&devs.iter().collect::<Vec<_>>());
+        let (l, m) = sync_all_at_once(&devs.iter().collect::<Vec<_>>());
+        reported += l;
+        retried += m;
     }
     for _ in 0..2 {
         for d in &devs {
@@ -181,16 +190,16 @@ fn race(devices: usize, rounds: usize) -> (usize, usize, usize) {
         let have = keys(d);
         lost += written.difference(&have).count();
     }
-    (written.len(), lost, reported)
+    (written.len(), lost, reported, retried)
 }
 
 // spec/sync.md#heads, #lineage — the race itself: two devices, 30 rounds of both
 // syncing at the same moment.
 #[test]
 fn two_devices_syncing_at_once_lose_nothing() {
-    let (written, lost, reported) = race(2, 30);
+    let (written, lost, reported, retried) = race(2, 30);
     println!(
-        "race: 2 devices, 30 rounds: {written} memories, lost: {lost}, syncs that lost every round: {reported}"
+        "race: 2 devices, 30 rounds: {written} memories, lost: {lost}, syncs that met another push and merged it: {retried}, syncs that lost every round: {reported}"
     );
     assert_eq!(lost, 0);
 }
@@ -198,9 +207,9 @@ fn two_devices_syncing_at_once_lose_nothing() {
 // spec/sync.md#heads, #lineage — three devices, 30 rounds.
 #[test]
 fn three_devices_syncing_at_once_lose_nothing() {
-    let (written, lost, reported) = race(3, 30);
+    let (written, lost, reported, retried) = race(3, 30);
     println!(
-        "race: 3 devices, 30 rounds: {written} memories, lost: {lost}, syncs that lost every round: {reported}"
+        "race: 3 devices, 30 rounds: {written} memories, lost: {lost}, syncs that met another push and merged it: {retried}, syncs that lost every round: {reported}"
     );
     assert_eq!(lost, 0);
 }
@@ -327,7 +336,7 @@ fn random_interleavings_keep_every_memory_and_every_forget() {
                     log.push(format!("{d} sync"));
                 }
                 7..=8 => {
-                    sync_all_at_once(&devs.iter().collect::<Vec<_>>());
+                    let _ = sync_all_at_once(&devs.iter().collect::<Vec<_>>());
                     log.push("all sync".into());
                 }
                 _ => {
