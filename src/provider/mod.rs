@@ -516,6 +516,9 @@ impl ProviderError {
             ProviderError::Status { status, .. } if *status == 429 || *status >= 500 => {
                 Some("the provider is busy or failing; try again later".into())
             }
+            ProviderError::Timeout { method, .. } if method == "transfer" => Some(format!(
+                "nothing was changed; check the network and that the provider holds the CID (a node that lacks it may wait for it forever); set {DEADLINE_VAR} (seconds) to allow longer"
+            )),
             ProviderError::Transport { .. } | ProviderError::Timeout { .. } => Some(
                 "check the network and the provider URL; set MEMDIR_HTTP_TIMEOUT to wait longer"
                     .into(),
@@ -690,7 +693,15 @@ pub fn car_cid(car: &[u8]) -> Cid {
 pub struct Blocking {
     runtime: tokio::runtime::Runtime,
     provider: Box<dyn Provider>,
+    deadline: Duration,
 }
+
+/// Environment variable: seconds one whole transfer (a CAR up or down, retries
+/// included) may take before it is abandoned (exit 3).
+pub const DEADLINE_VAR: &str = "MEMDIR_TRANSFER_DEADLINE";
+
+/// The default of [`DEADLINE_VAR`].
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(900);
 
 impl fmt::Debug for Blocking {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -707,7 +718,45 @@ impl Blocking {
             .enable_all()
             .build()
             .map_err(|source| ProviderError::Runtime { source })?;
-        Ok(Blocking { runtime, provider })
+        let deadline = match process_env(DEADLINE_VAR) {
+            None => DEFAULT_DEADLINE,
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if n > 0 => Duration::from_secs(n),
+                _ => {
+                    return Err(ProviderError::BadConfig {
+                        provider: provider.name().to_string(),
+                        var: DEADLINE_VAR,
+                        value: v,
+                        reason: "expected a whole number of seconds above 0".into(),
+                    });
+                }
+            },
+        };
+        Ok(Blocking {
+            runtime,
+            provider,
+            deadline,
+        })
+    }
+
+    /// Runs one whole transfer under the overall deadline (spec/sync.md#pull).
+    fn bounded<T>(
+        &self,
+        what: &str,
+        fut: BoxFuture<'_, Result<T, ProviderError>>,
+    ) -> Result<T, ProviderError> {
+        let deadline = self.deadline;
+        self.runtime.block_on(async move {
+            match tokio::time::timeout(deadline, fut).await {
+                Ok(r) => r,
+                Err(_) => Err(ProviderError::Timeout {
+                    provider: self.provider.name().to_string(),
+                    method: "transfer".into(),
+                    url: what.to_string(),
+                    after: deadline,
+                }),
+            }
+        })
     }
 
     /// The provider called `name` (see [`PROVIDER_NAMES`]), configured from
@@ -742,8 +791,10 @@ impl Blocking {
         car: &[u8],
         progress: &dyn Progress,
     ) -> Result<Receipt, ProviderError> {
-        self.runtime
-            .block_on(self.provider.put_car(root, car, progress))
+        self.bounded(
+            &format!("of {root} (whole upload)"),
+            self.provider.put_car(root, car, progress),
+        )
     }
 
     /// [`Provider::put_car_delta`], blocking.
@@ -754,8 +805,10 @@ impl Blocking {
         full: &[u8],
         progress: &dyn Progress,
     ) -> Result<Receipt, ProviderError> {
-        self.runtime
-            .block_on(self.provider.put_car_delta(root, delta, full, progress))
+        self.bounded(
+            &format!("of {root} (whole upload)"),
+            self.provider.put_car_delta(root, delta, full, progress),
+        )
     }
 
     /// [`Provider::get_car`], blocking.
@@ -765,8 +818,10 @@ impl Blocking {
         limits: &CarLimits,
         progress: &dyn Progress,
     ) -> Result<Blocks, ProviderError> {
-        self.runtime
-            .block_on(self.provider.get_car(root, limits, progress))
+        self.bounded(
+            &format!("of {root} (whole download)"),
+            self.provider.get_car(root, limits, progress),
+        )
     }
 
     /// [`Provider::has`], blocking.

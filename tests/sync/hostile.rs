@@ -34,8 +34,11 @@ fn dir(entries: Vec<(&str, Node)>) -> Node {
 
 /// Runs `memdir <args>` on `d`, killing it (and failing) if it takes over 30 s.
 fn run_bounded(d: &Device, args: &[&str]) -> std::process::Output {
-    let mut child = d
-        .cmd()
+    bounded(d.cmd(), args)
+}
+
+fn bounded(mut cmd: std::process::Command, args: &[&str]) -> std::process::Output {
+    let mut child = cmd
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -214,5 +217,45 @@ fn a_dry_run_into_a_missing_directory_creates_nothing() {
         !fresh.dir.exists(),
         "the dry run created {}",
         fresh.dir.display()
+    );
+}
+
+// spec/sync.md#pull — a transfer that gets no answer is abandoned at the overall
+// deadline (MEMDIR_TRANSFER_DEADLINE), exit 3 with a hint, nothing changed.
+#[test]
+fn a_silent_provider_hits_the_overall_deadline() {
+    let (_tmp, a, b) = two_devices(&[("x", "1")]);
+    let head = std::fs::read_to_string(a.remote.join("heads/default")).unwrap();
+    // Accepts connections and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = held.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            keep.lock().unwrap().push(s);
+        }
+    });
+    let before = b.snapshot();
+    let start = Instant::now();
+    let mut c = b.cmd();
+    c.env("MEMDIR_TRANSFER_DEADLINE", "2");
+    let o = bounded(c, &["pull", head.trim(), "--gateway", &url]);
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(code(&o), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("timed out after 2 s"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("MEMDIR_TRANSFER_DEADLINE"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(b.snapshot(), before);
+    assert!(
+        !held.lock().unwrap().is_empty(),
+        "the pull reached the server"
     );
 }
