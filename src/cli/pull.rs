@@ -8,7 +8,7 @@ use crate::engine::Memory;
 use crate::error::Error;
 use crate::exchange::merge::Strategy;
 use crate::sync::PullReport;
-use crate::sync::plan::Outcome;
+use crate::sync::plan::{Outcome, escape};
 
 /// Download a pushed version by CID, verify every block, and merge it in.
 #[derive(Debug, clap::Args)]
@@ -85,7 +85,7 @@ pub fn print(r: &PullReport, out: &mut Out) {
         out.note(&format!("warning: {w}"));
     }
     for s in &r.skipped {
-        out.note(&format!("skipped {}: {}", s.path, s.reason));
+        out.note(&format!("skipped {}: {}", escape(&s.path), s.reason));
     }
     let mut lines = Vec::new();
     for d in &r.decisions {
@@ -99,12 +99,13 @@ pub fn print(r: &PullReport, out: &mut Out) {
                 edited.as_str()
             ),
             Outcome::Conflict { winner, copy } => format!(
-                "CONFLICT: kept {}, other version saved as {copy}",
-                winner.as_str()
+                "CONFLICT: kept {}, other version saved as {}",
+                winner.as_str(),
+                escape(copy)
             ),
             Outcome::Unioned => "timeline lines unioned".to_string(),
         };
-        lines.push(format!("  {}: {what}", d.path));
+        lines.push(format!("  {}: {what}", escape(&d.path)));
     }
     let verb = if r.dry_run { "would pull" } else { "pulled" };
     let mut head = format!(

@@ -46,6 +46,9 @@ pub enum SyncError {
         path: String,
         reason: String,
     },
+    /// The directory holds a name or shape no other device would pull.
+    #[error("refused to push: {path}: {reason}, which no other device would pull")]
+    Unsyncable { path: String, reason: String },
     /// A plain pull found a file where a directory was expected.
     #[error("{root} is a single file, not a memory directory")]
     NotADirectory { root: Cid },
@@ -108,6 +111,7 @@ impl SyncError {
         match self {
             SyncError::RemoteAhead { .. }
             | SyncError::HeadMoved { .. }
+            | SyncError::Unsyncable { .. }
             | SyncError::State { .. }
             | SyncError::Secret { .. }
             | SyncError::Seal { .. } => Class::Input,
@@ -127,6 +131,7 @@ impl SyncError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             SyncError::RemoteAhead { .. } => "run `memdir sync` to pull, merge and push; `push --force` publishes this directory over it (the other version stays pinned)".into(),
+            SyncError::Unsyncable { .. } => "rename or remove it (a memory key is a-z, 0-9, `_`, `-`), then push again; nothing was sent".into(),
             SyncError::HeadMoved { .. } => "run `memdir sync` to merge both versions and push the result".into(),
             SyncError::NotADirectory { .. } => "if it was pushed in encrypted-ipfs mode, pull with --mode encrypted-ipfs; nothing was changed".into(),
             SyncError::NotSealed { .. } => "it looks like a plain push: pull with --mode ipfs; nothing was changed".into(),

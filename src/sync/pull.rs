@@ -117,49 +117,58 @@ pub const MAX_NAME_BYTES: usize = 255;
 /// characters, `MEMORY.md` and `*.md` at the top and timeline day files are files,
 /// `timeline` is a folder.
 fn check_tree(root: &Cid, tree: &Node) -> Result<()> {
-    fn walk(root: &Cid, prefix: &str, node: &Node) -> Result<()> {
+    match tree_problem(tree) {
+        Some((path, reason)) => Err(SyncError::Foreign {
+            root: *root,
+            path,
+            reason,
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// The first thing in `tree` a memory directory may not hold, as (the path, control
+/// characters escaped; why), or `None`.
+pub fn tree_problem(tree: &Node) -> Option<(String, String)> {
+    fn walk(prefix: &str, node: &Node) -> Option<(String, String)> {
         let Node::Dir(entries) = node else {
-            return Ok(());
+            return None;
         };
         for (name, child) in entries {
             let path = format!("{prefix}{name}");
-            let bad = |reason: String| -> Result<()> {
-                Err(SyncError::Foreign {
-                    root: *root,
-                    path: crate::sync::plan::escape(&path),
-                    reason,
-                }
-                .into())
-            };
+            let bad = |reason: String| Some((crate::sync::plan::escape(&path), reason));
             if name.len() > MAX_NAME_BYTES {
-                bad(format!(
+                return bad(format!(
                     "a name of {} bytes (at most {MAX_NAME_BYTES})",
                     name.len()
-                ))?;
+                ));
             }
             if name.chars().any(char::is_control) {
-                bad("a control character in the name".into())?;
+                return bad("a control character in the name".into());
             }
             let is_dir = matches!(child, Node::Dir(_));
             if prefix.is_empty() {
                 if name == plan::INDEX && is_dir {
-                    bad("a folder where the index file goes".into())?;
+                    return bad("a folder where the index file goes".into());
                 }
                 if name == "timeline" && !is_dir {
-                    bad("a file where the timeline folder goes".into())?;
+                    return bad("a file where the timeline folder goes".into());
                 }
                 if name.ends_with(".md") && is_dir {
-                    bad("a folder named like a memory file".into())?;
+                    return bad("a folder named like a memory file".into());
                 }
             }
             if prefix == "timeline/" && is_dir && crate::memory::timeline::is_day_file_name(name) {
-                bad("a folder named like a timeline day file".into())?;
+                return bad("a folder named like a timeline day file".into());
             }
-            walk(root, &format!("{path}/"), child)?;
+            if let Some(p) = walk(&format!("{path}/"), child) {
+                return Some(p);
+            }
         }
-        Ok(())
+        None
     }
-    walk(root, "", tree)
+    walk("", tree)
 }
 
 /// A write the plan makes that the local directory's shape would stop half way: a

@@ -48,6 +48,10 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     if let Some(e) = secret {
         return Err(e.into());
     }
+    // What every other device would refuse to pull is not published (spec/sync.md#pull).
+    if let Some((path, reason)) = super::pull::tree_problem(&tree) {
+        return Err(SyncError::Unsyncable { path, reason }.into());
+    }
     let dag = build(&tree, mem)?;
     let plain_car = car::car_bytes(&dag);
     let provider = remote.provider.name().to_string();

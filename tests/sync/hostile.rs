@@ -259,3 +259,31 @@ fn a_silent_provider_hits_the_overall_deadline() {
         "the pull reached the server"
     );
 }
+
+// spec/sync.md#pull — what no other device would pull is not pushed (exit 1, nothing
+// sent), and names from the directory are printed escaped.
+#[test]
+fn an_unsyncable_name_is_not_pushed_and_is_printed_escaped() {
+    let (_tmp, a, _b) = two_devices(&[("x", "1")]);
+    let head = std::fs::read_to_string(a.remote.join("heads/default")).unwrap();
+    std::fs::write(a.dir.join("a\nforged: line.txt"), "x").unwrap();
+    let o = a.run(&["push"]);
+    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a\\nforged: line.txt"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("a\nforged"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(a.remote.join("heads/default")).unwrap(),
+        head
+    );
+    let st = a.ok(&["status"]);
+    assert!(
+        stdout(&st).contains("a\\nforged: line.txt"),
+        "{}",
+        stdout(&st)
+    );
+    assert!(!stdout(&st).contains("a\nforged"), "{}", stdout(&st));
+}
