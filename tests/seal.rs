@@ -54,6 +54,7 @@ fn variant(e: &SealError) -> &'static str {
         SealError::RootMismatch { .. } => "RootMismatch",
         SealError::Seal { .. } => "Seal",
         SealError::RootTooLong { .. } => "RootTooLong",
+        SealError::BadLineage { .. } => "BadLineage",
     }
 }
 
@@ -336,7 +337,41 @@ fn interop_export(dir: &Path) {
         names.push_str(&name);
         names.push('\n');
     }
+    // MEMDIR-SEAL-2: the same with a lineage (`.lineage`: each CID as 1 length byte and
+    // its bytes), none and three roots.
+    for (i, n) in [(0usize, 10usize), (3, 5000)] {
+        let car = bytes(n, 40 + i as u8);
+        let lineage: Vec<Cid> = (0..i).map(|j| raw_cid(&[j as u8; 3])).collect();
+        let plain = Plain::new(raw_cid(&car), car).with_lineage(lineage.clone());
+        let sealed = seal::seal(&plain, &key).unwrap();
+        let name = format!("rust-l{i}");
+        std::fs::write(dir.join(format!("{name}.root")), plain.root().to_bytes()).unwrap();
+        std::fs::write(dir.join(format!("{name}.car")), plain.car()).unwrap();
+        std::fs::write(dir.join(format!("{name}.lineage")), lineage_file(&lineage)).unwrap();
+        std::fs::write(dir.join(format!("{name}.sealed")), sealed.as_bytes()).unwrap();
+        names.push_str(&name);
+        names.push('\n');
+    }
     std::fs::write(dir.join("rust-cases.txt"), names).unwrap();
+}
+
+fn lineage_file(lineage: &[Cid]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for c in lineage {
+        let b = c.to_bytes();
+        out.push(b.len() as u8);
+        out.extend_from_slice(&b);
+    }
+    out
+}
+
+fn parse_lineage_file(mut bytes: &[u8]) -> Vec<Cid> {
+    let mut out = Vec::new();
+    while let Some((&n, rest)) = bytes.split_first() {
+        out.push(Cid::try_from(&rest[..n as usize]).unwrap());
+        bytes = &rest[n as usize..];
+    }
+    out
 }
 
 fn interop_import(dir: &Path) {
@@ -350,8 +385,17 @@ fn interop_import(dir: &Path) {
         let root = Cid::try_from(read("root").as_slice()).unwrap();
         let car = read("car");
         let sealed = Sealed::from_bytes(read("sealed"));
+        let lineage = std::fs::read(dir.join(format!("{name}.lineage")))
+            .ok()
+            .map(|b| parse_lineage_file(&b));
         let got = match seal::open(&sealed, &key, Some(&root)) {
-            Ok(plain) if plain.car() == car && plain.root() == &root => "ok".to_string(),
+            Ok(plain)
+                if plain.car() == car
+                    && plain.root() == &root
+                    && plain.lineage() == lineage.as_deref() =>
+            {
+                "ok".to_string()
+            }
             Ok(_) => "opened-but-different".to_string(),
             Err(e) => variant(&e).to_string(),
         };

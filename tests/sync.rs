@@ -11,6 +11,9 @@ use serde_json::Value;
 
 use crate::common::{memdir, run, stderr, stdout, tree};
 
+mod hostile;
+mod races;
+
 /// A memory directory on one "device", syncing through `remote`.
 struct Device {
     dir: PathBuf,
@@ -940,6 +943,117 @@ mod node {
         let v: Value = serde_json::from_str(&stdout(&on(&a, &api, &["--json", "push"]))).unwrap();
         assert_eq!(v["delta"], false, "{v}");
         assert_eq!(v["car_bytes"], v["full_car_bytes"], "{v}");
+    }
+
+    /// Puts the MFS head of `channel` back to `root`, as a restored backup would.
+    fn set_node_head(api: &str, channel: &str, root: &str) {
+        let (status, body) = rpc(
+            api,
+            &format!("files/rm?arg=/memdir/{channel}&recursive=true&force=true"),
+        );
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+        let (status, body) = rpc(
+            api,
+            &format!("files/cp?arg=/ipfs/{root}&arg=/memdir/{channel}"),
+        );
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    }
+
+    // spec/sync.md#lineage, #heads on the node: the issue-11 reproduction through the
+    // MFS head (a version pushed over a head that was put back is merged, not used to
+    // delete), then a rolled-back head is behind and nothing is applied.
+    #[test]
+    fn node_lost_update_is_merged_and_rollback_is_behind() {
+        let Some(api) = ipfs_node() else { return };
+        let tag = run_tag("lineage");
+        let channel = format!("l{}", &sha_hex(&tag)[..16]);
+        let tmp = tempfile::tempdir().unwrap();
+        let a = device(tmp.path(), "a", &api, &channel);
+        let b = device(tmp.path(), "b", &api, &channel);
+        a.edit("shared", Some(&format!("shared {tag}")));
+        on(&a, &api, &["sync"]);
+        on(&b, &api, &["sync"]);
+        let h = stdout(&on(&a, &api, &["cid"])).trim().to_string();
+        a.edit("a_only", Some(&format!("a {tag}")));
+        on(&a, &api, &["sync"]);
+        set_node_head(&api, &channel, &h);
+        b.edit("b_only", Some(&format!("b {tag}")));
+        on(&b, &api, &["sync"]);
+        let o = on(&a, &api, &["sync"]);
+        let out = stdout(&o) + &stderr(&o);
+        assert!(!out.contains("a_only.md: deleted"), "{out}");
+        assert!(out.contains("diverged"), "{out}");
+        let keys = |d: &Device| d.memories().into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        assert_eq!(keys(&a), vec!["a_only", "b_only", "shared"], "{out}");
+        on(&b, &api, &["sync"]);
+        assert_eq!(a.memories(), b.memories());
+        // Back to the first version: behind on both, nothing applied.
+        set_node_head(&api, &channel, &h);
+        let o = on(&b, &api, &["sync"]);
+        assert!(
+            stderr(&o).contains("the remote is behind"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(keys(&b), vec!["a_only", "b_only", "shared"]);
+        on(&a, &api, &["sync"]);
+        assert_eq!(a.memories(), b.memories());
+    }
+
+    // spec/sync.md#heads on the node: two devices syncing at the same instant, 10
+    // rounds (real processes), then two settling syncs each: nothing lost.
+    #[test]
+    fn node_devices_syncing_at_once_lose_nothing() {
+        let Some(api) = ipfs_node() else { return };
+        let tag = run_tag("race");
+        let channel = format!("r{}", &sha_hex(&tag)[..16]);
+        let tmp = tempfile::tempdir().unwrap();
+        let devs = [
+            device(tmp.path(), "a", &api, &channel),
+            device(tmp.path(), "b", &api, &channel),
+        ];
+        let mut written = std::collections::BTreeSet::new();
+        for r in 0..10 {
+            for (i, d) in devs.iter().enumerate() {
+                let key = format!("r{r:02}_d{i}");
+                d.edit(&key, Some(&format!("{key} {tag}")));
+                written.insert(key);
+            }
+            let children: Vec<_> = devs
+                .iter()
+                .map(|d| {
+                    d.cmd()
+                        .env("IPFS_API", &api)
+                        .arg("sync")
+                        .stdout(std::process::Stdio::piped())
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            for c in children {
+                let o = c.wait_with_output().unwrap();
+                if !o.status.success() {
+                    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+                }
+            }
+        }
+        for _ in 0..2 {
+            for d in &devs {
+                on(d, &api, &["sync"]);
+            }
+        }
+        let mut lost = 0;
+        for d in &devs {
+            let have: std::collections::BTreeSet<String> =
+                d.memories().into_iter().map(|(k, _)| k).collect();
+            lost += written.difference(&have).count();
+        }
+        println!(
+            "node race: 2 devices, 10 rounds: {} memories, lost: {lost}",
+            written.len()
+        );
+        assert_eq!(lost, 0);
     }
 
     // encrypted-ipfs on the node: no block holds any plaintext name, description or

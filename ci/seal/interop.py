@@ -44,6 +44,34 @@ def envelope(root, car, secret):
     return body + bytes(bucket(len(body)) - len(body))
 
 
+MAGIC_2 = b"MEMDIR-SEAL-2"
+
+
+def envelope2(root, lineage, car, secret):
+    # Version 2: the lineage (each CID as 1 length byte and its bytes, after a 2-byte
+    # count) between the root and the CAR length, under the same MAC.
+    body = MAGIC_2 + len(root).to_bytes(2, "big") + root + len(lineage).to_bytes(2, "big")
+    for c in lineage:
+        body += bytes([len(c)]) + c
+    body += len(car).to_bytes(8, "big") + car
+    mac_key = hmac.new(secret, MAC_KEY_LABEL, hashlib.sha256).digest()
+    body += hmac.new(mac_key, body, hashlib.sha256).digest()
+    return body + bytes(bucket(len(body)) - len(body))
+
+
+def read_lineage(path):
+    data, out = path.read_bytes(), []
+    while data:
+        n = data[0]
+        out.append(data[1 : 1 + n])
+        data = data[1 + n :]
+    return out
+
+
+def lineage_file(lineage):
+    return b"".join(bytes([len(c)]) + c for c in lineage)
+
+
 def raw_cid(data):
     # CIDv1, raw codec (0x55), sha2-256 multihash.
     return bytes([0x01, 0x55, 0x12, 0x20]) + hashlib.sha256(data).digest()
@@ -85,7 +113,11 @@ def check_rust(d):
         root = (d / f"{name}.root").read_bytes()
         car = (d / f"{name}.car").read_bytes()
         sealed = (d / f"{name}.sealed").read_bytes()
-        want = envelope(root, car, secret)
+        lineage_path = d / f"{name}.lineage"
+        if lineage_path.exists():
+            want = envelope2(root, read_lineage(lineage_path), car, secret)
+        else:
+            want = envelope(root, car, secret)
         try:
             got = box.decrypt(sealed)
             record(got == want, f"pynacl opens {name} ({len(car)}-byte CAR): envelope bytes identical")
@@ -104,11 +136,25 @@ def check_rust(d):
     to_memdir = SealedBox(PublicKey(public))
     cases = []
 
-    def write(name, root, car, sealed, expect):
+    def write(name, root, car, sealed, expect, lineage=None):
         (d / f"{name}.root").write_bytes(root)
         (d / f"{name}.car").write_bytes(car)
         (d / f"{name}.sealed").write_bytes(sealed)
+        if lineage is not None:
+            (d / f"{name}.lineage").write_bytes(lineage_file(lineage))
         cases.append(f"{name} {expect}")
+
+    # Version 2 (with a lineage): opens, and a box MACed with another key does not.
+    lineage = [raw_cid(b"parent"), raw_cid(b"grandparent")]
+    car = b"car with a lineage"
+    root = raw_cid(car)
+    write("py-l2", root, car, to_memdir.encrypt(envelope2(root, lineage, car, secret)), "ok", lineage)
+    write("py-l0", root, car, to_memdir.encrypt(envelope2(root, [], car, secret)), "ok", [])
+    forged_secret = bytes(PrivateKey.generate())
+    write(
+        "py-l2-forged", root, car,
+        to_memdir.encrypt(envelope2(root, lineage, car, forged_secret)), "MacMismatch", lineage,
+    )
 
     for i, n in enumerate([0, 7, 4040, 50_000, 300_000]):
         car = bytes((j * 7 + i) % 256 for j in range(n))

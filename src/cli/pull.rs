@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::exchange::merge::Strategy;
 use crate::report::Failure;
 use crate::sync::PullReport;
-use crate::sync::plan::Outcome;
+use crate::sync::plan::{Outcome, escape};
 
 /// Download a pushed version by CID, verify every block, and merge it in.
 #[derive(Debug, clap::Args)]
@@ -74,11 +74,19 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
 
 /// Prints a pull report as text.
 pub fn print(r: &PullReport, out: &mut Out) {
+    if r.behind {
+        out.text(&format!(
+            "the remote is behind: {} is a version this directory already passed (it was rolled back, or restored from a backup); nothing applied",
+            r.root
+        ));
+        out.note("run `memdir push` (or `memdir sync`) to publish this directory over it");
+        return;
+    }
     for w in &r.warnings {
         out.note(&format!("warning: {w}"));
     }
     for s in &r.skipped {
-        out.note(&format!("skipped {}: {}", s.path, s.reason));
+        out.note(&format!("skipped {}: {}", escape(&s.path), s.reason));
     }
     let mut lines = Vec::new();
     for d in &r.decisions {
@@ -92,12 +100,13 @@ pub fn print(r: &PullReport, out: &mut Out) {
                 edited.as_str()
             ),
             Outcome::Conflict { winner, copy } => format!(
-                "CONFLICT: kept {}, other version saved as {copy}",
-                winner.as_str()
+                "CONFLICT: kept {}, other version saved as {}",
+                winner.as_str(),
+                escape(copy)
             ),
             Outcome::Unioned => "timeline lines unioned".to_string(),
         };
-        lines.push(format!("  {}: {what}", d.path));
+        lines.push(format!("  {}: {what}", escape(&d.path)));
     }
     let verb = if r.dry_run { "would pull" } else { "pulled" };
     let mut head = format!(
@@ -105,7 +114,9 @@ pub fn print(r: &PullReport, out: &mut Out) {
         r.root,
         r.provider,
         r.mode,
-        if r.had_base {
+        if r.diverged {
+            "diverged: nothing deleted but recorded forgets"
+        } else if r.had_base {
             "three-way"
         } else {
             "first sync, two-way"

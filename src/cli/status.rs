@@ -6,6 +6,7 @@ use super::Out;
 use crate::engine::Memory;
 use crate::report::Failure;
 use crate::sync::config::Config;
+use crate::sync::plan::escape;
 
 /// Show the sync status (offline): what is unpushed, what is in conflict.
 #[derive(Debug, clap::Args)]
@@ -64,7 +65,7 @@ pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
     } else {
         t.push(format!("unpushed changes: {}", st.unpushed.len()));
         for c in &st.unpushed {
-            t.push(format!("  {:<8} {}", c.change, c.path));
+            t.push(format!("  {:<8} {}", c.change, escape(&c.path)));
         }
     }
     if st.conflicts.is_empty() {
@@ -75,7 +76,11 @@ pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
             st.conflicts.len()
         ));
         for c in &st.conflicts {
-            t.push(format!("  {}  (other version of {})", c.copy, c.path));
+            t.push(format!(
+                "  {}  (other version of {})",
+                escape(&c.copy),
+                escape(&c.path)
+            ));
         }
     }
     for (provider, pins) in &st.pushes {

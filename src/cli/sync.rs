@@ -43,12 +43,28 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     )?;
     drop(opened);
     if out.is_json() {
-        out.json(&json!({"pulled": r.pulled, "pushed": super::push::json_of(&r.pushed)}));
+        let mut v = json!({"pulled": r.pulled, "pushed": super::push::json_of(&r.pushed)});
+        if let Some(h) = &r.behind {
+            v["behind"] = json!(h);
+        }
+        if r.rounds > 1 {
+            v["rounds"] = json!(r.rounds);
+        }
+        out.json(&v);
         return Ok(0);
     }
-    match &r.pulled {
-        Some(p) => super::pull::print(p, out),
-        None => out.note("nothing new on the provider"),
+    match (&r.pulled, &r.behind) {
+        (Some(p), _) => super::pull::print(p, out),
+        (None, Some(h)) => out.note(&format!(
+            "the remote is behind: its head {h} is a version this directory already passed; not applied, pushed over"
+        )),
+        (None, None) => out.note("nothing new on the provider"),
+    }
+    if r.rounds > 1 {
+        out.note(&format!(
+            "another device pushed at the same time: merged and pushed again ({} rounds)",
+            r.rounds
+        ));
     }
     super::push::print(&r.pushed, out);
     Ok(0)

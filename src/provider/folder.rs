@@ -1,5 +1,8 @@
 //! A folder as a provider: each pushed DAG is one CAR file, `<folder>/cars/<root>.car`,
-//! and each channel's head is a one-line file, `<folder>/heads/<channel>`. The folder can
+//! each channel's head is a one-line file, `<folder>/heads/<channel>`, and the lineage
+//! of a version (what it was built on) is `<folder>/lineage/<root>`. The head moves by
+//! compare-and-swap under `<folder>/heads/<channel>.lock`, created with `O_EXCL`
+//! (spec/sync.md#heads). The folder can
 //! be a USB drive, a network share or a folder another sync tool mirrors; it never holds
 //! anything the IPFS providers would not see (in `encrypted-ipfs` mode only the sealed
 //! blob). Everything read back goes through the same verifying CAR reader as a
@@ -12,7 +15,8 @@ use std::path::{Path, PathBuf};
 use cid::Cid;
 
 use super::{
-    Blocks, BoxFuture, Capabilities, Direction, Env, Progress, Provider, ProviderError, Receipt,
+    Blocks, BoxFuture, Capabilities, Direction, Env, HeadSwap, Progress, Provider, ProviderError,
+    Receipt,
 };
 use crate::ipfs::car::{self, CarLimits};
 
@@ -20,6 +24,13 @@ use crate::ipfs::car::{self, CarLimits};
 pub const FOLDER_VAR: &str = "MEMDIR_FOLDER";
 
 const NAME: &str = "folder";
+
+/// How long a head swap waits for another writer's lock before giving up.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+/// A lock file older than this is left over from a process that died: removed.
+const LOCK_STALE: std::time::Duration = std::time::Duration::from_secs(60);
+/// Largest lineage file read back.
+const MAX_LINEAGE: u64 = 1 << 20;
 
 /// A folder of CAR files.
 #[derive(Clone, Debug)]
@@ -32,6 +43,37 @@ fn io(path: &Path, source: std::io::Error) -> ProviderError {
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// Opens `path` for reading only if it is a regular file: a FIFO, a device or a
+/// folder in its place is an error, never a read that waits forever. `None` when it
+/// does not exist.
+fn open_regular(path: &Path) -> Result<Option<fs::File>, ProviderError> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO without a writer would block; non-blocking, it does not,
+        // and regular files read the same either way.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(path, e)),
+    };
+    let meta = file.metadata().map_err(|e| io(path, e))?;
+    if !meta.is_file() {
+        return Err(io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not a regular file (a FIFO, device or folder is never read)",
+            ),
+        ));
+    }
+    Ok(Some(file))
 }
 
 impl Folder {
@@ -111,7 +153,12 @@ impl Folder {
         progress: &dyn Progress,
     ) -> Result<Blocks, ProviderError> {
         let path = self.car_path(root);
-        let file = fs::File::open(&path).map_err(|e| io(&path, e))?;
+        let file = open_regular(&path)?.ok_or_else(|| {
+            io(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            )
+        })?;
         let total = file.metadata().map(|m| m.len()).ok();
         progress.progress(Direction::Download, 0, total);
         let blocks = car::read_car(file, root, limits).map_err(|source| ProviderError::Car {
@@ -123,13 +170,98 @@ impl Folder {
         Ok(blocks)
     }
 
-    fn read_head(&self, channel: &str) -> Result<Option<Cid>, ProviderError> {
+    fn lineage_path(&self, root: &Cid) -> PathBuf {
+        self.root.join("lineage").join(root.to_string())
+    }
+
+    /// Takes `<head>.lock` with `O_EXCL`, waiting (bounded) for another writer to
+    /// finish; a lock older than [`LOCK_STALE`] is a dead writer's and is removed.
+    fn lock_head(&self, head: &Path) -> Result<HeadLock, ProviderError> {
+        let dir = head.parent().expect("head paths have a parent");
+        fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let mut name = head.file_name().unwrap_or_default().to_os_string();
+        name.push(".lock");
+        let path = dir.join(name);
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(2);
+        loop {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    let _ = writeln!(f, "{}", std::process::id());
+                    return Ok(HeadLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = fs::metadata(&path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age > LOCK_STALE);
+                    if stale {
+                        let _ = fs::remove_file(&path);
+                        continue;
+                    }
+                    if start.elapsed() > LOCK_WAIT {
+                        return Err(io(
+                            &path,
+                            std::io::Error::new(
+                                std::io::ErrorKind::TimedOut,
+                                "another device is moving the head (lock held); try again, or remove the lock file if no memdir is running",
+                            ),
+                        ));
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                }
+                Err(e) => return Err(io(&path, e)),
+            }
+        }
+    }
+
+    /// Compare-and-swap of the head: under the lock, the head is read, compared with
+    /// `expected` and replaced by a rename only when it matches.
+    fn swap(
+        &self,
+        channel: &str,
+        expected: Option<&Cid>,
+        root: &Cid,
+    ) -> Result<HeadSwap, ProviderError> {
         let path = self.head_path(channel)?;
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io(&path, e)),
+        let _lock = self.lock_head(&path)?;
+        let found = self.read_head(channel)?;
+        if found.as_ref() != expected {
+            return Ok(HeadSwap::Changed { found });
+        }
+        Self::write_atomic(&path, format!("{root}\n").as_bytes())?;
+        Ok(HeadSwap::Moved)
+    }
+
+    fn read_lineage(&self, root: &Cid) -> Result<Option<Vec<u8>>, ProviderError> {
+        use std::io::Read;
+        let path = self.lineage_path(root);
+        let Some(file) = open_regular(&path)? else {
+            return Ok(None);
         };
+        let mut bytes = Vec::new();
+        file.take(MAX_LINEAGE)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io(&path, e))?;
+        Ok(Some(bytes))
+    }
+
+    fn read_head(&self, channel: &str) -> Result<Option<Cid>, ProviderError> {
+        use std::io::Read;
+        let path = self.head_path(channel)?;
+        let Some(file) = open_regular(&path)? else {
+            return Ok(None);
+        };
+        let mut text = String::new();
+        file.take(4096)
+            .read_to_string(&mut text)
+            .map_err(|e| io(&path, e))?;
         Cid::try_from(text.trim())
             .map(Some)
             .map_err(|e| ProviderError::BadResponse {
@@ -200,5 +332,40 @@ impl Provider for Folder {
             let path = self.head_path(channel)?;
             Self::write_atomic(&path, format!("{root}\n").as_bytes())
         })
+    }
+
+    fn swap_head<'a>(
+        &'a self,
+        channel: &'a str,
+        expected: Option<&'a Cid>,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<HeadSwap, ProviderError>> {
+        Box::pin(async move { self.swap(channel, expected, root) })
+    }
+
+    fn put_lineage<'a>(
+        &'a self,
+        root: &'a Cid,
+        lineage: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        Box::pin(async move { Self::write_atomic(&self.lineage_path(root), lineage) })
+    }
+
+    fn lineage<'a>(
+        &'a self,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<Option<Vec<u8>>, ProviderError>> {
+        Box::pin(async move { self.read_lineage(root) })
+    }
+}
+
+/// The head lock, removed when dropped.
+struct HeadLock {
+    path: PathBuf,
+}
+
+impl Drop for HeadLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
     }
 }

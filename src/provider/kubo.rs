@@ -18,8 +18,8 @@ use super::http::{
     Call, CarFailure, Http, Want, base_url, car_part, check_block, default_transient, join, redact,
 };
 use super::{
-    Blocks, BoxFuture, Capabilities, Direction, Env, Progress, Provider, ProviderError, Receipt,
-    Settings, check_root,
+    Blocks, BoxFuture, Capabilities, Direction, Env, HeadSwap, Progress, Provider, ProviderError,
+    Receipt, Settings, check_root,
 };
 use crate::ipfs::car::{self, CarError, CarLimits};
 use crate::ipfs::unixfs::{CODEC_DAG_PB, decode_pb};
@@ -538,6 +538,142 @@ impl Kubo {
     }
 }
 
+/// How long a head swap waits for another writer's MFS lock; then the lock is taken
+/// to be a dead writer's and removed.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+impl Kubo {
+    /// Compare-and-swap of the head among memdir writers: `files/mkdir` of
+    /// `/memdir/<channel>.lock` (no parents: it fails when the lock exists) guards
+    /// read, compare, `files/rm` + `files/cp`; the lock is removed after. Writers that
+    /// are not memdir are caught by the lineage check of the next sync.
+    async fn swap(
+        &self,
+        channel: &str,
+        expected: Option<&Cid>,
+        root: &Cid,
+    ) -> Result<HeadSwap, ProviderError> {
+        Self::head_path(channel)?;
+        let lock = format!("{HEAD_DIR}/{channel}.lock");
+        let unlock = [
+            ("arg", lock.as_str()),
+            ("recursive", "true"),
+            ("force", "true"),
+        ];
+        self.mfs("files/mkdir", &[("arg", HEAD_DIR), ("parents", "true")])
+            .await?;
+        let mut start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(5);
+        loop {
+            match self.mfs("files/mkdir", &[("arg", lock.as_str())]).await {
+                Ok(_) => break,
+                Err(ProviderError::Status {
+                    status: 500,
+                    detail,
+                    ..
+                }) if detail.to_ascii_lowercase().contains("exists") => {
+                    if start.elapsed() > LOCK_WAIT {
+                        self.mfs("files/rm", &unlock).await?;
+                        start = std::time::Instant::now();
+                        continue;
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(std::time::Duration::from_millis(100));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let result = async {
+            let found = self.read_head(channel).await?;
+            if found.as_ref() != expected {
+                return Ok(HeadSwap::Changed { found });
+            }
+            self.write_head(channel, root).await?;
+            Ok(HeadSwap::Moved)
+        }
+        .await;
+        let unlocked = self.mfs("files/rm", &unlock).await;
+        let swapped = result?;
+        unlocked?;
+        Ok(swapped)
+    }
+}
+
+/// The MFS folder that holds the lineage of plain versions (spec/sync.md#lineage),
+/// one file per root. A dot name, so it never clashes with a channel.
+const LINEAGE_DIR: &str = "/memdir/.lineage";
+
+/// Largest lineage file read back.
+const LINEAGE_LIMIT: usize = 1 << 20;
+
+impl Kubo {
+    /// `files/write` of `/memdir/.lineage/<root>` (created with its parents).
+    async fn write_lineage(&self, root: &Cid, data: &[u8]) -> Result<(), ProviderError> {
+        let path = format!("{LINEAGE_DIR}/{root}");
+        let method = Method::POST;
+        let url = self.rpc(
+            "files/write",
+            &[
+                ("arg", path.as_str()),
+                ("create", "true"),
+                ("parents", "true"),
+                ("truncate", "true"),
+            ],
+        );
+        let response = match self
+            .http
+            .send(Call::new(method.clone(), url.clone()), |rb| {
+                let part = reqwest::multipart::Part::bytes(data.to_vec())
+                    .file_name("lineage")
+                    .mime_str("application/octet-stream")
+                    .expect("a constant media type parses");
+                self.auth(rb).multipart(Form::new().part("file", part))
+            })
+            .await
+        {
+            Ok(r) => r,
+            Err(ProviderError::Status {
+                status: 404 | 405 | 501,
+                ..
+            }) => {
+                return Err(ProviderError::Unsupported {
+                    provider: NAME.into(),
+                    operation: "keep the lineage of a version: this node has no MFS (`files/*`) API",
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        self.http
+            .body(&method, &url, response, super::http::JSON_LIMIT)
+            .await?;
+        Ok(())
+    }
+
+    /// `files/read` of `/memdir/.lineage/<root>`; `None` when there is none.
+    async fn read_lineage(&self, root: &Cid) -> Result<Option<Vec<u8>>, ProviderError> {
+        let path = format!("{LINEAGE_DIR}/{root}");
+        let method = Method::POST;
+        let url = self.rpc("files/read", &[("arg", path.as_str())]);
+        match self
+            .http
+            .send(Call::new(method.clone(), url.clone()), |rb| self.auth(rb))
+            .await
+        {
+            Ok(r) => self
+                .http
+                .body(&method, &url, r, LINEAGE_LIMIT)
+                .await
+                .map(Some),
+            Err(e) if is_missing_path(&e) => Ok(None),
+            Err(ProviderError::Status {
+                status: 404 | 405 | 501,
+                ..
+            }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// Kubo answers `file does not exist`, js-ipfs `<path> does not exist`, both with
 /// HTTP 500.
 fn is_missing_path(e: &ProviderError) -> bool {
@@ -619,6 +755,31 @@ impl Provider for Kubo {
         root: &'a Cid,
     ) -> BoxFuture<'a, Result<(), ProviderError>> {
         Box::pin(self.write_head(channel, root))
+    }
+
+    fn swap_head<'a>(
+        &'a self,
+        channel: &'a str,
+        expected: Option<&'a Cid>,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<HeadSwap, ProviderError>> {
+        Box::pin(self.swap(channel, expected, root))
+    }
+
+    /// MFS `/memdir/.lineage/<root>`.
+    fn put_lineage<'a>(
+        &'a self,
+        root: &'a Cid,
+        lineage: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        Box::pin(self.write_lineage(root, lineage))
+    }
+
+    fn lineage<'a>(
+        &'a self,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<Option<Vec<u8>>, ProviderError>> {
+        Box::pin(self.read_lineage(root))
     }
 }
 

@@ -226,6 +226,63 @@ pub trait Provider: Send + Sync {
             })
         })
     }
+
+    /// Moves the head of `channel` from `expected` (`None`: no head yet) to `root`,
+    /// and only if it still names `expected` (spec/sync.md#heads). A provider that
+    /// can compare and swap atomically does so; the default reads the head and sets
+    /// it when it matches, which leaves a short window that the next sync's lineage
+    /// check covers.
+    fn swap_head<'a>(
+        &'a self,
+        channel: &'a str,
+        expected: Option<&'a Cid>,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<HeadSwap, ProviderError>> {
+        Box::pin(async move {
+            let found = self.head(channel).await?;
+            if found.as_ref() != expected {
+                return Ok(HeadSwap::Changed { found });
+            }
+            self.set_head(channel, root).await?;
+            Ok(HeadSwap::Moved)
+        })
+    }
+
+    /// Stores the lineage of `root` (the versions it was built on, nearest first;
+    /// spec/sync.md#lineage) next to it. The default keeps none.
+    fn put_lineage<'a>(
+        &'a self,
+        root: &'a Cid,
+        lineage: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        let _ = (root, lineage);
+        Box::pin(async move {
+            Err(ProviderError::Unsupported {
+                provider: self.name().to_string(),
+                operation: "keep the lineage of a version",
+            })
+        })
+    }
+
+    /// The lineage stored for `root` by [`Provider::put_lineage`], `None` when there
+    /// is none (or the provider keeps none).
+    fn lineage<'a>(
+        &'a self,
+        root: &'a Cid,
+    ) -> BoxFuture<'a, Result<Option<Vec<u8>>, ProviderError>> {
+        let _ = root;
+        Box::pin(async move { Ok(None) })
+    }
+}
+
+/// What [`Provider::swap_head`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadSwap {
+    /// The head named the expected root and now names the new one.
+    Moved,
+    /// The head had moved since it was read (another device pushed): it was left as
+    /// it is and names `found`.
+    Changed { found: Option<Cid> },
 }
 
 /// Why a provider operation failed.
@@ -459,6 +516,9 @@ impl ProviderError {
             ProviderError::Status { status, .. } if *status == 429 || *status >= 500 => {
                 Some("the provider is busy or failing; try again later".into())
             }
+            ProviderError::Timeout { method, .. } if method == "transfer" => Some(format!(
+                "nothing was changed; check the network and that the provider holds the CID (a node that lacks it may wait for it forever); set {DEADLINE_VAR} (seconds) to allow longer"
+            )),
             ProviderError::Transport { .. } | ProviderError::Timeout { .. } => Some(
                 "check the network and the provider URL; set MEMDIR_HTTP_TIMEOUT to wait longer"
                     .into(),
@@ -633,7 +693,15 @@ pub fn car_cid(car: &[u8]) -> Cid {
 pub struct Blocking {
     runtime: tokio::runtime::Runtime,
     provider: Box<dyn Provider>,
+    deadline: Duration,
 }
+
+/// Environment variable: seconds one whole transfer (a CAR up or down, retries
+/// included) may take before it is abandoned (exit 3).
+pub const DEADLINE_VAR: &str = "MEMDIR_TRANSFER_DEADLINE";
+
+/// The default of [`DEADLINE_VAR`].
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(900);
 
 impl fmt::Debug for Blocking {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -650,7 +718,45 @@ impl Blocking {
             .enable_all()
             .build()
             .map_err(|source| ProviderError::Runtime { source })?;
-        Ok(Blocking { runtime, provider })
+        let deadline = match process_env(DEADLINE_VAR) {
+            None => DEFAULT_DEADLINE,
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if n > 0 => Duration::from_secs(n),
+                _ => {
+                    return Err(ProviderError::BadConfig {
+                        provider: provider.name().to_string(),
+                        var: DEADLINE_VAR,
+                        value: v,
+                        reason: "expected a whole number of seconds above 0".into(),
+                    });
+                }
+            },
+        };
+        Ok(Blocking {
+            runtime,
+            provider,
+            deadline,
+        })
+    }
+
+    /// Runs one whole transfer under the overall deadline (spec/sync.md#pull).
+    fn bounded<T>(
+        &self,
+        what: &str,
+        fut: BoxFuture<'_, Result<T, ProviderError>>,
+    ) -> Result<T, ProviderError> {
+        let deadline = self.deadline;
+        self.runtime.block_on(async move {
+            match tokio::time::timeout(deadline, fut).await {
+                Ok(r) => r,
+                Err(_) => Err(ProviderError::Timeout {
+                    provider: self.provider.name().to_string(),
+                    method: "transfer".into(),
+                    url: what.to_string(),
+                    after: deadline,
+                }),
+            }
+        })
     }
 
     /// The provider called `name` (see [`PROVIDER_NAMES`]), configured from
@@ -685,8 +791,10 @@ impl Blocking {
         car: &[u8],
         progress: &dyn Progress,
     ) -> Result<Receipt, ProviderError> {
-        self.runtime
-            .block_on(self.provider.put_car(root, car, progress))
+        self.bounded(
+            &format!("of {root} (whole upload)"),
+            self.provider.put_car(root, car, progress),
+        )
     }
 
     /// [`Provider::put_car_delta`], blocking.
@@ -697,8 +805,10 @@ impl Blocking {
         full: &[u8],
         progress: &dyn Progress,
     ) -> Result<Receipt, ProviderError> {
-        self.runtime
-            .block_on(self.provider.put_car_delta(root, delta, full, progress))
+        self.bounded(
+            &format!("of {root} (whole upload)"),
+            self.provider.put_car_delta(root, delta, full, progress),
+        )
     }
 
     /// [`Provider::get_car`], blocking.
@@ -708,8 +818,10 @@ impl Blocking {
         limits: &CarLimits,
         progress: &dyn Progress,
     ) -> Result<Blocks, ProviderError> {
-        self.runtime
-            .block_on(self.provider.get_car(root, limits, progress))
+        self.bounded(
+            &format!("of {root} (whole download)"),
+            self.provider.get_car(root, limits, progress),
+        )
     }
 
     /// [`Provider::has`], blocking.
@@ -730,6 +842,28 @@ impl Blocking {
     /// [`Provider::set_head`], blocking.
     pub fn set_head(&self, channel: &str, root: &Cid) -> Result<(), ProviderError> {
         self.runtime.block_on(self.provider.set_head(channel, root))
+    }
+
+    /// [`Provider::swap_head`], blocking.
+    pub fn swap_head(
+        &self,
+        channel: &str,
+        expected: Option<&Cid>,
+        root: &Cid,
+    ) -> Result<HeadSwap, ProviderError> {
+        self.runtime
+            .block_on(self.provider.swap_head(channel, expected, root))
+    }
+
+    /// [`Provider::put_lineage`], blocking.
+    pub fn put_lineage(&self, root: &Cid, lineage: &[u8]) -> Result<(), ProviderError> {
+        self.runtime
+            .block_on(self.provider.put_lineage(root, lineage))
+    }
+
+    /// [`Provider::lineage`], blocking.
+    pub fn lineage(&self, root: &Cid) -> Result<Option<Vec<u8>>, ProviderError> {
+        self.runtime.block_on(self.provider.lineage(root))
     }
 }
 

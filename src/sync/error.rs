@@ -46,6 +46,31 @@ pub enum SyncError {
         head: Cid,
         base: Option<Cid>,
     },
+    /// Another device moved the head between our read and our swap: it was left as it
+    /// is (spec/sync.md#heads).
+    #[error(
+        "another device pushed to {provider} channel `{channel}` at the same time: the head moved from {} to {} before ours could, so {pushed} was uploaded but not published and nothing was recorded here",
+        .read.map(|c| c.to_string()).unwrap_or_else(|| "(none)".into()),
+        .found.map(|c| c.to_string()).unwrap_or_else(|| "(none)".into())
+    )]
+    HeadMoved {
+        provider: String,
+        channel: String,
+        read: Option<Cid>,
+        found: Option<Cid>,
+        pushed: Cid,
+    },
+    /// The downloaded tree holds what a memory directory may not (or what this one
+    /// cannot take): refused before anything is applied.
+    #[error("{root} is not a memory directory memdir can apply: {path}: {reason}")]
+    Foreign {
+        root: Cid,
+        path: String,
+        reason: String,
+    },
+    /// The directory holds a name or shape no other device would pull.
+    #[error("refused to push: {path}: {reason}, which no other device would pull")]
+    Unsyncable { path: String, reason: String },
     /// A plain pull found a file where a directory was expected.
     #[error("{root} is a single file, not a memory directory")]
     NotADirectory { root: Cid },
@@ -111,6 +136,8 @@ impl SyncError {
             SyncError::Config(ConfigError::Read(e)) => e.class(),
             SyncError::Config(_) | SyncError::KeyFile(_) => Class::Input,
             SyncError::RemoteAhead { .. }
+            | SyncError::HeadMoved { .. }
+            | SyncError::Unsyncable { .. }
             | SyncError::State { .. }
             | SyncError::Secret { .. }
             | SyncError::Seal { .. } => Class::Input,
@@ -118,6 +145,7 @@ impl SyncError {
                 Class::Usage
             }
             SyncError::NotADirectory { .. }
+            | SyncError::Foreign { .. }
             | SyncError::NotSealed { .. }
             | SyncError::Decode { .. }
             | SyncError::Open { .. }
@@ -136,8 +164,11 @@ impl SyncError {
             SyncError::KeyFile(KeyFileError::InsideMemoryDir { .. }) => "keep the key outside the memory directory: the directory is synced, the key must never be".into(),
             SyncError::KeyFile(_) => return None,
             SyncError::RemoteAhead { .. } => "run `memdir sync` to pull, merge and push; `push --force` publishes this directory over it (the other version stays pinned)".into(),
+            SyncError::Unsyncable { .. } => "rename or remove it (a memory key is a-z, 0-9, `_`, `-`), then push again; nothing was sent".into(),
+            SyncError::HeadMoved { .. } => "run `memdir sync` to merge both versions and push the result".into(),
             SyncError::NotADirectory { .. } => "if it was pushed in encrypted-ipfs mode, pull with --mode encrypted-ipfs; nothing was changed".into(),
             SyncError::NotSealed { .. } => "it looks like a plain push: pull with --mode ipfs; nothing was changed".into(),
+            SyncError::Foreign { .. } => "it was refused before anything was written; nothing was changed. If it is yours, fix the name on the device that pushed it and push again".into(),
             SyncError::Decode { .. } | SyncError::InnerCar { .. } => "the data was rejected before anything was written; nothing was changed".into(),
             SyncError::Seal { .. } => "nothing was sent; the directory is over what one sealed blob can hold".into(),
             SyncError::Open { .. } => "it was sealed to another key, or altered; check MEMDIR_KEY_FILE / key_file in .memdir/config.toml. Nothing was changed".into(),

@@ -17,6 +17,7 @@
 //! `spec/sync.md` is the user-facing description.
 
 pub mod config;
+pub mod lineage;
 pub mod plan;
 #[cfg(feature = "sync")]
 pub mod seal;
@@ -51,7 +52,7 @@ pub use push::push;
 #[cfg(feature = "sync")]
 pub use remote::{ConflictCopy, PullReport, PushReport, Remote, SkippedFile, SyncReport};
 #[cfg(feature = "sync")]
-pub use state::{Base, Pushed, State};
+pub use state::{Base, HISTORY_MAX, Pushed, State};
 #[cfg(feature = "sync")]
 pub use status::{Status, status};
 

@@ -11,6 +11,7 @@ use crate::ipfs::car::{self, CarLimits};
 use crate::ipfs::unixfs::{self, Node};
 use crate::provider::Blocks;
 use crate::sync::error::Result;
+use crate::sync::lineage::{self, Relation};
 use crate::sync::plan::{self, Op};
 use crate::sync::seal::{self, Sealed};
 
@@ -21,6 +22,8 @@ struct Fetched {
     plain_root: Cid,
     tree: Node,
     plain_car: Vec<u8>,
+    /// The lineage sealed in the envelope (`encrypted-ipfs`), authenticated by its MAC.
+    lineage: Option<Vec<Cid>>,
 }
 
 /// Downloads `root`, verifies and decodes it; in `encrypted-ipfs` mode opens the blob.
@@ -34,9 +37,8 @@ fn fetch(
     let blocks = remote
         .provider
         .get_car(root, &CarLimits::default(), remote.progress)?;
-    let limits = unixfs::Limits::default();
     let decode = |root: &Cid, blocks: &Blocks| {
-        unixfs::decode(root, blocks, &limits).map_err(|e| SyncError::Decode {
+        unixfs::decode(root, blocks, &expansion_limits(blocks)).map_err(|e| SyncError::Decode {
             root: *root,
             source: Box::new(e),
         })
@@ -55,6 +57,7 @@ fn fetch(
             root: *root,
             source,
         })?;
+        let lineage = plain.lineage().map(<[Cid]>::to_vec);
         let (plain_root, plain_car) = plain.into_parts();
         let inner = car::read_car(plain_car.as_slice(), &plain_root, &CarLimits::default())
             .map_err(|source| SyncError::InnerCar {
@@ -65,15 +68,18 @@ fn fetch(
         if matches!(tree, Node::File(_)) {
             return Err(SyncError::NotADirectory { root: plain_root });
         }
+        check_tree(root, &tree)?;
         Ok(Fetched {
             plain_root,
             tree,
             plain_car,
+            lineage,
         })
     } else {
         if matches!(outer, Node::File(_)) {
             return Err(SyncError::NotADirectory { root: *root });
         }
+        check_tree(root, &outer)?;
         // The strict decoder proved the blocks canonical, so rebuilding them gives the
         // same root and the same CAR the other device pushed.
         let dag = build(&outer, mem)?;
@@ -81,8 +87,106 @@ fn fetch(
             plain_root: *root,
             plain_car: car::car_bytes(&dag),
             tree: outer,
+            lineage: None,
         })
     }
+}
+
+/// Bytes a downloaded tree may expand to, beyond what was stored.
+const EXPAND_BASE: u64 = 16 << 20;
+/// ... and per byte stored: names sharing one block make a small CAR a large tree.
+const EXPAND_FACTOR: u64 = 16;
+
+/// Decoding limits for `blocks`: the expanded tree is bounded by what was downloaded
+/// (spec/sync.md#pull), so a few shared blocks cannot become gigabytes of files.
+fn expansion_limits(blocks: &Blocks) -> unixfs::Limits {
+    let stored: u64 = blocks.values().map(|b| b.len() as u64).sum();
+    unixfs::Limits {
+        max_total_bytes: EXPAND_BASE
+            .saturating_add(EXPAND_FACTOR.saturating_mul(stored))
+            .min(CarLimits::default().max_total_bytes),
+        ..unixfs::Limits::default()
+    }
+}
+
+/// Longest name a synced file or folder may have, in bytes (what filesystems hold).
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// Checks a downloaded tree against what a memory directory may contain before any of
+/// it is applied (spec/sync.md#pull): names of at most 255 bytes without control
+/// characters, `MEMORY.md` and `*.md` at the top and timeline day files are files,
+/// `timeline` is a folder.
+fn check_tree(root: &Cid, tree: &Node) -> Result<()> {
+    match tree_problem(tree) {
+        Some((path, reason)) => Err(SyncError::Foreign {
+            root: *root,
+            path,
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first thing in `tree` a memory directory may not hold, as (the path, control
+/// characters escaped; why), or `None`.
+pub fn tree_problem(tree: &Node) -> Option<(String, String)> {
+    fn walk(prefix: &str, node: &Node) -> Option<(String, String)> {
+        let Node::Dir(entries) = node else {
+            return None;
+        };
+        for (name, child) in entries {
+            let path = format!("{prefix}{name}");
+            let bad = |reason: String| Some((crate::sync::plan::escape(&path), reason));
+            if name.len() > MAX_NAME_BYTES {
+                return bad(format!(
+                    "a name of {} bytes (at most {MAX_NAME_BYTES})",
+                    name.len()
+                ));
+            }
+            if name.chars().any(char::is_control) {
+                return bad("a control character in the name".into());
+            }
+            let is_dir = matches!(child, Node::Dir(_));
+            if prefix.is_empty() {
+                if name == crate::memory::layout::INDEX_FILE && is_dir {
+                    return bad("a folder where the index file goes".into());
+                }
+                if name == "timeline" && !is_dir {
+                    return bad("a file where the timeline folder goes".into());
+                }
+                if name.ends_with(".md") && is_dir {
+                    return bad("a folder named like a memory file".into());
+                }
+            }
+            if prefix == "timeline/" && is_dir && crate::memory::timeline::is_day_file_name(name) {
+                return bad("a folder named like a timeline day file".into());
+            }
+            if let Some(p) = walk(&format!("{path}/"), child) {
+                return Some(p);
+            }
+        }
+        None
+    }
+    walk("", tree)
+}
+
+/// A write the plan makes that the local directory's shape would stop half way: a
+/// folder where a file goes, or a file where a folder goes.
+fn shape_conflict(path: &str, local: &plan::Listing) -> Option<String> {
+    let mut at = 0;
+    while let Some(i) = path[at..].find('/') {
+        let parent = &path[..at + i];
+        if local.contains_key(parent) {
+            return Some(format!("{parent} is a file here"));
+        }
+        at += i + 1;
+    }
+    let dir = format!("{path}/");
+    local
+        .range(dir.clone()..)
+        .next()
+        .filter(|(k, _)| k.starts_with(&dir))
+        .map(|_| format!("{path} is a folder here"))
 }
 
 /// Whether a remote file may be written: memdir never stores what looks like a secret.
@@ -105,20 +209,111 @@ pub fn pull(
 ) -> Result<PullReport> {
     let backend = mem.backend();
     let state0 = State::load(backend)?;
+    let base_network = state0.base.as_ref().and_then(|b| b.network_cid().ok());
+    let empty = |behind: bool| PullReport {
+        provider: remote.provider.name().to_string(),
+        mode: remote.mode(),
+        strategy,
+        dry_run,
+        root: root.to_string(),
+        plain_root: String::new(),
+        had_base: true,
+        behind,
+        diverged: false,
+        decisions: Vec::new(),
+        written: 0,
+        deleted: 0,
+        conflicts: Vec::new(),
+        skipped: Vec::new(),
+        warnings: Vec::new(),
+    };
+    // spec/sync.md#lineage: a version this directory already passed (a restored
+    // backup, a rolled-back head, a replayed blob) is never applied as new.
+    if base_network.is_some_and(|b| b != *root) && state0.has_seen(root) {
+        return Ok(empty(true));
+    }
     let expected_plain = state0
         .base
         .as_ref()
         .filter(|b| b.network_root == root.to_string())
         .and_then(|b| b.root_cid().ok());
     let fetched = fetch(mem, remote, root, expected_plain)?;
+    let mut warnings = Vec::new();
+    let remote_lineage = if remote.encrypted() {
+        fetched.lineage.clone()
+    } else {
+        match remote.provider.lineage(root) {
+            Ok(Some(bytes)) => match lineage::decode(&bytes) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    warnings.push(format!(
+                        "the lineage stored for {root} is unreadable ({e}); merged as a version of unknown lineage"
+                    ));
+                    None
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                warnings.push(format!("could not read the lineage of {root}: {e}"));
+                None
+            }
+        }
+    };
+    let relation = lineage::relate(
+        base_network.as_ref(),
+        &state0.lineage(),
+        root,
+        remote_lineage.as_deref(),
+    );
+    // A diverged version is merged against the nearest version both sides include,
+    // when it can still be fetched; otherwise without a base.
+    let common_listing = match &relation {
+        Relation::Diverged { common: Some(c) } => match fetch(mem, remote, c, None) {
+            Ok(f) => Some(listing(&f.tree)),
+            Err(e) => {
+                warnings.push(format!(
+                    "could not fetch {c}, the last version both sides share ({e}); merged without a base"
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
+    let diverged = matches!(relation, Relation::Diverged { .. });
     let remote_listing = listing(&fetched.tree);
-    backend.create()?;
-    mem.with_lock(|| {
+    // A dry run reads only: it creates nothing, not even the directory or its lock.
+    let run = |f: &mut dyn FnMut() -> Result<PullReport>| -> Result<PullReport> {
+        if dry_run {
+            f()
+        } else {
+            backend.create()?;
+            mem.with_lock(f)
+        }
+    };
+    run(&mut || {
         let mut state = State::load(backend)?;
-        let mut warnings = Vec::new();
-        let (had_base, base_listing) = base_listing(mem, &state, &mut warnings);
-        let local_listing = listing(&backend.tree()?);
-        let plan = plan::plan(&base_listing, &local_listing, &remote_listing, strategy);
+        let (had_base, base_listing) = if diverged {
+            warnings.push(format!(
+                "{root} does not descend from this directory's last synced version (another device pushed beside it): merged without deleting or reverting anything here but recorded forgets"
+            ));
+            match &common_listing {
+                Some(l) => (true, l.clone()),
+                None => (false, plan::Listing::new()),
+            }
+        } else {
+            base_listing(mem, &state, &mut warnings)
+        };
+        let local_listing = if dry_run && !backend.exists() {
+            plan::Listing::new()
+        } else {
+            listing(&backend.tree()?)
+        };
+        let mut plan = plan::plan(&base_listing, &local_listing, &remote_listing, strategy);
+        // Without a line of descent (diverged, or a first sync) deletions cross only
+        // as recorded forgets (spec/sync.md#tombstones).
+        if diverged || relation == Relation::First {
+            plan = lineage::make_safe(plan, had_base, &local_listing, &remote_listing);
+        }
         let mut report = PullReport {
             provider: remote.provider.name().to_string(),
             mode: remote.mode(),
@@ -127,12 +322,14 @@ pub fn pull(
             root: root.to_string(),
             plain_root: fetched.plain_root.to_string(),
             had_base,
+            behind: false,
+            diverged,
             decisions: plan.report.clone(),
             written: 0,
             deleted: 0,
             conflicts: Vec::new(),
             skipped: Vec::new(),
-            warnings,
+            warnings: std::mem::take(&mut warnings),
         };
         let mut ops = Vec::new();
         for op in plan.ops {
@@ -149,6 +346,17 @@ pub fn pull(
                 _ => {}
             }
             ops.push(op);
+        }
+        for op in &ops {
+            if let Op::Write { path, .. } = op
+                && let Some(reason) = shape_conflict(path, &local_listing)
+            {
+                return Err(SyncError::Foreign {
+                    root: *root,
+                    path: plan::escape(path),
+                    reason,
+                });
+            }
         }
         for op in &ops {
             match op {
@@ -182,6 +390,9 @@ pub fn pull(
             via: "pull".into(),
             at: now,
         };
+        let mut learned = vec![root.to_string()];
+        learned.extend(remote_lineage.iter().flatten().map(|c| c.to_string()));
+        state.remember(learned);
         state.record_base(backend, new_base, &fetched.plain_root, &fetched.plain_car)?;
         Ok(report)
     })

@@ -10,7 +10,7 @@ use cid::Cid;
 use crate::engine::Memory;
 use crate::ipfs::car::{self};
 use crate::ipfs::unixfs::Node;
-use crate::provider::{ProviderError, Receipt};
+use crate::provider::{HeadSwap, ProviderError, Receipt};
 use crate::sync::config::Mode;
 use crate::sync::error::Result;
 use crate::sync::plan::{self, FileClass};
@@ -48,6 +48,10 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     if let Some(e) = secret {
         return Err(e);
     }
+    // What every other device would refuse to pull is not published (spec/sync.md#pull).
+    if let Some((path, reason)) = super::pull::tree_problem(&tree) {
+        return Err(SyncError::Unsyncable { path, reason });
+    }
     let dag = build(&tree, mem)?;
     let plain_car = car::car_bytes(&dag);
     let provider = remote.provider.name().to_string();
@@ -84,9 +88,12 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
             return Ok(report);
         }
     }
+    // A head this directory already passed (a rolled-back head) is pushed over: its
+    // content is already part of ours (spec/sync.md#lineage).
     if let Some(h) = head
         && !force
         && Some(h) != base_network
+        && !state.has_seen(&h)
         && !(remote.mode() == Mode::Ipfs && h == dag.root)
     {
         return Err(SyncError::RemoteAhead {
@@ -96,13 +103,20 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
             base: base_network,
         });
     }
+    // What this version was built on: the base, the versions before it and those
+    // merged into it (spec/sync.md#lineage).
+    let lineage = state.lineage();
     let (network_root, receipt, full_len) = if remote.encrypted() {
-        let sealed = seal::seal(&Plain::new(dag.root, plain_car.clone()), remote.key()?).map_err(
-            |source| SyncError::Seal {
-                root: dag.root,
-                source,
-            },
-        )?;
+        let sealed_lineage: Vec<Cid> = lineage
+            .iter()
+            .take(seal::MAX_LINEAGE)
+            .filter_map(|r| Cid::try_from(r.as_str()).ok())
+            .collect();
+        let plain = Plain::new(dag.root, plain_car.clone()).with_lineage(sealed_lineage);
+        let sealed = seal::seal(&plain, remote.key()?).map_err(|source| SyncError::Seal {
+            root: dag.root,
+            source,
+        })?;
         let blob = build(&Node::File(sealed.into_bytes()), mem)?;
         let blob_car = car::car_bytes(&blob);
         let receipt = remote
@@ -143,8 +157,32 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     report.car_bytes = receipt.car_bytes;
     report.full_car_bytes = full_len;
     report.delta = receipt.delta;
-    match remote.provider.set_head(remote.channel, &network_root) {
-        Ok(()) => report.head_updated = true,
+    if !remote.encrypted() {
+        // Plain mode: next to the version. (Encrypted: sealed in the envelope, where
+        // the MAC covers it; a file beside it could be forged.)
+        match remote
+            .provider
+            .put_lineage(&network_root, &super::lineage::encode(&lineage))
+        {
+            Ok(()) | Err(ProviderError::Unsupported { .. }) => {}
+            Err(e) => warnings.push(format!("could not store the lineage of this version: {e}")),
+        }
+    }
+    // The head moves only from the version read above (spec/sync.md#heads).
+    match remote
+        .provider
+        .swap_head(remote.channel, head.as_ref(), &network_root)
+    {
+        Ok(HeadSwap::Moved) => report.head_updated = true,
+        Ok(HeadSwap::Changed { found }) => {
+            return Err(SyncError::HeadMoved {
+                provider,
+                channel: remote.channel.to_string(),
+                read: head,
+                found,
+                pushed: network_root,
+            });
+        }
         Err(ProviderError::Unsupported { .. }) => {}
         Err(e) => warnings.push(format!(
             "the upload is pinned but the head pointer was not moved: {e}"
@@ -170,6 +208,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         via: "push".into(),
         at: now,
     };
+    state.remember(None);
     mem.with_lock(|| state.record_base(backend, new_base, &dag.root, &plain_car))?;
     // Unpin what is beyond the versions to keep; a failure keeps the record to retry.
     let keep = remote.keep_versions.max(1) as usize;

@@ -103,6 +103,15 @@ pub struct PullReport {
     pub plain_root: String,
     /// Whether a recorded base took part (otherwise a first sync: two-way).
     pub had_base: bool,
+    /// The remote is a version this directory already passed: nothing was applied
+    /// (spec/sync.md#lineage).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub behind: bool,
+    /// The remote does not descend from this directory's base (a lost race, a forced
+    /// push, a restored backup): merged without deleting or reverting anything here
+    /// but recorded forgets (spec/sync.md#tombstones).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub diverged: bool,
     /// One line per path whose versions differed.
     pub decisions: Vec<Decision>,
     /// Files written, deleted and conflict copies saved.
@@ -125,5 +134,12 @@ pub struct ConflictCopy {
 pub struct SyncReport {
     /// The head pulled, if the provider had one this directory had not synced.
     pub pulled: Option<PullReport>,
+    /// The provider's head when it was behind (a version this directory already
+    /// passed): not applied, pushed over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub behind: Option<String>,
+    /// Rounds of pull and push it took (more than one when another device moved the
+    /// head in between).
+    pub rounds: u32,
     pub pushed: PushReport,
 }

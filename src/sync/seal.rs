@@ -43,6 +43,16 @@
 //! 55+r+c        p         zero bytes, so that the total is bucket(55+r+c)
 //! ```
 //!
+//! Version 2 (magic `MEMDIR-SEAL-2`, what a push seals) adds the lineage of the version
+//! (spec/sync.md#lineage) between the root and the CAR, under the same MAC, so a blob
+//! replayed from the past carries its own, older lineage and is recognised:
+//!
+//! ```text
+//! 15+r          2         n = number of lineage roots (0..=256)
+//! 17+r          ...       n times: 1 byte length l (1..=255), then l bytes of a CID
+//! then          8 + c     CAR length and CAR, then the MAC over everything before it
+//! ```
+//!
 //! `mac_key = HMAC-SHA256(key = secret key (32 bytes), msg = "memdir-seal-1 mac key")`.
 //! The sealed box is anonymous (anyone with the public key can make one), so the MAC,
 //! keyed by something only the secret key holder can derive, is what proves the blob
@@ -90,6 +100,10 @@ use sha2::{Digest, Sha256};
 
 /// The envelope's first bytes.
 pub const MAGIC: &[u8; 13] = b"MEMDIR-SEAL-1";
+/// The first bytes of an envelope that carries a lineage.
+pub const MAGIC_2: &[u8; 13] = b"MEMDIR-SEAL-2";
+/// Lineage roots an envelope may carry.
+pub const MAX_LINEAGE: usize = 256;
 /// The first line of a key file.
 pub const KEY_FILE_HEADER: &str = "memdir-key-v1";
 /// HMAC message that derives the MAC key from the secret key.
@@ -177,12 +191,28 @@ pub fn generate_key() -> Key {
 pub struct Plain {
     root: Cid,
     car: Vec<u8>,
+    lineage: Option<Vec<Cid>>,
 }
 
 impl Plain {
     /// A plaintext root CID and the CAR whose root it is.
     pub fn new(root: Cid, car: Vec<u8>) -> Plain {
-        Plain { root, car }
+        Plain {
+            root,
+            car,
+            lineage: None,
+        }
+    }
+
+    /// The same, with the lineage of the version (sealed as `MEMDIR-SEAL-2`).
+    pub fn with_lineage(mut self, lineage: Vec<Cid>) -> Plain {
+        self.lineage = Some(lineage);
+        self
+    }
+
+    /// The lineage sealed with it (`None` for a `MEMDIR-SEAL-1` envelope).
+    pub fn lineage(&self) -> Option<&[Cid]> {
+        self.lineage.as_deref()
     }
 
     /// The plaintext root CID.
@@ -284,6 +314,9 @@ pub enum SealError {
     /// `crypto_box_seal` itself failed (message too large for the cipher).
     #[error("crypto_box_seal failed on a {len}-byte envelope")]
     Seal { len: usize },
+    /// A lineage root in the envelope is not a CID, or there are too many.
+    #[error("memdir envelope lineage is invalid: {reason}")]
+    BadLineage { reason: String },
     /// The plaintext root CID is too long for the envelope's length field.
     #[error("plaintext root CID is {len} bytes; at most {MAX_ROOT_LEN} fit")]
     RootTooLong { len: usize },
@@ -310,11 +343,33 @@ fn envelope_with_mac_key(plain: &Plain, mac_key: &[u8; 32]) -> Result<Vec<u8>, S
     if root.len() > MAX_ROOT_LEN {
         return Err(SealError::RootTooLong { len: root.len() });
     }
-    let unpadded = MAGIC.len() + 2 + root.len() + 8 + plain.car.len() + MAC_LEN;
+    let mut lineage = Vec::new();
+    if let Some(l) = &plain.lineage {
+        if l.len() > MAX_LINEAGE {
+            return Err(SealError::BadLineage {
+                reason: format!("{} roots, at most {MAX_LINEAGE}", l.len()),
+            });
+        }
+        lineage.extend_from_slice(&(l.len() as u16).to_be_bytes());
+        for c in l {
+            let b = c.to_bytes();
+            if b.is_empty() || b.len() > MAX_ROOT_LEN {
+                return Err(SealError::RootTooLong { len: b.len() });
+            }
+            lineage.push(b.len() as u8);
+            lineage.extend_from_slice(&b);
+        }
+    }
+    let unpadded = MAGIC.len() + 2 + root.len() + lineage.len() + 8 + plain.car.len() + MAC_LEN;
     let mut out = Vec::with_capacity(bucket(unpadded));
-    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(if plain.lineage.is_some() {
+        MAGIC_2
+    } else {
+        MAGIC
+    });
     out.extend_from_slice(&(root.len() as u16).to_be_bytes());
     out.extend_from_slice(&root);
+    out.extend_from_slice(&lineage);
     out.extend_from_slice(&(plain.car.len() as u64).to_be_bytes());
     out.extend_from_slice(&plain.car);
     let mac = hmac_sha256(mac_key, &out);
@@ -383,13 +438,23 @@ fn take<'a>(
 }
 
 fn parse_envelope(env: &[u8], mac_key: &[u8; 32]) -> Result<Plain, SealError> {
-    if env.len() < MAGIC.len() || &env[..MAGIC.len()] != MAGIC {
+    let version2 = env.len() >= MAGIC.len() && &env[..MAGIC.len()] == MAGIC_2;
+    if !version2 && (env.len() < MAGIC.len() || &env[..MAGIC.len()] != MAGIC) {
         return Err(SealError::BadMagic);
     }
     let mut at = MAGIC.len();
     let rlen = take(env, &mut at, 2, "root length")?;
     let rlen = u16::from_be_bytes([rlen[0], rlen[1]]) as usize;
     let root_bytes = take(env, &mut at, rlen, "root CID")?;
+    let mut lineage_bytes: Vec<&[u8]> = Vec::new();
+    if version2 {
+        let n = take(env, &mut at, 2, "lineage count")?;
+        let n = u16::from_be_bytes([n[0], n[1]]) as usize;
+        for _ in 0..n {
+            let l = take(env, &mut at, 1, "lineage CID length")?[0] as usize;
+            lineage_bytes.push(take(env, &mut at, l, "lineage CID")?);
+        }
+    }
     let clen = take(env, &mut at, 8, "CAR length")?;
     let clen = u64::from_be_bytes(clen.try_into().expect("8 bytes"));
     let clen = usize::try_from(clen).unwrap_or(usize::MAX);
@@ -423,9 +488,27 @@ fn parse_envelope(env: &[u8], mac_key: &[u8; 32]) -> Result<Plain, SealError> {
             reason: "not in canonical binary form".into(),
         });
     }
+    if lineage_bytes.len() > MAX_LINEAGE {
+        return Err(SealError::BadLineage {
+            reason: format!("{} roots, at most {MAX_LINEAGE}", lineage_bytes.len()),
+        });
+    }
+    let lineage = if version2 {
+        let mut v = Vec::with_capacity(lineage_bytes.len());
+        for b in lineage_bytes {
+            let c = Cid::try_from(b).map_err(|e| SealError::BadLineage {
+                reason: e.to_string(),
+            })?;
+            v.push(c);
+        }
+        Some(v)
+    } else {
+        None
+    };
     Ok(Plain {
         root,
         car: car.to_vec(),
+        lineage,
     })
 }
 
@@ -672,6 +755,40 @@ mod tests {
 
     fn raw_cid(data: &[u8]) -> Cid {
         crate::ipfs::unixfs::block_cid(crate::ipfs::unixfs::CODEC_RAW, data)
+    }
+
+    #[test]
+    fn lineage_is_sealed_under_the_mac() {
+        // spec/sync.md#keys-and-sealed-boxes — MEMDIR-SEAL-2 carries the lineage
+        // (spec/sync.md#lineage) under the MAC.
+        let key = generate_key();
+        let root = raw_cid(b"root");
+        let lineage = vec![raw_cid(b"parent"), raw_cid(b"grandparent")];
+        let plain = Plain::new(root, b"car".to_vec()).with_lineage(lineage.clone());
+        let opened = open(&seal(&plain, &key).unwrap(), &key, Some(&root)).unwrap();
+        assert_eq!(opened.lineage(), Some(&lineage[..]));
+        assert_eq!(opened.car(), b"car");
+        // Version 1 has none.
+        let v1 = open(
+            &seal(&Plain::new(root, b"car".to_vec()), &key).unwrap(),
+            &key,
+            None,
+        );
+        assert_eq!(v1.unwrap().lineage(), None);
+        // One changed lineage byte, re-sealed to the public key as anyone can: refused.
+        let mut env = envelope(&plain, &key).unwrap();
+        assert_eq!(&env[..13], MAGIC_2);
+        let first_lineage_cid = 13 + 2 + root.to_bytes().len() + 2 + 1;
+        env[first_lineage_cid + 5] ^= 1;
+        let forged = Sealed(seal_raw(&env, &key.public).unwrap());
+        assert!(matches!(
+            open(&forged, &key, None),
+            Err(SealError::MacMismatch)
+        ));
+        // A lineage made of zero roots is still version 2.
+        let empty = Plain::new(root, b"car".to_vec()).with_lineage(Vec::new());
+        let opened = open(&seal(&empty, &key).unwrap(), &key, None).unwrap();
+        assert_eq!(opened.lineage(), Some(&[][..]));
     }
 
     #[test]

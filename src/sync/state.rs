@@ -59,7 +59,15 @@ pub struct State {
     /// Per provider, oldest first: the pins memdir made and has not removed.
     #[serde(default)]
     pub pushes: BTreeMap<String, Vec<Pushed>>,
+    /// Network roots of the versions this directory's content includes, newest first:
+    /// the base, the versions before it and those merged into it (at most
+    /// [`HISTORY_MAX`]; spec/sync.md#lineage). A head among them is behind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<String>,
 }
+
+/// Roots kept in [`State::history`].
+pub const HISTORY_MAX: usize = 1024;
 
 fn parse_cid(s: &str, path: &str) -> Result<Cid> {
     Cid::try_from(s).map_err(|e| SyncError::State {
@@ -85,6 +93,39 @@ pub(super) fn base_car_name(root: &Cid) -> String {
 }
 
 impl State {
+    /// [`State::history`] with the base first (a state written before the history
+    /// existed has only its base).
+    pub fn lineage(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(b) = &self.base {
+            out.push(b.network_root.clone());
+        }
+        for r in &self.history {
+            if !out.contains(r) {
+                out.push(r.clone());
+            }
+        }
+        out
+    }
+
+    /// Whether this directory has passed `root`: the base or a version before it.
+    pub fn has_seen(&self, root: &Cid) -> bool {
+        let r = root.to_string();
+        self.base.as_ref().is_some_and(|b| b.network_root == r) || self.history.contains(&r)
+    }
+
+    /// Puts `roots` (newest first) in front of the history, without duplicates.
+    pub(super) fn remember(&mut self, roots: impl IntoIterator<Item = String>) {
+        let mut out: Vec<String> = Vec::new();
+        for r in roots.into_iter().chain(self.lineage()) {
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+        out.truncate(HISTORY_MAX);
+        self.history = out;
+    }
+
     /// Reads the state; a missing file is a directory that never synced.
     pub fn load(backend: &Backend) -> Result<State> {
         let Some(bytes) = backend.read(SYNC_STATE_FILE, MAX_SYNC_STATE)? else {
