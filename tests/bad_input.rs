@@ -268,3 +268,50 @@ fn a_body_only_write_keeps_anchored_frontmatter_text() {
         .replace("old body", "new body");
     assert_eq!(std::fs::read_to_string(dir.join("tone.md")).unwrap(), want);
 }
+
+// spec/architecture.md#nothing-outside-the-directory: a folder named like a memory or a
+// day file, or a `timeline` that is a file, is reported by `check` (path named) instead
+// of being skipped in silence or stopping the check; the good memory still loads.
+#[test]
+fn check_sees_folders_named_like_files_and_a_timeline_that_is_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    write_file(&dir, "good.md", GOOD.as_bytes());
+    std::fs::create_dir_all(dir.join("user_role.md")).unwrap();
+    std::fs::create_dir_all(dir.join("timeline/2026-01-01.jsonl")).unwrap();
+    let o = run(memdir(&dir).arg("check"));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    for path in ["user_role.md", "timeline/2026-01-01.jsonl"] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains(path) && l.contains("not a regular file")),
+            "{path} not reported:\n{out}"
+        );
+    }
+    let o = run(memdir(&dir).args(["read", "good"]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+
+    std::fs::remove_dir_all(dir.join("timeline")).unwrap();
+    std::fs::write(dir.join("timeline"), b"not a folder").unwrap();
+    let o = run(memdir(&dir).arg("check"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        out.lines()
+            .any(|l| l.contains("timeline") && l.contains("not a folder")),
+        "{out}"
+    );
+    assert!(
+        out.contains("user_role.md"),
+        "the rest was still checked:\n{out}"
+    );
+    // A note cannot go anywhere; it fails with the path and writes nothing.
+    let o = run(memdir(&dir).args(["note", "seen"]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("timeline"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(dir.join("timeline")).unwrap(),
+        b"not a folder"
+    );
+}

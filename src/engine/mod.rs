@@ -35,6 +35,10 @@ use crate::retrieval::search;
 use crate::store::cache::{self, Cache};
 use crate::store::{self, Backend, FileDigest, Found};
 
+/// What a folder (or FIFO, socket) named like a memory or day file is told: memdir
+/// cannot write that key or day while it is there (spec/architecture.md#nothing-outside-the-directory).
+const NOT_A_FILE: &str = "not a regular file (a folder?): memdir neither reads nor replaces it, and cannot write this name while it is there; rename or remove it";
+
 /// Folders where `check` looks for temp files, and whether memdir writes there only
 /// under the lock (then, with the lock held, a temp file there is provably left over).
 const TEMP_FOLDERS: [(&str, bool); 5] = [
@@ -323,6 +327,11 @@ impl Memory {
                     "file name is not valid UTF-8; skipped",
                 )),
                 Found::File(n) => names.push(n),
+                Found::NotAFile(n) => snap.problems.push(Problem::error(
+                    &n,
+                    None,
+                    NOT_A_FILE,
+                )),
             }
         }
         let read: Vec<Result<Option<(String, String)>>> = par_map(&names, |n| {
@@ -504,6 +513,10 @@ impl Memory {
                 Found::BadName(n) => {
                     out.problems
                         .push(Problem::error(n, None, "file name is not valid UTF-8"));
+                    continue;
+                }
+                Found::NotAFile(n) => {
+                    out.problems.push(Problem::error(n, None, NOT_A_FILE));
                     continue;
                 }
             };
@@ -1153,7 +1166,20 @@ impl Memory {
             None
         };
         let snap = self.load()?;
-        let events = self.events()?;
+        // A `timeline` that is not a folder is a problem to report, not a reason to
+        // stop checking the rest.
+        let events = match self.events() {
+            Ok(e) => e,
+            Err(Error::NotADir { .. }) => Events {
+                problems: vec![Problem::error(
+                    TIMELINE_DIR,
+                    None,
+                    "not a folder: memdir keeps the timeline's day files in it and cannot note or forget while it is there; move it away",
+                )],
+                ..Events::default()
+            },
+            Err(e) => return Err(e),
+        };
         let mut report = CheckReport {
             memories: snap.records.len(),
             events: events.events.len(),

@@ -36,6 +36,9 @@ pub enum Found {
     Symlink(String),
     /// A name that is not valid UTF-8 (lossy form for the report).
     BadName(String),
+    /// An entry with the name of a memory or day file that is not a regular file
+    /// (a folder, a FIFO, a socket): reported, never read or replaced.
+    NotAFile(String),
 }
 
 /// Holds the cross-process write lock until dropped.
@@ -137,10 +140,14 @@ impl Backend {
             }
             Backend::Dir(root) => {
                 let dir = root.join(sub);
-                if sub != "."
-                    && fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink())
-                {
-                    return Err(Error::Symlink { path: dir });
+                if sub != "." {
+                    match fs::symlink_metadata(&dir) {
+                        Ok(m) if m.file_type().is_symlink() => {
+                            return Err(Error::Symlink { path: dir });
+                        }
+                        Ok(m) if !m.is_dir() => return Err(Error::NotADir { path: dir }),
+                        _ => {}
+                    }
                 }
                 let rd = match fs::read_dir(&dir) {
                     Ok(rd) => rd,
@@ -170,6 +177,8 @@ impl Backend {
                         out.push(Found::Symlink(format!("{prefix}{name}")));
                     } else if ft.is_file() {
                         out.push(Found::File(format!("{prefix}{name}")));
+                    } else {
+                        out.push(Found::NotAFile(format!("{prefix}{name}")));
                     }
                 }
                 out.sort_by(|a, b| found_name(a).cmp(found_name(b)));
@@ -428,7 +437,7 @@ fn ends_with_newline(path: &Path, len: u64) -> Result<bool> {
 /// The name of a scan result.
 pub fn found_name(f: &Found) -> &str {
     match f {
-        Found::File(n) | Found::Symlink(n) | Found::BadName(n) => n,
+        Found::File(n) | Found::Symlink(n) | Found::BadName(n) | Found::NotAFile(n) => n,
     }
 }
 
@@ -777,7 +786,16 @@ impl Backend {
                 }
                 let rd = match fs::read_dir(&dir) {
                     Ok(rd) => rd,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+                    // Nothing to sweep where there is no folder; `check` reports a
+                    // file in a folder's place on its own.
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                        ) =>
+                    {
+                        return Ok(out);
+                    }
                     Err(e) => return Err(Error::io(&dir, e)),
                 };
                 for e in rd {
