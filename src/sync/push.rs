@@ -9,12 +9,10 @@ use cid::Cid;
 
 use crate::engine::Memory;
 use crate::ipfs::car::{self};
-use crate::ipfs::unixfs::Node;
 use crate::provider::{HeadSwap, ProviderError, Receipt};
 use crate::sync::config::Mode;
 use crate::sync::error::Result;
 use crate::sync::plan::{self, FileClass};
-use crate::sync::seal::{self, Plain};
 
 use super::*;
 
@@ -56,7 +54,6 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     let plain_car = car::car_bytes(&dag);
     let provider = remote.provider.name().to_string();
     let base = state.base.clone();
-    let base_network = base.as_ref().map(|b| b.network_cid()).transpose()?;
     let head = remote.head()?;
     let mut report = PushReport {
         provider: provider.clone(),
@@ -71,88 +68,62 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         unpinned: Vec::new(),
         warnings: Vec::new(),
     };
-    // Already there: the base is this exact version and it is the provider's head (or,
-    // without a head, a pin we made on this provider).
-    if let Some(b) = &base
-        && b.root == report.root
-        && b.mode == remote.mode()
-    {
-        let pinned_here = state
-            .pushes
-            .get(&provider)
-            .is_some_and(|v| v.iter().any(|p| p.root == b.network_root));
-        let head_is_base = head.is_some_and(|h| Some(h) == base_network);
-        if head_is_base || (head.is_none() && pinned_here) {
+    let decision = plan_push(&PushInputs {
+        state: &state,
+        root: &dag.root,
+        mode: remote.mode(),
+        provider: &provider,
+        head,
+        force,
+        keeps_blocks: remote.provider.capabilities().keeps_blocks,
+    })?;
+    let upload = match decision {
+        PushPlan::UpToDate { network_root } => {
             report.up_to_date = true;
-            report.network_root = b.network_root.clone();
+            report.network_root = network_root;
             return Ok(report);
         }
-    }
-    // A head this directory already passed (a rolled-back head) is pushed over: its
-    // content is already part of ours (spec/sync.md#lineage).
-    if let Some(h) = head
-        && !force
-        && Some(h) != base_network
-        && !state.has_seen(&h)
-        && !(remote.mode() == Mode::Ipfs && h == dag.root)
-    {
-        return Err(SyncError::RemoteAhead {
-            provider,
-            channel: remote.channel.to_string(),
-            head: h,
-            base: base_network,
-        });
-    }
+        PushPlan::RemoteAhead { head } => {
+            return Err(SyncError::RemoteAhead {
+                provider,
+                channel: remote.channel.to_string(),
+                head,
+                base: base.as_ref().map(|b| b.network_cid()).transpose()?,
+            });
+        }
+        PushPlan::Upload(u) => u,
+    };
     // What this version was built on: the base, the versions before it and those
     // merged into it (spec/sync.md#lineage).
     let lineage = state.lineage();
-    let (network_root, receipt, full_len) = if remote.encrypted() {
-        let sealed_lineage: Vec<Cid> = lineage
-            .iter()
-            .take(seal::MAX_LINEAGE)
-            .filter_map(|r| Cid::try_from(r.as_str()).ok())
-            .collect();
-        let plain = Plain::new(dag.root, plain_car.clone()).with_lineage(sealed_lineage);
-        let sealed = seal::seal(&plain, remote.key()?).map_err(|source| SyncError::Seal {
-            root: dag.root,
-            source,
-        })?;
-        let blob = build(&Node::File(sealed.into_bytes()), mem)?;
-        let blob_car = car::car_bytes(&blob);
-        let receipt = remote
-            .provider
-            .put_car(&blob.root, &blob_car, remote.progress)?;
-        (blob.root, receipt, blob_car.len() as u64)
-    } else {
-        // The provider keeps our earlier blocks when it holds the base: send the rest.
-        // It is asked first (one cheap call), so a node that lost the base gets the
-        // full CAR at once instead of after the delta's timeout.
-        let still_pinned = |b: &Base| {
-            b.network_cid()
-                .is_ok_and(|c| remote.provider.has(&c).unwrap_or(false))
-        };
-        let known: HashSet<Cid> = match (&base, remote.provider.capabilities().keeps_blocks) {
-            (Some(b), true)
-                if b.mode == Mode::Ipfs && base_on(&state, b, &provider) && still_pinned(b) =>
-            {
-                base_blocks(mem, &state, &mut warnings)
-                    .map(|(_, blocks)| blocks.into_keys().collect())
-                    .unwrap_or_default()
-            }
-            _ => HashSet::new(),
-        };
-        let receipt = if known.is_empty() {
-            remote
-                .provider
-                .put_car(&dag.root, &plain_car, remote.progress)?
-        } else {
-            let delta = crate::provider::delta_car(&dag, &known);
-            remote
-                .provider
-                .put_car_delta(&dag.root, &delta, &plain_car, remote.progress)?
-        };
-        (dag.root, receipt, plain_car.len() as u64)
+    let outgoing = remote.outgoing(&dag, &plain_car, &lineage, mem)?;
+    let full_len = outgoing.car.len() as u64;
+    // The provider keeps our earlier blocks when it holds the base: send the rest.
+    // It is asked first (one cheap call), so a node that lost the base gets the full
+    // CAR at once instead of after the delta's timeout.
+    let known: HashSet<Cid> = match (&upload, &base) {
+        (Upload::DeltaIfBasePinned, Some(b))
+            if b.network_cid()
+                .is_ok_and(|c| remote.provider.has(&c).unwrap_or(false)) =>
+        {
+            base_blocks(mem, &state, &mut warnings)
+                .map(|(_, blocks)| blocks.into_keys().collect())
+                .unwrap_or_default()
+        }
+        _ => HashSet::new(),
     };
+    let receipt = match &outgoing.dag {
+        Some(dag) if !known.is_empty() => {
+            let delta = crate::provider::delta_car(dag, &known);
+            remote
+                .provider
+                .put_car_delta(&outgoing.root, &delta, &outgoing.car, remote.progress)?
+        }
+        _ => remote
+            .provider
+            .put_car(&outgoing.root, &outgoing.car, remote.progress)?,
+    };
+    let network_root = outgoing.root;
     report.network_root = network_root.to_string();
     report.car_bytes = receipt.car_bytes;
     report.full_car_bytes = full_len;
@@ -211,10 +182,9 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     state.remember(None);
     mem.with_lock(|| state.record_base(backend, new_base, &dag.root, &plain_car))?;
     // Unpin what is beyond the versions to keep; a failure keeps the record to retry.
-    let keep = remote.keep_versions.max(1) as usize;
     let list = state.pushes.get(&provider).cloned().unwrap_or_default();
-    if list.len() > keep && remote.provider.capabilities().unpin {
-        let (old, _) = list.split_at(list.len() - keep);
+    let old = unpin_plan(&list, remote.keep_versions);
+    if !old.is_empty() && remote.provider.capabilities().unpin {
         let mut gone = Vec::new();
         for p in old {
             let Ok(root) = Cid::try_from(p.root.as_str()) else {
@@ -241,6 +211,92 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     Ok(report)
 }
 
+/// What a push reads before it decides: the sync state, the version to publish, and
+/// what the provider said.
+pub(crate) struct PushInputs<'a> {
+    pub state: &'a State,
+    /// The plaintext root of the directory.
+    pub root: &'a Cid,
+    pub mode: Mode,
+    pub provider: &'a str,
+    /// The provider's head, `None` when it keeps none or has nothing.
+    pub head: Option<Cid>,
+    pub force: bool,
+    /// Whether the provider keeps earlier blocks (a delta can be sent).
+    pub keeps_blocks: bool,
+}
+
+/// What a push does (spec/sync.md#push).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PushPlan {
+    /// The provider already has this version: nothing is sent.
+    UpToDate { network_root: String },
+    /// The head names a version this directory has not pulled: refused.
+    RemoteAhead { head: Cid },
+    /// Send it.
+    Upload(Upload),
+}
+
+/// How the version is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Upload {
+    /// The whole CAR (sealed or plain).
+    Full,
+    /// Only the blocks the provider lacks, when it still pins the base (asked just
+    /// before the upload); else the whole CAR.
+    DeltaIfBasePinned,
+}
+
+/// Decides a push from what it read, before anything is sent: pure, so the case
+/// table is tested without a provider (`push::tests`).
+pub(crate) fn plan_push(i: &PushInputs<'_>) -> Result<PushPlan> {
+    let base = i.state.base.as_ref();
+    let base_network = base.map(|b| b.network_cid()).transpose()?;
+    // Already there: the base is this exact version and it is the provider's head (or,
+    // without a head, a pin we made on this provider).
+    if let Some(b) = base
+        && b.root == i.root.to_string()
+        && b.mode == i.mode
+    {
+        let pinned_here = i
+            .state
+            .pushes
+            .get(i.provider)
+            .is_some_and(|v| v.iter().any(|p| p.root == b.network_root));
+        let head_is_base = i.head.is_some() && i.head == base_network;
+        if head_is_base || (i.head.is_none() && pinned_here) {
+            return Ok(PushPlan::UpToDate {
+                network_root: b.network_root.clone(),
+            });
+        }
+    }
+    // A head this directory already passed (a rolled-back head) is pushed over: its
+    // content is already part of ours (spec/sync.md#lineage).
+    if let Some(h) = i.head
+        && !i.force
+        && Some(h) != base_network
+        && !i.state.has_seen(&h)
+        && !(i.mode == Mode::Ipfs && h == *i.root)
+    {
+        return Ok(PushPlan::RemoteAhead { head: h });
+    }
+    let delta = i.mode == Mode::Ipfs
+        && i.keeps_blocks
+        && base.is_some_and(|b| b.mode == Mode::Ipfs && base_on(i.state, b, i.provider));
+    Ok(PushPlan::Upload(if delta {
+        Upload::DeltaIfBasePinned
+    } else {
+        Upload::Full
+    }))
+}
+
+/// The pins beyond the newest `keep` (at least one) of a provider's list, oldest
+/// first: what a push unpins.
+pub(crate) fn unpin_plan(pushes: &[Pushed], keep: u32) -> &[Pushed] {
+    let keep = keep.max(1) as usize;
+    &pushes[..pushes.len().saturating_sub(keep)]
+}
+
 /// Whether `provider` holds the base's blocks: it was pushed there or pulled from there.
 fn base_on(state: &State, base: &Base, provider: &str) -> bool {
     base.provider == provider
@@ -248,4 +304,151 @@ fn base_on(state: &State, base: &Base, provider: &str) -> bool {
             .pushes
             .get(provider)
             .is_some_and(|v| v.iter().any(|p| p.root == base.network_root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipfs::unixfs::block_cid;
+    use chrono::{DateTime, Utc};
+
+    fn cid(n: u8) -> Cid {
+        block_cid(crate::ipfs::unixfs::CODEC_RAW, &[n])
+    }
+
+    fn base(root: &Cid, network: &Cid, mode: Mode, provider: &str) -> Base {
+        Base {
+            root: root.to_string(),
+            network_root: network.to_string(),
+            mode,
+            provider: provider.into(),
+            via: "push".into(),
+            at: DateTime::<Utc>::UNIX_EPOCH,
+        }
+    }
+
+    fn pushed(root: &Cid) -> Pushed {
+        Pushed {
+            root: root.to_string(),
+            plain_root: root.to_string(),
+            provider_id: String::new(),
+            car_bytes: 1,
+            delta: false,
+            at: DateTime::<Utc>::UNIX_EPOCH,
+        }
+    }
+
+    fn check(
+        state: &State,
+        root: &Cid,
+        mode: Mode,
+        head: Option<Cid>,
+        force: bool,
+        keeps_blocks: bool,
+    ) -> PushPlan {
+        plan_push(&PushInputs {
+            state,
+            root,
+            mode,
+            provider: "kubo",
+            head,
+            force,
+            keeps_blocks,
+        })
+        .unwrap()
+    }
+
+    // spec/sync.md#push: the decisions of a push, one row each.
+    #[test]
+    fn push_plan_case_table() {
+        let (a, b, h, old) = (cid(1), cid(2), cid(3), cid(4));
+        let fresh = State::default();
+        // First push, nothing on the provider: the whole CAR.
+        assert_eq!(
+            check(&fresh, &a, Mode::Ipfs, None, false, true),
+            PushPlan::Upload(Upload::Full)
+        );
+        // First push over somebody else's head: refused, unless forced.
+        assert_eq!(
+            check(&fresh, &a, Mode::Ipfs, Some(h), false, true),
+            PushPlan::RemoteAhead { head: h }
+        );
+        assert_eq!(
+            check(&fresh, &a, Mode::Ipfs, Some(h), true, true),
+            PushPlan::Upload(Upload::Full)
+        );
+        // The head already is this plain version (another device pushed the same files).
+        assert_eq!(
+            check(&fresh, &a, Mode::Ipfs, Some(a), false, false),
+            PushPlan::Upload(Upload::Full)
+        );
+
+        let mut synced = State {
+            base: Some(base(&a, &a, Mode::Ipfs, "kubo")),
+            ..State::default()
+        };
+        // Unchanged and the head is the base: nothing to send.
+        assert_eq!(
+            check(&synced, &a, Mode::Ipfs, Some(a), false, true),
+            PushPlan::UpToDate {
+                network_root: a.to_string()
+            }
+        );
+        // Unchanged, no head, but not pinned here: sent (to this provider).
+        assert_eq!(
+            check(&synced, &a, Mode::Ipfs, None, false, false),
+            PushPlan::Upload(Upload::Full)
+        );
+        synced.pushes.insert("kubo".into(), vec![pushed(&a)]);
+        assert_eq!(
+            check(&synced, &a, Mode::Ipfs, None, false, false),
+            PushPlan::UpToDate {
+                network_root: a.to_string()
+            }
+        );
+        // Changed, the head is the base: a delta when the provider keeps blocks.
+        assert_eq!(
+            check(&synced, &b, Mode::Ipfs, Some(a), false, true),
+            PushPlan::Upload(Upload::DeltaIfBasePinned)
+        );
+        assert_eq!(
+            check(&synced, &b, Mode::Ipfs, Some(a), false, false),
+            PushPlan::Upload(Upload::Full)
+        );
+        // Encrypted: always the whole sealed blob.
+        assert_eq!(
+            check(&synced, &b, Mode::EncryptedIpfs, Some(a), false, true),
+            PushPlan::Upload(Upload::Full)
+        );
+        // A head this directory has not seen: refused.
+        assert_eq!(
+            check(&synced, &b, Mode::Ipfs, Some(h), false, true),
+            PushPlan::RemoteAhead { head: h }
+        );
+        // A rolled-back head (seen before): pushed over.
+        synced.history.push(old.to_string());
+        assert_eq!(
+            check(&synced, &b, Mode::Ipfs, Some(old), false, true),
+            PushPlan::Upload(Upload::DeltaIfBasePinned)
+        );
+        // The base came from another provider and was never pushed here: no delta.
+        let elsewhere = State {
+            base: Some(base(&a, &a, Mode::Ipfs, "pinata")),
+            ..State::default()
+        };
+        assert_eq!(
+            check(&elsewhere, &b, Mode::Ipfs, None, false, true),
+            PushPlan::Upload(Upload::Full)
+        );
+    }
+
+    #[test]
+    fn unpin_plan_keeps_the_newest() {
+        let list: Vec<Pushed> = (1..=5).map(|n| pushed(&cid(n))).collect();
+        assert_eq!(unpin_plan(&list, 3), &list[..2]);
+        assert_eq!(unpin_plan(&list, 5), &[] as &[Pushed]);
+        assert_eq!(unpin_plan(&list, 9), &[] as &[Pushed]);
+        // At least the current version stays pinned.
+        assert_eq!(unpin_plan(&list, 0), &list[..4]);
+    }
 }

@@ -10,9 +10,15 @@ use crate::exchange::merge::Strategy;
 use crate::provider::{Blocking, Progress, ProviderError};
 use crate::sync::config::Mode;
 use crate::sync::error::Result;
+use std::borrow::Cow;
+
+use crate::engine::Memory;
+use crate::ipfs::car;
+use crate::ipfs::unixfs::{Dag, Node};
 use crate::sync::open::Seal;
 use crate::sync::plan::Decision;
 use crate::sync::seal::Key;
+use crate::sync::seal::{self, Plain};
 
 use super::*;
 
@@ -57,6 +63,54 @@ impl Remote<'_> {
     pub(super) fn mode(&self) -> Mode {
         self.seal.mode()
     }
+
+    /// What leaves the device for one push, decided by the remote's [`Seal`] alone:
+    /// the plaintext DAG's CAR in `ipfs` mode, the sealed blob (with the version's
+    /// lineage under the MAC) in `encrypted-ipfs` mode. Push sends only what this
+    /// returns, so an encrypted directory cannot put plaintext on the network.
+    pub(super) fn outgoing<'a>(
+        &self,
+        dag: &'a Dag,
+        plain_car: &'a [u8],
+        lineage: &[String],
+        mem: &Memory,
+    ) -> Result<Outgoing<'a>> {
+        match self.seal {
+            Seal::Plain => Ok(Outgoing {
+                root: dag.root,
+                car: Cow::Borrowed(plain_car),
+                dag: Some(dag),
+            }),
+            Seal::Sealed(key) => {
+                let sealed_lineage: Vec<Cid> = lineage
+                    .iter()
+                    .take(seal::MAX_LINEAGE)
+                    .filter_map(|r| Cid::try_from(r.as_str()).ok())
+                    .collect();
+                let plain = Plain::new(dag.root, plain_car.to_vec()).with_lineage(sealed_lineage);
+                let sealed = seal::seal(&plain, key).map_err(|source| SyncError::Seal {
+                    root: dag.root,
+                    source,
+                })?;
+                let blob = build(&Node::File(sealed.into_bytes()), mem)?;
+                Ok(Outgoing {
+                    root: blob.root,
+                    car: Cow::Owned(car::car_bytes(&blob)),
+                    dag: None,
+                })
+            }
+        }
+    }
+}
+
+/// The bytes one push sends, made only by [`Remote::outgoing`].
+pub(super) struct Outgoing<'a> {
+    /// The root on the network (the sealed blob's in `encrypted-ipfs` mode).
+    pub root: Cid,
+    /// The whole CAR.
+    pub car: Cow<'a, [u8]>,
+    /// The plaintext DAG, so that a delta can be cut from it; `None` when sealed.
+    pub dag: Option<&'a Dag>,
 }
 
 /// What `push` did.
