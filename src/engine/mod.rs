@@ -35,6 +35,39 @@ use crate::retrieval::search;
 use crate::store::cache::{self, Cache};
 use crate::store::{self, Backend, FileDigest, Found};
 
+/// The store while this process holds its lock: the few changes sync makes (atomic
+/// writes, removals, the index rebuild) and the snapshot it plans from. Only
+/// [`Memory::with_lock`] hands one out, so sync changes nothing without the lock and
+/// reaches files only through `store` (spec/architecture.md#locking).
+#[cfg(feature = "sync")]
+pub(crate) struct Locked<'a> {
+    mem: &'a Memory,
+}
+
+#[cfg(feature = "sync")]
+impl Locked<'_> {
+    /// Replaces (or creates) a file atomically.
+    pub(crate) fn write_atomic(&self, rel: &str, bytes: &[u8]) -> Result<()> {
+        self.mem.backend.write_atomic(rel, bytes)
+    }
+
+    /// Removes a file; a missing file is not an error.
+    pub(crate) fn remove(&self, rel: &str) -> Result<()> {
+        self.mem.backend.remove(rel)
+    }
+
+    /// The directory as a tree (dot entries excluded), read under the lock.
+    pub(crate) fn tree(&self) -> Result<crate::ipfs::unixfs::Node> {
+        self.mem.backend.tree()
+    }
+
+    /// Rebuilds MEMORY.md from the memory files.
+    pub(crate) fn rebuild_index(&self) -> Result<IndexOutcome> {
+        let snap = self.mem.load()?;
+        self.mem.write_index(&snap.records)
+    }
+}
+
 /// What a folder (or FIFO, socket) named like a memory or day file is told: memdir
 /// cannot write that key or day while it is there (spec/architecture.md#nothing-outside-the-directory).
 const NOT_A_FILE: &str = "not a regular file (a folder?): memdir neither reads nor replaces it, and cannot write this name while it is there; rename or remove it";
@@ -738,21 +771,15 @@ impl Memory {
         Err(Key::parse(key).unwrap_err().into())
     }
 
-    /// Runs `f` holding the store's lock (the process mutex and `.memdir/lock`).
+    /// Runs `f` holding the store's lock (the process mutex and `.memdir/lock`),
+    /// with the narrow handle through which sync changes files.
     #[cfg(feature = "sync")]
     pub(crate) fn with_lock<R, E: From<Error>>(
         &self,
-        f: impl FnOnce() -> Result<R, E>,
+        f: impl FnOnce(&Locked<'_>) -> Result<R, E>,
     ) -> Result<R, E> {
         let _g = self.backend.lock(&self.mem_lock)?;
-        f()
-    }
-
-    /// Rebuilds MEMORY.md; the caller holds the lock ([`Memory::with_lock`]).
-    #[cfg(feature = "sync")]
-    pub(crate) fn rebuild_index_locked(&self) -> Result<IndexOutcome> {
-        let snap = self.load()?;
-        self.write_index(&snap.records)
+        f(&Locked { mem: self })
     }
 
     /// Losing versions kept by sync merges, as (the path they lost at, the copy),

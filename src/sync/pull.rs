@@ -5,7 +5,7 @@
 
 use cid::Cid;
 
-use crate::engine::Memory;
+use crate::engine::{Locked, Memory};
 use crate::exchange::merge::Strategy;
 use crate::ipfs::car::{self, CarLimits};
 use crate::ipfs::unixfs::{self, Node};
@@ -282,15 +282,17 @@ pub fn pull(
     let diverged = matches!(relation, Relation::Diverged { .. });
     let remote_listing = listing(&fetched.tree);
     // A dry run reads only: it creates nothing, not even the directory or its lock.
-    let run = |f: &mut dyn FnMut() -> Result<PullReport>| -> Result<PullReport> {
+    // The plan is made under the lock with the handle that writes; a dry run makes
+    // it without either, and stops before the first write.
+    let run = |f: &mut dyn FnMut(Option<&Locked<'_>>) -> Result<PullReport>| -> Result<PullReport> {
         if dry_run {
-            f()
+            f(None)
         } else {
             backend.create()?;
-            mem.with_lock(f)
+            mem.with_lock(|files| f(Some(files)))
         }
     };
-    run(&mut || {
+    run(&mut |files| {
         let mut state = State::load(backend)?;
         let (had_base, base_listing) = if diverged {
             warnings.push(format!(
@@ -369,18 +371,18 @@ pub fn pull(
                 Op::RebuildIndex => {}
             }
         }
-        if dry_run {
+        let Some(files) = files else {
             return Ok(report);
-        }
+        };
         for op in &ops {
             match op {
-                Op::SaveConflict { copy, content, .. } => backend.write_atomic(copy, content)?,
-                Op::Delete { path } => backend.remove(path)?,
-                Op::Write { path, content } => backend.write_atomic(path, content)?,
+                Op::SaveConflict { copy, content, .. } => files.write_atomic(copy, content)?,
+                Op::Delete { path } => files.remove(path)?,
+                Op::Write { path, content } => files.write_atomic(path, content)?,
                 Op::RebuildIndex => {}
             }
         }
-        mem.rebuild_index_locked()?;
+        files.rebuild_index()?;
         let now = mem.now();
         let new_base = Base {
             root: fetched.plain_root.to_string(),
@@ -393,7 +395,7 @@ pub fn pull(
         let mut learned = vec![root.to_string()];
         learned.extend(remote_lineage.iter().flatten().map(|c| c.to_string()));
         state.remember(learned);
-        state.record_base(backend, new_base, &fetched.plain_root, &fetched.plain_car)?;
+        state.record_base(files, new_base, &fetched.plain_root, &fetched.plain_car)?;
         Ok(report)
     })
 }

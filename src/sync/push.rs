@@ -27,9 +27,9 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     let backend = mem.backend();
     let mut warnings = Vec::new();
     // MEMORY.md is derived: bring it up to date so that what is pushed is consistent.
-    let (tree, mut state) = mem.with_lock(|| -> Result<_> {
-        mem.rebuild_index_locked()?;
-        Ok((backend.tree()?, State::load(backend)?))
+    let (tree, mut state) = mem.with_lock(|files| -> Result<_> {
+        files.rebuild_index()?;
+        Ok((files.tree()?, State::load(backend)?))
     })?;
     let mut secret = None;
     for_each_file(&tree, &mut |path, bytes| {
@@ -180,7 +180,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         at: now,
     };
     state.remember(None);
-    mem.with_lock(|| state.record_base(backend, new_base, &dag.root, &plain_car))?;
+    mem.with_lock(|files| state.record_base(files, new_base, &dag.root, &plain_car))?;
     // Unpin what is beyond the versions to keep; a failure keeps the record to retry.
     let list = state.pushes.get(&provider).cloned().unwrap_or_default();
     let old = unpin_plan(&list, remote.keep_versions);
@@ -203,7 +203,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
             if let Some(v) = state.pushes.get_mut(&provider) {
                 v.retain(|p| !gone.contains(&p.root));
             }
-            mem.with_lock(|| state.save(backend))?;
+            mem.with_lock(|files| state.save(files))?;
             report.unpinned = gone;
         }
     }

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use cid::Cid;
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Locked;
 use crate::memory::layout::{MAX_SYNC_STATE, SYNC_DIR, SYNC_STATE_FILE};
 use crate::store::Backend;
 use crate::sync::config::Mode;
@@ -151,10 +152,10 @@ impl State {
         Ok(state)
     }
 
-    pub(super) fn save(&self, backend: &Backend) -> Result<()> {
+    pub(super) fn save(&self, files: &Locked<'_>) -> Result<()> {
         let mut text = serde_json::to_string_pretty(self).expect("state serializes");
         text.push('\n');
-        Ok(backend.write_atomic(SYNC_STATE_FILE, text.as_bytes())?)
+        Ok(files.write_atomic(SYNC_STATE_FILE, text.as_bytes())?)
     }
 
     /// Records `base` with its plaintext CAR: the CAR first under a name of its own,
@@ -162,17 +163,17 @@ impl State {
     /// moment of a crash, the state names a CAR that is complete.
     pub(super) fn record_base(
         &mut self,
-        backend: &Backend,
+        files: &Locked<'_>,
         base: Base,
         plain_root: &Cid,
         plain_car: &[u8],
     ) -> Result<()> {
         let old = self.base.as_ref().and_then(|b| b.root_cid().ok());
-        backend.write_atomic(&base_car_name(plain_root), plain_car)?;
+        files.write_atomic(&base_car_name(plain_root), plain_car)?;
         self.base = Some(base);
-        self.save(backend)?;
+        self.save(files)?;
         if let Some(old) = old.filter(|o| o != plain_root) {
-            let _ = backend.remove(&base_car_name(&old));
+            let _ = files.remove(&base_car_name(&old));
         }
         Ok(())
     }
