@@ -13,8 +13,7 @@ use crate::ipfs::unixfs::{self, Dag, Node};
 use crate::provider::Blocks;
 use crate::sync::error::Result;
 use crate::sync::plan::{self, FileClass, Listing};
-
-use super::*;
+use crate::sync::state::{State, base_car_name};
 
 /// Calls `f` with the `/`-separated relative path and the bytes of every file in
 /// `node`, in path order.

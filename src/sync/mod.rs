@@ -60,8 +60,3 @@ pub use status::{Status, status};
 mod round;
 #[cfg(feature = "sync")]
 pub use round::sync;
-
-#[cfg(feature = "sync")]
-use listing::{base_blocks, base_listing, build};
-#[cfg(feature = "sync")]
-use state::base_car_name;

@@ -11,11 +11,13 @@ use crate::ipfs::car::{self, CarLimits};
 use crate::ipfs::unixfs::{self, Node};
 use crate::provider::Blocks;
 use crate::sync::error::Result;
+use crate::sync::error::SyncError;
 use crate::sync::lineage::{self, Relation};
+use crate::sync::listing::{base_listing, build, listing};
 use crate::sync::plan::{self, Op};
+use crate::sync::remote::{ConflictCopy, PullReport, Remote, SkippedFile};
 use crate::sync::seal::{self, Sealed};
-
-use super::*;
+use crate::sync::state::{Base, State};
 
 /// A verified, decoded download: the plaintext tree and its CAR.
 struct Fetched {

@@ -12,9 +12,11 @@ use crate::ipfs::car::{self};
 use crate::provider::{HeadSwap, ProviderError, Receipt};
 use crate::sync::config::Mode;
 use crate::sync::error::Result;
+use crate::sync::error::SyncError;
+use crate::sync::listing::{base_blocks, build, for_each_file};
 use crate::sync::plan::{self, FileClass};
-
-use super::*;
+use crate::sync::remote::{PushReport, Remote};
+use crate::sync::state::{Base, Pushed, State};
 
 /// Uploads the directory and records it as the new base.
 ///

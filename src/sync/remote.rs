@@ -15,12 +15,12 @@ use std::borrow::Cow;
 use crate::engine::Memory;
 use crate::ipfs::car;
 use crate::ipfs::unixfs::{Dag, Node};
+use crate::sync::error::SyncError;
+use crate::sync::listing::build;
 use crate::sync::open::Seal;
 use crate::sync::plan::Decision;
 use crate::sync::seal::Key;
 use crate::sync::seal::{self, Plain};
-
-use super::*;
 
 /// Where and how to sync.
 pub struct Remote<'a> {

@@ -9,8 +9,11 @@ use crate::engine::Memory;
 use crate::exchange::merge::Strategy;
 use crate::provider::ProviderError;
 use crate::sync::error::Result;
-
-use super::*;
+use crate::sync::error::SyncError;
+use crate::sync::pull::pull;
+use crate::sync::push::push;
+use crate::sync::remote::{Remote, SyncReport};
+use crate::sync::state::State;
 
 /// Rounds of pull and push `sync` tries when another device moves the head in between.
 pub const SYNC_ROUNDS: u32 = 5;

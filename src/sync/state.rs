@@ -15,8 +15,7 @@ use crate::memory::layout::{MAX_SYNC_STATE, SYNC_DIR, SYNC_STATE_FILE};
 use crate::store::Backend;
 use crate::sync::config::Mode;
 use crate::sync::error::Result;
-
-use super::*;
+use crate::sync::error::SyncError;
 
 const STATE_VERSION: u32 = 1;
 

@@ -9,8 +9,9 @@ use serde::Serialize;
 
 use crate::engine::Memory;
 use crate::sync::error::Result;
-
-use super::*;
+use crate::sync::listing::{Change, base_listing, build, changes, listing};
+use crate::sync::remote::ConflictCopy;
+use crate::sync::state::{Base, Pushed, State};
 
 /// What `status` shows; computed offline.
 #[derive(Debug, Clone, Serialize)]
