@@ -345,9 +345,7 @@ pub enum UnixfsError {
     },
 }
 
-// ---------------------------------------------------------------------------
-// Small shared helpers: hashing, varints, CID bytes, names.
-// ---------------------------------------------------------------------------
+// Small shared helpers of the codec's parts: hashing, varints, CID bytes, names.
 
 /// The CIDv1 (sha2-256) of `bytes` under `codec`.
 pub fn block_cid(codec: u64, bytes: &[u8]) -> Cid {
