@@ -18,17 +18,20 @@
 //! # Ok::<(), memdir::Error>(())
 //! ```
 //!
-//! The modules split into a pure core (`memory`, `frontmatter`, `index`, `timeline`,
-//! `rank`, `search`, `context`, `merge`, `blob`, `secrets`) and the edges that touch the
-//! world (`store`, `clock`, `watch`), composed by the [`Memory`] façade in `engine`.
-//! `spec/architecture.md` describes each module.
+//! The public API is what this page re-exports ([`Memory`] and its types, [`Error`],
+//! [`Failure`], [`Filter`], [`watch`]) plus the wings an embedder drives directly:
+//! [`sync`] (push, pull, sync, status; `open` chooses provider, mode and key),
+//! [`provider`], [`ipfs`] (UnixFS and CAR), [`memory`] (the file formats) and
+//! [`exchange`] (the `memory/0.1` blob). The engine, store, retrieval, report and clock
+//! wings are private to the crate. `spec/architecture.md` describes every module and
+//! the direction of their imports.
 
 pub mod bench;
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod clock;
-pub mod engine;
-pub mod error;
+mod clock;
+mod engine;
+mod error;
 pub mod exchange;
 pub mod ipfs;
 #[cfg(feature = "mcp")]
@@ -36,12 +39,13 @@ pub mod mcp;
 pub mod memory;
 #[cfg(feature = "sync")]
 pub mod provider;
-pub mod report;
-pub mod retrieval;
-pub mod store;
+mod report;
+mod retrieval;
+mod store;
 pub mod sync;
 
 pub use clock::Clock;
+pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
     CheckReport, Draft, Hit, ImportReport, IndexOutcome, Listed, Memory, Problem, Severity,
     Snapshot, WriteOutcome,
@@ -50,5 +54,5 @@ pub use error::{Class, Error, Result};
 pub use exchange::merge::Strategy;
 pub use memory::{Decay, Key, Kind, Meta, Record};
 pub use report::Failure;
-pub use retrieval::context::Block;
-pub use retrieval::filter::{Filter, FilterError};
+pub use retrieval::context::{Block, DEFAULT_MAX_TOKENS};
+pub use retrieval::filter::{Filter, FilterError, parse_types};

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use cid::Cid;
-use memdir::clock::Clock;
+use memdir::Clock;
 use memdir::ipfs::car::{CarLimits, car_bytes};
 use memdir::ipfs::unixfs::{Dag, Limits, Node, build, decode};
 use memdir::provider::{

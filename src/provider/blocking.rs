@@ -85,7 +85,7 @@ impl Blocking {
         })
     }
 
-    /// The provider called `name` (see [`PROVIDER_NAMES`]), configured from
+    /// The provider called `name` (see [`PROVIDER_NAMES`](crate::provider::PROVIDER_NAMES)), configured from
     /// the process environment, ready for synchronous use.
     pub fn from_process_env(name: &str) -> Result<Blocking, ProviderError> {
         let env = process_env;

@@ -160,7 +160,7 @@ pub enum ProviderError {
         /// The operation.
         operation: &'static str,
     },
-    /// The async runtime for [`Blocking`] could not start.
+    /// The async runtime for [`Blocking`](crate::provider::Blocking) could not start.
     #[error("cannot start the network runtime: {source}")]
     Runtime {
         /// The OS error.

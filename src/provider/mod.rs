@@ -287,5 +287,5 @@ pub use blocking::{Blocking, DEADLINE_VAR};
 pub(crate) use cars::check_root;
 pub use cars::{car_cid, delta_car};
 pub(crate) use env::check_channel;
-pub use env::{Env, Settings, configured, from_env, process_env};
+pub use env::{Env, PROVIDER_NAMES, Settings, configured, from_env, process_env};
 pub use error::ProviderError;

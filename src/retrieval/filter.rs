@@ -19,7 +19,7 @@ const SALIENCE_SLACK: f64 = 1e-9;
 /// lets every memory through.
 ///
 /// ```
-/// use memdir::retrieval::filter::Filter;
+/// use memdir::Filter;
 /// let f = Filter::default()
 ///     .types(["project", "feedback"])
 ///     .tag("football")

@@ -59,4 +59,4 @@ pub use status::{Status, status};
 #[cfg(feature = "sync")]
 mod round;
 #[cfg(feature = "sync")]
-pub use round::sync;
+pub use round::{SYNC_ROUNDS, sync};

@@ -90,7 +90,7 @@ pub fn classify(path: &str) -> FileClass {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
-    /// Save the losing version of a conflict at `copy` (under [`CONFLICTS_DIR`]) before
+    /// Save the losing version of a conflict at `copy` (under [`CONFLICTS_DIR`](crate::memory::layout::CONFLICTS_DIR)) before
     /// `path` is (possibly) overwritten.
     SaveConflict {
         path: String,
