@@ -74,10 +74,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         s.push_str(&format!("{word:<22} {}\n", d.key));
     }
     for c in &report.converted {
-        s.push_str(&format!(
-            "{:<22} {c}: plain `key: value` frontmatter (three.ws style) rewritten as YAML\n",
-            "note"
-        ));
+        s.push_str(&format!("{:<22} {}: {}\n", "convert", c.item, c.reason));
     }
     for k in &report.skipped_items {
         s.push_str(&format!("{:<22} {}: {}\n", "skip", k.item, k.reason));

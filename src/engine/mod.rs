@@ -211,9 +211,9 @@ pub struct ImportReport {
     pub plan: Vec<Decision>,
     /// What was skipped and why (the count is `skipped`).
     pub skipped_items: Vec<Skipped>,
-    /// Files whose frontmatter was three.ws-style plain `key: value` lines, imported
-    /// rewritten as YAML.
-    pub converted: Vec<String>,
+    /// Files with a value read the three.ws way rather than as YAML, imported
+    /// rewritten as YAML, each with the reason.
+    pub converted: Vec<blob::Converted>,
 }
 
 /// A memory directory (or an in-memory store) and the operations on it.
@@ -1192,11 +1192,18 @@ impl Memory {
         let snap = self.load()?;
         let events = self.events()?;
         let mut problems = snap.problems;
-        // The files go out exactly as they were read.
+        // Each file goes out as the three.ws runtime reads it to the same values
+        // (spec/cli.md#export); one memdir cannot parse goes out as it is.
         let files: Vec<(String, String)> = snap
             .texts
             .iter()
-            .map(|(k, t)| (format!("{k}.md"), t.clone()))
+            .map(|(k, t)| {
+                let text = match frontmatter::parse(t) {
+                    Ok(p) => frontmatter::render_portable(&p.meta, &p.body),
+                    Err(_) => t.clone(),
+                };
+                (format!("{k}.md"), text)
+            })
             .collect();
         problems.extend(events.problems);
         Ok((

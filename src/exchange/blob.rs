@@ -58,7 +58,7 @@ pub enum BlobError {
 #[derive(Debug, Clone)]
 pub struct IncomingFile {
     pub key: Key,
-    /// The file text exactly as the blob has it.
+    /// The text to write: the blob's (with a final newline), or its YAML rewrite.
     pub text: String,
     pub parsed: Parsed,
 }
@@ -71,15 +71,22 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A file from the blob that was rewritten as YAML, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Converted {
+    pub item: String,
+    pub reason: String,
+}
+
 /// A decoded, validated blob.
 #[derive(Debug, Clone, Default)]
 pub struct Incoming {
     pub files: Vec<IncomingFile>,
     pub events: Vec<Event>,
     pub skipped: Vec<Skipped>,
-    /// Files whose frontmatter was plain `key: value` lines (three.ws style) rather
-    /// than YAML; they are imported rewritten as YAML.
-    pub converted: Vec<String>,
+    /// Files with a value read the three.ws way rather than as YAML; they are
+    /// imported rewritten as YAML (spec/cli.md#import).
+    pub converted: Vec<Converted>,
 }
 
 /// Checks a file name from a blob: a plain `*.md` name, nothing that could address a
@@ -190,23 +197,24 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
                 continue;
             }
         };
-        match frontmatter::parse(&text) {
-            Ok(parsed) => out.files.push(IncomingFile { key, text, parsed }),
-            Err(e) => match frontmatter::parse_plain_lines(&text) {
-                // The three.ws runtime writes values raw (`name: Runbook: deploys`),
-                // which is not YAML; read it the way that runtime does and store it
-                // as proper YAML, so nothing of theirs is lost and nothing invalid is
-                // written.
-                Ok(Some(parsed)) => {
-                    let text = frontmatter::render(&parsed.meta, &parsed.body);
-                    out.converted.push(name.clone());
-                    out.files.push(IncomingFile { key, text, parsed });
+        match frontmatter::parse_portable(&text) {
+            Ok(p) => {
+                if !p.conversions.is_empty() {
+                    out.converted.push(Converted {
+                        item: name.clone(),
+                        reason: format!("{}; stored as YAML", p.conversions.join("; ")),
+                    });
                 }
-                _ => out.skipped.push(Skipped {
-                    item: name.clone(),
-                    reason: format!("malformed frontmatter: {e}"),
-                }),
-            },
+                out.files.push(IncomingFile {
+                    key,
+                    text: p.text,
+                    parsed: p.parsed,
+                });
+            }
+            Err(e) => out.skipped.push(Skipped {
+                item: name.clone(),
+                reason: format!("malformed frontmatter: {e}"),
+            }),
         }
     }
     for (i, e) in events_json.into_iter().enumerate() {
@@ -304,11 +312,67 @@ mod tests {
         );
     }
 
+    // spec/cli.md#import: a value YAML would cut or drop is read as the runtime reads
+    // it, and a value memdir could not load is stored quoted; nothing is refused.
+    #[test]
+    fn threews_values_keep_their_meaning_and_always_load() {
+        let file = |n: &str| {
+            format!(
+                "---\nname: {n}\ndescription: d\ntype: user\ncreated: 2026-04-12\nupdated: 2026-04-14\n---\n\nb"
+            )
+        };
+        let mut files = Map::new();
+        for (i, n) in [
+            "#general",
+            "null",
+            "~",
+            "{braces}",
+            "",
+            "Tracking issue #42",
+        ]
+        .iter()
+        .enumerate()
+        {
+            files.insert(format!("k{i}.md"), Value::String(file(n)));
+        }
+        let b = serde_json::json!({"version": "memory/0.1", "files": files}).to_string();
+        let inc = decode(b.as_bytes()).unwrap();
+        assert!(inc.skipped.is_empty(), "{:?}", inc.skipped);
+        let names: Vec<&str> = inc
+            .files
+            .iter()
+            .map(|f| f.parsed.meta.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                "#general",
+                "null",
+                "~",
+                "{braces}",
+                "",
+                "Tracking issue #42"
+            ]
+        );
+        assert_eq!(inc.converted.len(), 6);
+        for f in &inc.files {
+            let back = crate::memory::frontmatter::parse(&f.text).unwrap();
+            assert_eq!(back.meta.name, f.parsed.meta.name, "{}", f.text);
+        }
+    }
+
     #[test]
     fn threews_plain_lines_are_read_and_rewritten_as_yaml() {
         let b = br#"{"version":"memory/0.1","files":{"ops_runbook.md":"---\nname: Runbook: deploys\ndescription: time: 10:30 UTC\ntype: project\ncreated: 2026-04-12\nupdated: 2026-04-14\n---\n\nRun it."}}"#;
         let inc = decode(b).unwrap();
-        assert_eq!(inc.converted, vec!["ops_runbook.md"]);
+        // spec/cli.md#import: each converted file is reported with the reason.
+        assert_eq!(
+            inc.converted,
+            vec![Converted {
+                item: "ops_runbook.md".into(),
+                reason: "line 2 is not YAML; `name` is \"Runbook: deploys\" as three.ws reads it; line 3 is not YAML; `description` is \"time: 10:30 UTC\" as three.ws reads it; stored as YAML".into(),
+            }]
+        );
         let f = &inc.files[0];
         assert_eq!(f.parsed.meta.name, "Runbook: deploys");
         assert_eq!(f.parsed.meta.description, "time: 10:30 UTC");
