@@ -3,7 +3,7 @@
 //! A pure function from states to a sorted list of decisions, tested as a case table
 //! (spec/cli.md#import). The engine executes the plan; `--dry-run` prints it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -108,13 +108,44 @@ pub fn plan(
     out
 }
 
-/// Incoming events not already present (compared by their encoded line), without
-/// duplicates among themselves, in time order.
+/// An event as a value: its JSON with every number as a float, so that `1`, `1.0`
+/// and `1e2`/`100` (which JavaScript re-prints as `1` and `100`) are the same event.
+fn event_value(e: &Event) -> String {
+    fn norm(v: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::Number(n) => match n.as_f64().and_then(serde_json::Number::from_f64) {
+                Some(f) => Value::Number(f),
+                None => Value::Number(n),
+            },
+            Value::Array(a) => Value::Array(a.into_iter().map(norm).collect()),
+            Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, norm(v))).collect()),
+            other => other,
+        }
+    }
+    serde_json::from_str::<serde_json::Value>(&e.encode())
+        .map(|v| norm(v).to_string())
+        .unwrap_or_else(|_| e.encode())
+}
+
+/// The incoming events to add, in time order. Timelines are multisets compared by
+/// value (spec/timeline-format.md#import): an event logged twice stays twice, and an
+/// incoming event is added only as many times as it is missing, so importing the same
+/// blob again adds nothing.
 pub fn new_events(existing: &[Event], incoming: &[Event]) -> Vec<Event> {
-    let mut seen: HashSet<String> = existing.iter().map(Event::encode).collect();
+    let mut have: HashMap<String, usize> = HashMap::new();
+    for e in existing {
+        *have.entry(event_value(e)).or_default() += 1;
+    }
     let mut out: Vec<Event> = incoming
         .iter()
-        .filter(|e| seen.insert(e.encode()))
+        .filter(|e| match have.get_mut(&event_value(e)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
         .cloned()
         .collect();
     out.sort_by_key(|e| e.ts);
@@ -297,8 +328,9 @@ mod tests {
         assert!(got.iter().all(|d| d.action == Action::Unchanged));
     }
 
+    // spec/timeline-format.md#import: multisets, compared by value, idempotent.
     #[test]
-    fn events_are_unioned_without_duplicates() {
+    fn events_are_unioned_as_multisets_by_value() {
         let e = |t: &str, k: &str| Event::new(ts(t), k, serde_json::Map::new()).unwrap();
         let existing = vec![
             e("2026-01-01T00:00:00Z", "a"),
@@ -313,7 +345,20 @@ mod tests {
             .iter()
             .map(|e| e.kind.clone())
             .collect();
-        assert_eq!(got, vec!["b"]);
+        assert_eq!(got, vec!["b", "b"]);
+        // Importing again adds nothing.
+        let mut all = existing.clone();
+        all.extend(new_events(&existing, &inc));
+        assert!(new_events(&all, &inc).is_empty());
+        // Numbers compare by value, as JavaScript re-prints them.
+        let n = |json: &str| {
+            crate::memory::timeline::parse_line(&format!(
+                r#"{{"ts":"2026-01-01T00:00:00Z","type":"w","x":{json}}}"#
+            ))
+            .unwrap()
+        };
+        assert!(new_events(&[n("1.0"), n("1e2")], &[n("1"), n("100")]).is_empty());
+        assert_eq!(new_events(&[n("1.5")], &[n("1")]).len(), 1);
     }
 
     #[test]
