@@ -147,3 +147,51 @@ fn a_memdir_export_reads_in_threews() {
         assert_eq!(&keys[..2], &["ts", "type"]);
     }
 }
+
+/// spec/cli.md#import: the runtime's `write` drops `source`, `decay`, tags and
+/// `important`; a `replace` import of a memory it rewrote keeps memdir's values of them.
+#[test]
+fn a_replace_import_of_a_runtime_rewrite_keeps_memdir_only_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let o = run(memdir(&dir).args([
+        "write",
+        "user_role",
+        "--name",
+        "Role",
+        "--description",
+        "plays on Saturdays",
+        "--type",
+        "user",
+        "--tag",
+        "football",
+        "--important",
+        "--decay",
+        "30d",
+        "--source",
+        "chat 1",
+        "--body",
+        "Saturdays.",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let blob = tmp.path().join("b.json");
+    std::fs::write(
+        &blob,
+        serde_json::json!({"version": "memory/0.1", "files": {"user_role.md":
+            "---\nname: Role\ndescription: now plays on Sundays\ntype: user\ncreated: 2026-04-01\nupdated: 2026-04-15\n---\n\nSundays now."}})
+        .to_string(),
+    )
+    .unwrap();
+    let o = run(memdir(&dir)
+        .args(["--json", "import", "--strategy", "replace"])
+        .arg(&blob));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mem = memdir::Memory::open(&dir).unwrap();
+    let r = mem.read("user_role").unwrap();
+    assert_eq!(r.meta.description, "now plays on Sundays");
+    assert_eq!(r.body, "Sundays now.");
+    assert_eq!(r.meta.tags, vec!["football"]);
+    assert!(r.meta.important);
+    assert_eq!(r.meta.decay, Some(memdir::Decay::Days(30)));
+    assert_eq!(r.meta.source.as_deref(), Some("chat 1"));
+}

@@ -1268,6 +1268,20 @@ impl Memory {
                 message: p.message.clone(),
             });
         }
+        // A memory the three.ws runtime rewrote lacks the fields it cannot carry; the
+        // local memory's values of those are kept (spec/cli.md#import).
+        let local_meta: HashMap<&str, &Meta> = snap
+            .records
+            .iter()
+            .map(|r| (r.key.as_str(), &r.meta))
+            .collect();
+        for f in &mut incoming.files {
+            if let Some(l) = local_meta.get(f.key.as_str())
+                && !merge::keep_local_only(l, &mut f.parsed.meta).is_empty()
+            {
+                f.text = frontmatter::render(&f.parsed.meta, &f.parsed.body);
+            }
+        }
         let forgotten = merge::forgotten(&events.events);
         let plan = merge::plan(&snap.records, &forgotten, &incoming.files, strategy);
         let new_events = merge::new_events(&events.events, &incoming.events);

@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::exchange::blob::IncomingFile;
-use crate::memory::Record;
 use crate::memory::timeline::Event;
+use crate::memory::{Meta, Record};
 
 /// How conflicts (same key, different content) are resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -54,6 +54,47 @@ pub enum Action {
 pub struct Decision {
     pub key: String,
     pub action: Action,
+}
+
+/// Fields memdir has that the three.ws runtime cannot carry: its `write` drops them
+/// (and `decay` unless given) when it rewrites a memory.
+pub const LOCAL_ONLY: [&str; 4] = ["source", "decay", "tags", "important"];
+
+/// Completes an incoming version of a local memory with the local values of the
+/// [`LOCAL_ONLY`] fields the incoming file does not have at all (an absent key, not an
+/// empty value), so a memory the runtime rewrote keeps what the runtime cannot carry
+/// (spec/cli.md#import). Returns the fields taken from the local memory.
+pub fn keep_local_only(local: &Meta, incoming: &mut Meta) -> Vec<&'static str> {
+    let absent = |f: &str| !incoming.extra.order().iter().any(|k| k == f);
+    let mut taken = Vec::new();
+    for f in LOCAL_ONLY {
+        if !absent(f) {
+            continue;
+        }
+        let took = match f {
+            "source" if local.source.is_some() => {
+                incoming.source = local.source.clone();
+                true
+            }
+            "decay" if local.decay.is_some() => {
+                incoming.decay = local.decay;
+                true
+            }
+            "tags" if !local.tags.is_empty() => {
+                incoming.tags = local.tags.clone();
+                true
+            }
+            "important" if local.important => {
+                incoming.important = true;
+                true
+            }
+            _ => false,
+        };
+        if took {
+            taken.push(f);
+        }
+    }
+    taken
 }
 
 /// The latest `forgot` time of every key in a timeline.
@@ -359,6 +400,32 @@ mod tests {
         };
         assert!(new_events(&[n("1.0"), n("1e2")], &[n("1"), n("100")]).is_empty());
         assert_eq!(new_events(&[n("1.5")], &[n("1")]).len(), 1);
+    }
+
+    // spec/cli.md#import: a memory the runtime rewrote keeps memdir's own fields.
+    #[test]
+    fn fields_the_runtime_cannot_carry_are_kept() {
+        let l = frontmatter::parse(
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\nsource: chat 1\ndecay: 30d\ntags: [a, b]\nimportant: true\n---\n\nold\n",
+        )
+        .unwrap()
+        .meta;
+        let mut rewritten = frontmatter::parse(&file("n", "new", "2026-02-01"))
+            .unwrap()
+            .meta;
+        let taken = keep_local_only(&l, &mut rewritten);
+        assert_eq!(taken, LOCAL_ONLY.to_vec());
+        assert_eq!(rewritten.tags, vec!["a", "b"]);
+        assert!(rewritten.important);
+        assert_eq!(rewritten.source.as_deref(), Some("chat 1"));
+        // A field the incoming file has, even empty, is its own.
+        let mut cleared = frontmatter::parse(
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-02-01\ntags: []\nimportant: false\n---\n\nnew\n",
+        )
+        .unwrap()
+        .meta;
+        assert_eq!(keep_local_only(&l, &mut cleared), vec!["source", "decay"]);
+        assert!(cleared.tags.is_empty() && !cleared.important);
     }
 
     #[test]
