@@ -250,6 +250,27 @@ for (const file of files) {
 	);
 }
 
+// memdir forgets a memory; the runtime takes memdir's export (the forget in its
+// timeline) and writes the key again later the same day: memdir takes the new memory,
+// since the blob's timeline shows it was written after that forget.
+{
+	const f = memdir(dirA, ['forget', 'feedback_words']);
+	check('A: memdir forgets feedback_words', f.code === 0, f.err);
+	tick();
+	const stale = memdirJson(dirA, ['import', '--dry-run', blobAFile]);
+	check('A: an export from before the forget does not bring it back', stale.json && stale.json.added === 0, show(stale.json));
+	const ex = JSON.parse(memdir(dirA, ['export']).out);
+	const R = await Memory.load({ mode: 'local', namespace: 'harness-a3' });
+	await R.import(ex, { strategy: 'replace' });
+	tick(60_000);
+	R.write('feedback_words', { name: 'no', description: 'written again the same day', type: 'feedback' });
+	tick();
+	const again = memdirJson(dirA, ['import', writeBlob('a-rewrite.json', await R.export())]);
+	const r = memdirJson(dirA, ['read', 'feedback_words']);
+	eq('A: a memory written again after a same-day forget comes back', r.json && r.json.meta.description, 'written again the same day');
+	check('A: it is reported as added', again.json && again.json.added === 1, show(again.json));
+}
+
 // =====================================================================================
 // B. memdir → runtime
 // =====================================================================================

@@ -1283,7 +1283,13 @@ impl Memory {
             }
         }
         let forgotten = merge::forgotten(&events.events);
-        let plan = merge::plan(&snap.records, &forgotten, &incoming.files, strategy);
+        let plan = merge::plan(
+            &snap.records,
+            &forgotten,
+            &merge::forgotten(&incoming.events),
+            &incoming.files,
+            strategy,
+        );
         let new_events = merge::new_events(&events.events, &incoming.events);
         let counts = Counts::of(&plan, skipped.len());
         let by_key: HashMap<&str, &blob::IncomingFile> =

@@ -112,9 +112,16 @@ pub fn forgotten(events: &[Event]) -> HashMap<String, DateTime<Utc>> {
 }
 
 /// Plans an import. The result is sorted by key.
+///
+/// `forgotten` holds the local forgets; `incoming_forgotten` the forgets in the blob's
+/// own timeline. A forget is compared with the incoming `updated` by timestamp; when
+/// `updated` is only a date on the forget's day, the blob's timeline decides: if it
+/// holds that forget (or a later one) and still has the memory, the memory was written
+/// again after it (a forget deletes the file) and is added.
 pub fn plan(
     local: &[Record],
     forgotten: &HashMap<String, DateTime<Utc>>,
+    incoming_forgotten: &HashMap<String, DateTime<Utc>>,
     incoming: &[IncomingFile],
     strategy: Strategy,
 ) -> Vec<Decision> {
@@ -126,7 +133,14 @@ pub fn plan(
                 None => match forgotten.get(inc.key.as_str()) {
                     // An `updated` date counts as the start of its day, so a version
                     // updated on the day of the forget does not come back.
-                    Some(t) if inc.parsed.meta.updated.at <= *t => Action::Forgotten,
+                    Some(t)
+                        if inc.parsed.meta.updated.at <= *t
+                            && incoming_forgotten
+                                .get(inc.key.as_str())
+                                .is_none_or(|seen| seen < t) =>
+                    {
+                        Action::Forgotten
+                    }
                     _ => Action::Added,
                 },
                 Some(l) => {
@@ -342,7 +356,13 @@ mod tests {
             if let Some(t) = forgot {
                 f.insert("k".to_string(), ts(t));
             }
-            let got = plan(&locals, &f, &[incoming("k", body, updated)], strategy);
+            let got = plan(
+                &locals,
+                &f,
+                &HashMap::new(),
+                &[incoming("k", body, updated)],
+                strategy,
+            );
             assert_eq!(
                 got,
                 vec![Decision {
@@ -361,7 +381,13 @@ mod tests {
             incoming("b", "y", "2026-01-01"),
             incoming("a", "x", "2026-01-01"),
         ];
-        let got = plan(&locals, &HashMap::new(), &inc, Strategy::Replace);
+        let got = plan(
+            &locals,
+            &HashMap::new(),
+            &HashMap::new(),
+            &inc,
+            Strategy::Replace,
+        );
         assert_eq!(
             got.iter().map(|d| d.key.as_str()).collect::<Vec<_>>(),
             vec!["a", "b"]
@@ -400,6 +426,33 @@ mod tests {
         };
         assert!(new_events(&[n("1.0"), n("1e2")], &[n("1"), n("100")]).is_empty());
         assert_eq!(new_events(&[n("1.5")], &[n("1")]).len(), 1);
+    }
+
+    // spec/cli.md#import: a same-day forget is decided by the blob's own timeline.
+    #[test]
+    fn a_memory_written_again_after_a_forget_the_blob_knows_comes_back() {
+        let mut here = HashMap::new();
+        here.insert("k".to_string(), ts("2026-03-01T10:00:00Z"));
+        let inc = [incoming("k", "again", "2026-03-01")];
+        let act = |theirs: &HashMap<String, DateTime<Utc>>| {
+            plan(&[], &here, theirs, &inc, Strategy::Merge)[0].action
+        };
+        // The blob does not know the forget: the same-day version stays forgotten.
+        assert_eq!(act(&HashMap::new()), Action::Forgotten);
+        // The blob holds that forget and still has the memory: written after it.
+        assert_eq!(act(&here), Action::Added);
+        let mut later = HashMap::new();
+        later.insert("k".to_string(), ts("2026-03-01T11:00:00Z"));
+        assert_eq!(act(&later), Action::Added);
+        let mut earlier = HashMap::new();
+        earlier.insert("k".to_string(), ts("2026-03-01T09:00:00Z"));
+        assert_eq!(act(&earlier), Action::Forgotten);
+        // A timestamp `updated` is compared exactly.
+        let exact = [incoming("k", "again", "2026-03-01T10:30:00Z")];
+        assert_eq!(
+            plan(&[], &here, &HashMap::new(), &exact, Strategy::Merge)[0].action,
+            Action::Added
+        );
     }
 
     // spec/cli.md#import: a memory the runtime rewrote keeps memdir's own fields.
