@@ -40,8 +40,6 @@ pub enum BlobError {
     FilesShape(&'static str),
     #[error("`timeline` must be a JSON array of events")]
     TimelineShape,
-    #[error("unsafe file name {name:?} in the blob: {why}")]
-    UnsafeName { name: String, why: &'static str },
     #[error("file {name:?} in the blob is not text")]
     NotText { name: String },
     #[error("file {name:?} in the blob is {size} bytes, over the limit of {MAX_FILE_BYTES}")]
@@ -116,6 +114,51 @@ pub fn check_name(name: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// A memdir key for a three.ws file stem memdir does not accept as a key
+/// (`UserProfile`, `user.name`, `café_notes`, `notes/today`): lower case, common Latin
+/// accents folded, every other character `_`, runs of `_` collapsed, at most
+/// [`crate::memory::MAX_KEY_LEN`] characters, `_2`, `_3`, ... on a clash with a key in
+/// `taken` (which it joins). `None` when nothing is left.
+pub fn safe_key(stem: &str, taken: &mut std::collections::HashSet<String>) -> Option<Key> {
+    let fold = |c: char| -> char {
+        match c {
+            'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
+            'ç' => 'c',
+            'è' | 'é' | 'ê' | 'ë' => 'e',
+            'ì' | 'í' | 'î' | 'ï' => 'i',
+            'ñ' => 'n',
+            'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' => 'o',
+            'ù' | 'ú' | 'û' | 'ü' => 'u',
+            'ý' | 'ÿ' => 'y',
+            c if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' => c,
+            _ => '_',
+        }
+    };
+    let mut out = String::new();
+    for c in stem.chars().flat_map(char::to_lowercase).map(fold) {
+        if !(c == '_' && out.ends_with('_')) {
+            out.push(c);
+        }
+    }
+    let base: String = out
+        .trim_matches(['_', '-'])
+        .chars()
+        .take(crate::memory::MAX_KEY_LEN - 4)
+        .collect();
+    if base.is_empty() {
+        return None;
+    }
+    let mut candidate = base.clone();
+    let mut n = 2;
+    while taken.contains(&candidate) {
+        candidate = format!("{base}_{n}");
+        n += 1;
+    }
+    let key = Key::parse(&candidate).ok()?;
+    taken.insert(candidate);
+    Some(key)
+}
+
 /// Decodes and validates a blob.
 pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
     if bytes.len() > MAX_BLOB_BYTES {
@@ -152,10 +195,6 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
     // First pass: every name and size, so that one bad entry refuses the whole blob
     // before any work is done on the others.
     for (name, text) in &files {
-        check_name(name).map_err(|why| BlobError::UnsafeName {
-            name: name.clone(),
-            why,
-        })?;
         let Value::String(text) = text else {
             return Err(BlobError::NotText { name: name.clone() });
         };
@@ -180,29 +219,58 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
     }
 
     let mut out = Incoming::default();
+    // Keys that are memdir keys as they are, reserved before any other is mapped.
+    let mut taken: std::collections::HashSet<String> = files
+        .keys()
+        .filter_map(|n| n.strip_suffix(".md"))
+        .filter(|stem| Key::parse(stem).is_ok_and(|k| k.as_str() == *stem))
+        .map(str::to_string)
+        .collect();
     for (name, text) in files {
         let Value::String(text) = text else { continue };
         if name == crate::memory::layout::INDEX_FILE {
             // The index is always rebuilt, never imported.
             continue;
         }
+        // A name that could address a path outside the directory is skipped, never
+        // mapped; the rest of the blob imports (spec/cli.md#import).
+        if let Err(why) = check_name(&name.replace('/', "_")) {
+            out.skipped.push(Skipped {
+                item: name.clone(),
+                reason: format!("unsafe file name: {why}"),
+            });
+            continue;
+        }
         let stem = &name[..name.len() - 3];
+        let mut mapped = None;
         let key = match Key::parse(stem) {
             Ok(k) if k.as_str() == stem => k,
-            _ => {
-                out.skipped.push(Skipped {
-                    item: name.clone(),
-                    reason: "the key is not a valid memdir key (a-z, 0-9, `_`, `-`)".into(),
-                });
-                continue;
-            }
+            _ => match safe_key(stem, &mut taken) {
+                Some(k) => {
+                    mapped = Some(format!(
+                        "`{stem}` is not a memdir key (a-z, 0-9, `_`, `-`); imported as `{k}`"
+                    ));
+                    k
+                }
+                None => {
+                    out.skipped.push(Skipped {
+                        item: name.clone(),
+                        reason: "the key has no letter or digit memdir can keep".into(),
+                    });
+                    continue;
+                }
+            },
         };
         match frontmatter::parse_portable(&text) {
             Ok(p) => {
+                let mut reasons: Vec<String> = mapped.into_iter().collect();
                 if !p.conversions.is_empty() {
+                    reasons.push(format!("{}; stored as YAML", p.conversions.join("; ")));
+                }
+                if !reasons.is_empty() {
                     out.converted.push(Converted {
                         item: name.clone(),
-                        reason: format!("{}; stored as YAML", p.conversions.join("; ")),
+                        reason: reasons.join("; "),
                     });
                 }
                 out.files.push(IncomingFile {
@@ -258,12 +326,12 @@ mod tests {
             .into_bytes()
     }
 
+    // spec/cli.md#import: an unsafe name is skipped and reported, the rest imports.
     #[test]
-    fn unsafe_names_refuse_the_whole_blob() {
-        // spec/cli.md#import
+    fn unsafe_names_are_skipped_and_the_rest_imports() {
+        let good = "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n\nb";
         for name in [
             "../../etc/passwd",
-            "a/b.md",
             "a\\\\b.md",
             ".hidden.md",
             "x..md",
@@ -272,9 +340,59 @@ mod tests {
             ".md",
             "",
         ] {
-            let err = decode(&blob(&format!(r#"{{"ok.md":"x","{name}":"y"}}"#))).unwrap_err();
-            assert!(matches!(err, BlobError::UnsafeName { .. }), "{name}: {err}");
+            let b = blob(&format!(
+                r#"{{"ok.md":{},"{name}":"y"}}"#,
+                Value::String(good.into())
+            ));
+            let inc = decode(&b).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(inc.files.len(), 1, "{name}");
+            assert_eq!(inc.skipped.len(), 1, "{name}: {:?}", inc.skipped);
+            assert!(
+                inc.skipped[0].reason.starts_with("unsafe file name"),
+                "{name}"
+            );
         }
+    }
+
+    // spec/cli.md#import: keys the runtime allows and memdir does not are mapped to
+    // safe keys and reported; clashes get a suffix.
+    #[test]
+    fn runtime_keys_are_mapped_to_safe_keys() {
+        let good = Value::String("---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n\nb".into());
+        let names = [
+            "UserProfile.md",
+            "user.name.md",
+            "café_notes.md",
+            "notes/today.md",
+            "user_name.md",
+            "User Name.md",
+            "☕.md",
+        ];
+        let files: Map<String, Value> = names
+            .iter()
+            .map(|n| (n.to_string(), good.clone()))
+            .collect();
+        let b = serde_json::json!({"version": "memory/0.1", "files": files}).to_string();
+        let inc = decode(b.as_bytes()).unwrap();
+        let keys: Vec<&str> = inc.files.iter().map(|f| f.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            vec![
+                "userprofile",
+                "user_name_2",
+                "cafe_notes",
+                "notes_today",
+                "user_name",
+                "user_name_3"
+            ]
+        );
+        assert_eq!(inc.converted.len(), 5);
+        assert_eq!(
+            inc.converted[0].reason,
+            "`UserProfile` is not a memdir key (a-z, 0-9, `_`, `-`); imported as `userprofile`"
+        );
+        assert_eq!(inc.skipped.len(), 1);
+        assert_eq!(inc.skipped[0].item, "☕.md");
     }
 
     #[test]
