@@ -195,3 +195,29 @@ fn a_replace_import_of_a_runtime_rewrite_keeps_memdir_only_fields() {
     assert_eq!(r.meta.decay, Some(memdir::Decay::Days(30)));
     assert_eq!(r.meta.source.as_deref(), Some("chat 1"));
 }
+
+/// spec/cli.md#export: a blob the runtime wrote comes back from memdir with the same
+/// files, byte for byte, in the runtime's order, and the same events.
+#[test]
+fn the_runtime_export_round_trips_through_memdir_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let path = fixture("threews/runtime-export.json");
+    let o = run(memdir(&dir).arg("import").arg(&path));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(memdir(&dir).arg("export"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let back: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let orig: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let files = |v: &serde_json::Value| -> Vec<(String, String)> {
+        v["files"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, t)| (k.clone(), t.as_str().unwrap().to_string()))
+            .collect()
+    };
+    assert_eq!(files(&back), files(&orig));
+    assert_eq!(back["timeline"], orig["timeline"]);
+}

@@ -22,8 +22,8 @@ use crate::exchange::merge::{self, Action, Counts, Decision, Strategy};
 use crate::memory::frontmatter::{self, Extra, Parsed};
 use crate::memory::index;
 use crate::memory::layout::{
-    BACKUPS_DIR, CACHE_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_BODY, MAX_EVENT, MAX_MEMORY_FILE,
-    MAX_TIMELINE_LINE, STALE_TEMP, STATE_DIR, TIMELINE_DIR,
+    BACKUPS_DIR, BLOB_ORDER_FILE, CACHE_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_BODY, MAX_EVENT,
+    MAX_MEMORY_FILE, MAX_TIMELINE_LINE, STALE_TEMP, STATE_DIR, TIMELINE_DIR,
 };
 use crate::memory::secrets;
 use crate::memory::timeline::{self, Event};
@@ -1193,10 +1193,13 @@ impl Memory {
         let events = self.events()?;
         let mut problems = snap.problems;
         // Each file goes out as the three.ws runtime reads it to the same values
-        // (spec/cli.md#export); one memdir cannot parse goes out as it is.
-        let files: Vec<(String, String)> = snap
-            .texts
-            .iter()
+        // (spec/cli.md#export); one memdir cannot parse goes out as it is. Files come
+        // in the order of the blobs imported so far, then by key.
+        let mut by_key: Vec<(String, &String)> =
+            snap.texts.iter().map(|(k, t)| (k.clone(), t)).collect();
+        merge::sort_for_export(&mut by_key, &self.blob_order());
+        let files: Vec<(String, String)> = by_key
+            .into_iter()
             .map(|(k, t)| {
                 let text = match frontmatter::parse(t) {
                     Ok(p) => frontmatter::render_portable(&p.meta, &p.body),
@@ -1210,6 +1213,17 @@ impl Memory {
             blob::encode(&index::render(&snap.records), &files, &events.events),
             problems,
         ))
+    }
+
+    /// The keys in the order of the blobs imported so far (empty when none was, or
+    /// when the record cannot be read: it only orders an export).
+    fn blob_order(&self) -> Vec<String> {
+        self.backend
+            .read_text(BLOB_ORDER_FILE, MAX_MEMORY_FILE)
+            .ok()
+            .flatten()
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default()
     }
 
     /// Imports a blob: validates all of it, then writes (unless `dry_run`).
@@ -1307,6 +1321,8 @@ impl Memory {
             }
         }
         let mut index_plan = self.plan_index(&records)?;
+        let present: std::collections::HashSet<String> =
+            records.iter().map(|r| r.key.to_string()).collect();
         let report = ImportReport {
             strategy,
             dry_run,
@@ -1331,6 +1347,13 @@ impl Memory {
             }
         }
         self.write_index_file(&index_plan)?;
+        let incoming_keys: Vec<&str> = incoming.files.iter().map(|f| f.key.as_str()).collect();
+        let mut order = merge::blob_order(&self.blob_order(), &incoming_keys, strategy);
+        order.retain(|k| present.contains(k));
+        let mut text = order.join("\n");
+        text.push('\n');
+        self.backend
+            .write_atomic(BLOB_ORDER_FILE, text.as_bytes())?;
         Ok(report)
     }
 

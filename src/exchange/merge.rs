@@ -207,6 +207,48 @@ pub fn new_events(existing: &[Event], incoming: &[Event]) -> Vec<Event> {
     out
 }
 
+/// The file order after an import, as the three.ws runtime would have it: `merge`
+/// keeps the known order and appends keys it did not have in blob order; `replace`
+/// takes the blob's order, then the keys only memdir has (which it keeps).
+pub fn blob_order(previous: &[String], incoming: &[&str], strategy: Strategy) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let (first, then): (Vec<&str>, Vec<&str>) = match strategy {
+        Strategy::Merge => (
+            previous.iter().map(String::as_str).collect(),
+            incoming.to_vec(),
+        ),
+        Strategy::Replace => (
+            incoming.to_vec(),
+            previous.iter().map(String::as_str).collect(),
+        ),
+    };
+    for k in first.into_iter().chain(then) {
+        if seen.insert(k) {
+            out.push(k.to_string());
+        }
+    }
+    out
+}
+
+/// Sorts exported files: keys in `order` first, in that order, then the others by key.
+pub fn sort_for_export<T>(files: &mut [(String, T)], order: &[String]) {
+    let pos: HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), i))
+        .collect();
+    files.sort_by(|(a, _), (b, _)| {
+        let (pa, pb) = (pos.get(a.as_str()), pos.get(b.as_str()));
+        match (pa, pb) {
+            (Some(x), Some(y)) => x.cmp(y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => a.cmp(b),
+        }
+    });
+}
+
 /// Counts of each action, for the import report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
@@ -479,6 +521,29 @@ mod tests {
         .meta;
         assert_eq!(keep_local_only(&l, &mut cleared), vec!["source", "decay"]);
         assert!(cleared.tags.is_empty() && !cleared.important);
+    }
+
+    // spec/cli.md#export: the runtime's file order survives a round trip.
+    #[test]
+    fn blob_order_follows_the_runtime() {
+        let prev = vec!["b".to_string(), "a".to_string()];
+        assert_eq!(
+            blob_order(&prev, &["c", "a", "d"], Strategy::Merge),
+            vec!["b", "a", "c", "d"]
+        );
+        assert_eq!(
+            blob_order(&prev, &["c", "a", "d"], Strategy::Replace),
+            vec!["c", "a", "d", "b"]
+        );
+        let mut files = vec![
+            ("z".to_string(), ()),
+            ("a".to_string(), ()),
+            ("d".to_string(), ()),
+            ("c".to_string(), ()),
+        ];
+        sort_for_export(&mut files, &["d".to_string(), "c".to_string()]);
+        let keys: Vec<&str> = files.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, vec!["d", "c", "a", "z"]);
     }
 
     #[test]
