@@ -221,3 +221,32 @@ fn the_runtime_export_round_trips_through_memdir_unchanged() {
     assert_eq!(files(&back), files(&orig));
     assert_eq!(back["timeline"], orig["timeline"]);
 }
+
+/// spec/decisions.md (2026-11-23, replace scope): unlike the runtime's `replace`, which
+/// swaps the whole store, memdir's lets the blob win where both have a key and keeps
+/// the memories only memdir has.
+#[test]
+fn replace_keeps_memories_the_blob_does_not_have() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let o = run(memdir(&dir).args([
+        "write",
+        "user_local",
+        "--name",
+        "Local",
+        "--description",
+        "only here",
+        "--type",
+        "user",
+        "--body",
+        "x",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(memdir(&dir)
+        .args(["import", "--strategy", "replace"])
+        .arg(fixture("threews/runtime-export.json")));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mem = memdir::Memory::open(&dir).unwrap();
+    assert_eq!(mem.read("user_local").unwrap().meta.name, "Local");
+    assert_eq!(mem.read("user_role").unwrap().meta.name, "Role");
+}
