@@ -242,6 +242,7 @@ for (const file of files) {
 		if (!check(`A→M→A: ${key} is there`, !!b)) continue;
 		eq(`A→M→A: ${key} frontmatter as the runtime reads it`, b.meta, a.meta);
 		eq(`A→M→A: ${key} body`, b.body.trimEnd(), a.body.trimEnd());
+		eq(`A→M→A: ${key} file text byte for byte`, after.files[mappedFile(file)], blobA.files[file]);
 	}
 	eq('A→M→A: the same events, in order', after.timeline.map(canon), blobA.timeline.map(canon));
 	eq('A→M→A: the same file order', Object.keys(after.files), Object.keys(blobA.files).map(mappedFile));
