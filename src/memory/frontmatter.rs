@@ -42,6 +42,8 @@ pub enum FrontmatterError {
     NotAMapping { line: usize },
     #[error("required field `{field}` is missing")]
     MissingField { field: &'static str },
+    #[error("its values cannot be written as YAML that reads back the same")]
+    NotRewritable,
     #[error("line {line}: `{field}` {problem}")]
     Field {
         field: &'static str,
@@ -58,7 +60,7 @@ impl FrontmatterError {
             FrontmatterError::Yaml { line, .. }
             | FrontmatterError::NotAMapping { line }
             | FrontmatterError::Field { line, .. } => Some(*line),
-            FrontmatterError::MissingField { .. } => Some(2),
+            FrontmatterError::MissingField { .. } | FrontmatterError::NotRewritable => Some(2),
         }
     }
 }
@@ -530,11 +532,7 @@ pub fn parse_portable(text: &str) -> Result<Portable, FrontmatterError> {
     let text = render(&parsed.meta, &parsed.body);
     let back = parse(&text)?;
     if !same_values(&back.meta, &back.body, &parsed.meta, &parsed.body) {
-        return Err(FrontmatterError::Field {
-            field: "name",
-            line: s.first_line,
-            problem: "cannot be written as YAML that reads back the same",
-        });
+        return Err(FrontmatterError::NotRewritable);
     }
     Ok(Portable {
         parsed: back,
