@@ -201,6 +201,25 @@ check(
 	impA.json && impA.json.skipped === 0,
 	impA.json && show(impA.json.skipped_items),
 );
+// Every file read the runtime's way, or under a mapped key, is reported with why.
+{
+	const conv = new Map(((impA.json && impA.json.converted) || []).map((c) => [c.item, c.reason]));
+	for (const [file, field] of [
+		['project_tracking.md', '`name`'],
+		['reference_channel.md', '`name`'],
+		['project_partners.md', '`description`'],
+		['user_nullish.md', '`name`'],
+		['user_empty.md', '`name`'],
+		['project_numbers.md', '`name`'],
+		['UserProfile.md', 'imported as `userprofile`'],
+		['notes/today.md', 'imported as `notes_today`'],
+	]) {
+		check(`A: ${file} is reported as converted, naming ${field}`, (conv.get(file) || '').includes(field), conv.get(file));
+	}
+	const plain = memdir(dirA, ['import', '--dry-run', blobAFile]);
+	check('A: the text report says what was converted and why', /convert +project_tracking\.md: `name` is "Tracking issue #42"/.test(plain.out), plain.out);
+	check('A: nothing claims a rewrite that did not happen', !/rewritten as YAML/.test(plain.out), plain.out);
+}
 const files = [...A.files.keys()];
 for (const file of files) {
 	const key = stem(file);
