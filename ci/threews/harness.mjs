@@ -73,6 +73,13 @@ function check(name, ok, detail = '') {
 	return ok;
 }
 const show = (v) => JSON.stringify(v);
+// A crash mid-way is one more failure, and the summary is still the last line.
+process.on('uncaughtException', (e) => {
+	failed++;
+	console.log(`FAIL the harness stopped: ${e && e.stack ? e.stack : e}`);
+	console.log(`${passed} passed, ${failed} failed`);
+	process.exit(1);
+});
 function eq(name, got, want) {
 	return check(name, show(got) === show(want), `got ${show(got)}, want ${show(want)}`);
 }
