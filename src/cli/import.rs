@@ -12,10 +12,12 @@ use crate::report::Failure;
 /// Import a memory/0.1 blob (from memdir export or the three.ws runtime).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "The whole blob is validated before anything is written: an unsafe file name
-(a path, `..`, a dot name) refuses it as a whole. A memory with malformed frontmatter
-is reported and skipped. merge: on conflict (same key, other content) the local memory
-wins; replace: the incoming one wins. Timeline events are unioned without duplicates.
+    after_help = "The whole blob is validated before anything is written. A file name that could
+address a path outside the directory (`..`, `\\`, a dot name) and a memory with malformed
+frontmatter are reported and skipped; a name three.ws allows and memdir does not
+(`UserProfile`, `user.name`, `notes/today`) is imported under a safe key and reported.
+merge: on conflict (same key, other content) the local memory wins; replace: the
+incoming one wins. Timeline events are unioned as multisets (idempotent).
 A key forgotten here is not brought back by a version that is not newer than the forget."
 )]
 pub struct Args {
@@ -74,10 +76,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         s.push_str(&format!("{word:<22} {}\n", d.key));
     }
     for c in &report.converted {
-        s.push_str(&format!(
-            "{:<22} {c}: plain `key: value` frontmatter (three.ws style) rewritten as YAML\n",
-            "note"
-        ));
+        s.push_str(&format!("{:<22} {}: {}\n", "convert", c.item, c.reason));
     }
     for k in &report.skipped_items {
         s.push_str(&format!("{:<22} {}: {}\n", "skip", k.item, k.reason));

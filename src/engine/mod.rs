@@ -22,8 +22,8 @@ use crate::exchange::merge::{self, Action, Counts, Decision, Strategy};
 use crate::memory::frontmatter::{self, Extra, Parsed};
 use crate::memory::index;
 use crate::memory::layout::{
-    BACKUPS_DIR, CACHE_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_BODY, MAX_EVENT, MAX_MEMORY_FILE,
-    MAX_TIMELINE_LINE, STALE_TEMP, STATE_DIR, TIMELINE_DIR,
+    BACKUPS_DIR, BLOB_ORDER_FILE, CACHE_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_BODY, MAX_EVENT,
+    MAX_MEMORY_FILE, MAX_TIMELINE_LINE, STALE_TEMP, STATE_DIR, TIMELINE_DIR,
 };
 use crate::memory::secrets;
 use crate::memory::timeline::{self, Event};
@@ -249,9 +249,9 @@ pub struct ImportReport {
     pub plan: Vec<Decision>,
     /// What was skipped and why (the count is `skipped`).
     pub skipped_items: Vec<Skipped>,
-    /// Files whose frontmatter was three.ws-style plain `key: value` lines, imported
-    /// rewritten as YAML.
-    pub converted: Vec<String>,
+    /// Files with a value read the three.ws way rather than as YAML, imported
+    /// rewritten as YAML, each with the reason.
+    pub converted: Vec<blob::Converted>,
 }
 
 /// A memory directory (or an in-memory store) and the operations on it.
@@ -1279,17 +1279,38 @@ impl Memory {
         let snap = self.load()?;
         let events = self.events()?;
         let mut problems = snap.problems;
-        // The files go out exactly as they were read.
-        let files: Vec<(String, String)> = snap
-            .texts
-            .iter()
-            .map(|(k, t)| (format!("{k}.md"), t.clone()))
+        // Each file goes out as the three.ws runtime reads it to the same values
+        // (spec/cli.md#export); one memdir cannot parse goes out as it is. Files come
+        // in the order of the blobs imported so far, then by key.
+        let mut by_key: Vec<(String, &String)> =
+            snap.texts.iter().map(|(k, t)| (k.clone(), t)).collect();
+        merge::sort_for_export(&mut by_key, &self.blob_order());
+        let files: Vec<(String, String)> = by_key
+            .into_iter()
+            .map(|(k, t)| {
+                let text = match frontmatter::parse(t) {
+                    Ok(p) => frontmatter::render_portable(&p.meta, &p.body),
+                    Err(_) => t.clone(),
+                };
+                (format!("{k}.md"), text)
+            })
             .collect();
         problems.extend(events.problems);
         Ok((
             blob::encode(&index::render(&snap.records), &files, &events.events),
             problems,
         ))
+    }
+
+    /// The keys in the order of the blobs imported so far (empty when none was, or
+    /// when the record cannot be read: it only orders an export).
+    fn blob_order(&self) -> Vec<String> {
+        self.backend
+            .read_text(BLOB_ORDER_FILE, MAX_MEMORY_FILE)
+            .ok()
+            .flatten()
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default()
     }
 
     /// Imports a blob: validates all of it, then writes (unless `dry_run`).
@@ -1348,8 +1369,28 @@ impl Memory {
                 message: p.message.clone(),
             });
         }
+        // A memory the three.ws runtime rewrote lacks the fields it cannot carry; the
+        // local memory's values of those are kept (spec/cli.md#import).
+        let local_meta: HashMap<&str, &Meta> = snap
+            .records
+            .iter()
+            .map(|r| (r.key.as_str(), &r.meta))
+            .collect();
+        for f in &mut incoming.files {
+            if let Some(l) = local_meta.get(f.key.as_str())
+                && !merge::keep_local_only(l, &mut f.parsed.meta).is_empty()
+            {
+                f.text = frontmatter::render(&f.parsed.meta, &f.parsed.body);
+            }
+        }
         let forgotten = merge::forgotten(&events.events);
-        let plan = merge::plan(&snap.records, &forgotten, &incoming.files, strategy);
+        let plan = merge::plan(
+            &snap.records,
+            &forgotten,
+            &merge::forgotten(&incoming.events),
+            &incoming.files,
+            strategy,
+        );
         let new_events = merge::new_events(&events.events, &incoming.events);
         let counts = Counts::of(&plan, skipped.len());
         let by_key: HashMap<&str, &blob::IncomingFile> =
@@ -1367,6 +1408,8 @@ impl Memory {
             }
         }
         let mut index_plan = self.plan_index(&records)?;
+        let present: std::collections::HashSet<String> =
+            records.iter().map(|r| r.key.to_string()).collect();
         let report = ImportReport {
             strategy,
             dry_run,
@@ -1391,6 +1434,13 @@ impl Memory {
             }
         }
         self.write_index_file(&index_plan)?;
+        let incoming_keys: Vec<&str> = incoming.files.iter().map(|f| f.key.as_str()).collect();
+        let mut order = merge::blob_order(&self.blob_order(), &incoming_keys, strategy);
+        order.retain(|k| present.contains(k));
+        let mut text = order.join("\n");
+        text.push('\n');
+        self.backend
+            .write_atomic(BLOB_ORDER_FILE, text.as_bytes())?;
         Ok(report)
     }
 

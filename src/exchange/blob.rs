@@ -2,8 +2,9 @@
 //!
 //! `{"version":"memory/0.1","index":"…","files":{"user_role.md":"---\n…"},"timeline":[…]}`
 //!
-//! Decoding validates the whole blob before anything is written: an unsafe file name
-//! or a blob over the size bounds refuses the blob as a whole; a memory with malformed
+//! Decoding validates the whole blob before anything is written: a file name that
+//! could address a path outside the directory, or a blob over the size bounds,
+//! refuses the blob as a whole (a key three.ws allows and memdir does not is mapped); a memory with malformed
 //! frontmatter or a timeline entry without `ts`/`type` is reported and skipped.
 //! Pure code: bytes in, values out.
 
@@ -58,7 +59,7 @@ pub enum BlobError {
 #[derive(Debug, Clone)]
 pub struct IncomingFile {
     pub key: Key,
-    /// The file text exactly as the blob has it.
+    /// The text to write: the blob's (with a final newline), or its YAML rewrite.
     pub text: String,
     pub parsed: Parsed,
 }
@@ -71,15 +72,22 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A file from the blob that was rewritten as YAML, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Converted {
+    pub item: String,
+    pub reason: String,
+}
+
 /// A decoded, validated blob.
 #[derive(Debug, Clone, Default)]
 pub struct Incoming {
     pub files: Vec<IncomingFile>,
     pub events: Vec<Event>,
     pub skipped: Vec<Skipped>,
-    /// Files whose frontmatter was plain `key: value` lines (three.ws style) rather
-    /// than YAML; they are imported rewritten as YAML.
-    pub converted: Vec<String>,
+    /// Files with a value read the three.ws way rather than as YAML; they are
+    /// imported rewritten as YAML (spec/cli.md#import).
+    pub converted: Vec<Converted>,
 }
 
 /// Checks a file name from a blob: a plain `*.md` name, nothing that could address a
@@ -107,6 +115,51 @@ pub fn check_name(name: &str) -> Result<(), &'static str> {
         return Err("is not a `*.md` file name");
     }
     Ok(())
+}
+
+/// A memdir key for a three.ws file stem memdir does not accept as a key
+/// (`UserProfile`, `user.name`, `café_notes`, `notes/today`): lower case, common Latin
+/// accents folded, every other character `_`, runs of `_` collapsed, at most
+/// [`crate::memory::MAX_KEY_LEN`] characters, `_2`, `_3`, ... on a clash with a key in
+/// `taken` (which it joins). `None` when nothing is left.
+pub fn safe_key(stem: &str, taken: &mut std::collections::HashSet<String>) -> Option<Key> {
+    let fold = |c: char| -> char {
+        match c {
+            'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => 'a',
+            'ç' => 'c',
+            'è' | 'é' | 'ê' | 'ë' => 'e',
+            'ì' | 'í' | 'î' | 'ï' => 'i',
+            'ñ' => 'n',
+            'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' => 'o',
+            'ù' | 'ú' | 'û' | 'ü' => 'u',
+            'ý' | 'ÿ' => 'y',
+            c if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' => c,
+            _ => '_',
+        }
+    };
+    let mut out = String::new();
+    for c in stem.chars().flat_map(char::to_lowercase).map(fold) {
+        if !(c == '_' && out.ends_with('_')) {
+            out.push(c);
+        }
+    }
+    let base: String = out
+        .trim_matches(['_', '-'])
+        .chars()
+        .take(crate::memory::MAX_KEY_LEN - 4)
+        .collect();
+    if base.is_empty() {
+        return None;
+    }
+    let mut candidate = base.clone();
+    let mut n = 2;
+    while taken.contains(&candidate) {
+        candidate = format!("{base}_{n}");
+        n += 1;
+    }
+    let key = Key::parse(&candidate).ok()?;
+    taken.insert(candidate);
+    Some(key)
 }
 
 /// Decodes and validates a blob.
@@ -143,12 +196,19 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
         });
     }
     // First pass: every name and size, so that one bad entry refuses the whole blob
-    // before any work is done on the others.
+    // before any work is done on the others. A name that could address a path outside
+    // the directory (`..`, `\`, NUL, a dot name, a control character, not `*.md`)
+    // refuses the blob (spec/cli.md#import); a `/` alone is only a key three.ws allows
+    // and memdir does not, mapped below.
     for (name, text) in &files {
-        check_name(name).map_err(|why| BlobError::UnsafeName {
-            name: name.clone(),
-            why,
-        })?;
+        if name != crate::memory::layout::INDEX_FILE
+            && let Err(why) = check_name(&name.replace('/', "_"))
+        {
+            return Err(BlobError::UnsafeName {
+                name: name.clone(),
+                why,
+            });
+        }
         let Value::String(text) = text else {
             return Err(BlobError::NotText { name: name.clone() });
         };
@@ -173,6 +233,13 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
     }
 
     let mut out = Incoming::default();
+    // Keys that are memdir keys as they are, reserved before any other is mapped.
+    let mut taken: std::collections::HashSet<String> = files
+        .keys()
+        .filter_map(|n| n.strip_suffix(".md"))
+        .filter(|stem| Key::parse(stem).is_ok_and(|k| k.as_str() == *stem))
+        .map(str::to_string)
+        .collect();
     for (name, text) in files {
         let Value::String(text) = text else { continue };
         if name == crate::memory::layout::INDEX_FILE {
@@ -180,33 +247,47 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
             continue;
         }
         let stem = &name[..name.len() - 3];
+        let mut mapped = None;
         let key = match Key::parse(stem) {
             Ok(k) if k.as_str() == stem => k,
-            _ => {
-                out.skipped.push(Skipped {
-                    item: name.clone(),
-                    reason: "the key is not a valid memdir key (a-z, 0-9, `_`, `-`)".into(),
-                });
-                continue;
-            }
-        };
-        match frontmatter::parse(&text) {
-            Ok(parsed) => out.files.push(IncomingFile { key, text, parsed }),
-            Err(e) => match frontmatter::parse_plain_lines(&text) {
-                // The three.ws runtime writes values raw (`name: Runbook: deploys`),
-                // which is not YAML; read it the way that runtime does and store it
-                // as proper YAML, so nothing of theirs is lost and nothing invalid is
-                // written.
-                Ok(Some(parsed)) => {
-                    let text = frontmatter::render(&parsed.meta, &parsed.body);
-                    out.converted.push(name.clone());
-                    out.files.push(IncomingFile { key, text, parsed });
+            _ => match safe_key(stem, &mut taken) {
+                Some(k) => {
+                    mapped = Some(format!(
+                        "`{stem}` is not a memdir key (a-z, 0-9, `_`, `-`); imported as `{k}`"
+                    ));
+                    k
                 }
-                _ => out.skipped.push(Skipped {
-                    item: name.clone(),
-                    reason: format!("malformed frontmatter: {e}"),
-                }),
+                None => {
+                    out.skipped.push(Skipped {
+                        item: name.clone(),
+                        reason: "the key has no letter or digit memdir can keep".into(),
+                    });
+                    continue;
+                }
             },
+        };
+        match frontmatter::parse_portable(&text) {
+            Ok(p) => {
+                let mut reasons: Vec<String> = mapped.into_iter().collect();
+                if !p.conversions.is_empty() {
+                    reasons.push(format!("{}; stored as YAML", p.conversions.join("; ")));
+                }
+                if !reasons.is_empty() {
+                    out.converted.push(Converted {
+                        item: name.clone(),
+                        reason: reasons.join("; "),
+                    });
+                }
+                out.files.push(IncomingFile {
+                    key,
+                    text: p.text,
+                    parsed: p.parsed,
+                });
+            }
+            Err(e) => out.skipped.push(Skipped {
+                item: name.clone(),
+                reason: format!("malformed frontmatter: {e}"),
+            }),
         }
     }
     for (i, e) in events_json.into_iter().enumerate() {
@@ -250,12 +331,13 @@ mod tests {
             .into_bytes()
     }
 
+    // spec/cli.md#import: a name that could address a path outside the directory
+    // refuses the whole blob (nothing is written).
     #[test]
-    fn unsafe_names_refuse_the_whole_blob() {
-        // spec/cli.md#import
+    fn unsafe_names_refuse_the_blob() {
+        let good = "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n\nb";
         for name in [
             "../../etc/passwd",
-            "a/b.md",
             "a\\\\b.md",
             ".hidden.md",
             "x..md",
@@ -264,9 +346,56 @@ mod tests {
             ".md",
             "",
         ] {
-            let err = decode(&blob(&format!(r#"{{"ok.md":"x","{name}":"y"}}"#))).unwrap_err();
-            assert!(matches!(err, BlobError::UnsafeName { .. }), "{name}: {err}");
+            let b = blob(&format!(
+                r#"{{"ok.md":{},"{name}":"y"}}"#,
+                Value::String(good.into())
+            ));
+            match decode(&b) {
+                Err(BlobError::UnsafeName { .. }) => {}
+                other => panic!("{name}: {other:?}"),
+            }
         }
+    }
+
+    // spec/cli.md#import: keys the runtime allows and memdir does not are mapped to
+    // safe keys and reported; clashes get a suffix.
+    #[test]
+    fn runtime_keys_are_mapped_to_safe_keys() {
+        let good = Value::String("---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n\nb".into());
+        let names = [
+            "UserProfile.md",
+            "user.name.md",
+            "café_notes.md",
+            "notes/today.md",
+            "user_name.md",
+            "User Name.md",
+            "☕.md",
+        ];
+        let files: Map<String, Value> = names
+            .iter()
+            .map(|n| (n.to_string(), good.clone()))
+            .collect();
+        let b = serde_json::json!({"version": "memory/0.1", "files": files}).to_string();
+        let inc = decode(b.as_bytes()).unwrap();
+        let keys: Vec<&str> = inc.files.iter().map(|f| f.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            vec![
+                "userprofile",
+                "user_name_2",
+                "cafe_notes",
+                "notes_today",
+                "user_name",
+                "user_name_3"
+            ]
+        );
+        assert_eq!(inc.converted.len(), 5);
+        assert_eq!(
+            inc.converted[0].reason,
+            "`UserProfile` is not a memdir key (a-z, 0-9, `_`, `-`); imported as `userprofile`"
+        );
+        assert_eq!(inc.skipped.len(), 1);
+        assert_eq!(inc.skipped[0].item, "☕.md");
     }
 
     #[test]
@@ -304,11 +433,67 @@ mod tests {
         );
     }
 
+    // spec/cli.md#import: a value YAML would cut or drop is read as the runtime reads
+    // it, and a value memdir could not load is stored quoted; nothing is refused.
+    #[test]
+    fn threews_values_keep_their_meaning_and_always_load() {
+        let file = |n: &str| {
+            format!(
+                "---\nname: {n}\ndescription: d\ntype: user\ncreated: 2026-04-12\nupdated: 2026-04-14\n---\n\nb"
+            )
+        };
+        let mut files = Map::new();
+        for (i, n) in [
+            "#general",
+            "null",
+            "~",
+            "{braces}",
+            "",
+            "Tracking issue #42",
+        ]
+        .iter()
+        .enumerate()
+        {
+            files.insert(format!("k{i}.md"), Value::String(file(n)));
+        }
+        let b = serde_json::json!({"version": "memory/0.1", "files": files}).to_string();
+        let inc = decode(b.as_bytes()).unwrap();
+        assert!(inc.skipped.is_empty(), "{:?}", inc.skipped);
+        let names: Vec<&str> = inc
+            .files
+            .iter()
+            .map(|f| f.parsed.meta.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                "#general",
+                "null",
+                "~",
+                "{braces}",
+                "",
+                "Tracking issue #42"
+            ]
+        );
+        assert_eq!(inc.converted.len(), 6);
+        for f in &inc.files {
+            let back = crate::memory::frontmatter::parse(&f.text).unwrap();
+            assert_eq!(back.meta.name, f.parsed.meta.name, "{}", f.text);
+        }
+    }
+
     #[test]
     fn threews_plain_lines_are_read_and_rewritten_as_yaml() {
         let b = br#"{"version":"memory/0.1","files":{"ops_runbook.md":"---\nname: Runbook: deploys\ndescription: time: 10:30 UTC\ntype: project\ncreated: 2026-04-12\nupdated: 2026-04-14\n---\n\nRun it."}}"#;
         let inc = decode(b).unwrap();
-        assert_eq!(inc.converted, vec!["ops_runbook.md"]);
+        // spec/cli.md#import: each converted file is reported with the reason.
+        assert_eq!(
+            inc.converted,
+            vec![Converted {
+                item: "ops_runbook.md".into(),
+                reason: "line 2 is not YAML; `name` is \"Runbook: deploys\" as three.ws reads it; line 3 is not YAML; `description` is \"time: 10:30 UTC\" as three.ws reads it; stored as YAML".into(),
+            }]
+        );
         let f = &inc.files[0];
         assert_eq!(f.parsed.meta.name, "Runbook: deploys");
         assert_eq!(f.parsed.meta.description, "time: 10:30 UTC");

@@ -3,14 +3,14 @@
 //! A pure function from states to a sorted list of decisions, tested as a case table
 //! (spec/cli.md#import). The engine executes the plan; `--dry-run` prints it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::exchange::blob::IncomingFile;
-use crate::memory::Record;
 use crate::memory::timeline::Event;
+use crate::memory::{Meta, Record};
 
 /// How conflicts (same key, different content) are resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -56,6 +56,47 @@ pub struct Decision {
     pub action: Action,
 }
 
+/// Fields memdir has that the three.ws runtime cannot carry: its `write` drops them
+/// (and `decay` unless given) when it rewrites a memory.
+pub const LOCAL_ONLY: [&str; 4] = ["source", "decay", "tags", "important"];
+
+/// Completes an incoming version of a local memory with the local values of the
+/// [`LOCAL_ONLY`] fields the incoming file does not have at all (an absent key, not an
+/// empty value), so a memory the runtime rewrote keeps what the runtime cannot carry
+/// (spec/cli.md#import). Returns the fields taken from the local memory.
+pub fn keep_local_only(local: &Meta, incoming: &mut Meta) -> Vec<&'static str> {
+    let absent = |f: &str| !incoming.extra.order().iter().any(|k| k == f);
+    let mut taken = Vec::new();
+    for f in LOCAL_ONLY {
+        if !absent(f) {
+            continue;
+        }
+        let took = match f {
+            "source" if local.source.is_some() => {
+                incoming.source = local.source.clone();
+                true
+            }
+            "decay" if local.decay.is_some() => {
+                incoming.decay = local.decay;
+                true
+            }
+            "tags" if !local.tags.is_empty() => {
+                incoming.tags = local.tags.clone();
+                true
+            }
+            "important" if local.important => {
+                incoming.important = true;
+                true
+            }
+            _ => false,
+        };
+        if took {
+            taken.push(f);
+        }
+    }
+    taken
+}
+
 /// The latest `forgot` time of every key in a timeline.
 pub fn forgotten(events: &[Event]) -> HashMap<String, DateTime<Utc>> {
     let mut m: HashMap<String, DateTime<Utc>> = HashMap::new();
@@ -71,9 +112,16 @@ pub fn forgotten(events: &[Event]) -> HashMap<String, DateTime<Utc>> {
 }
 
 /// Plans an import. The result is sorted by key.
+///
+/// `forgotten` holds the local forgets; `incoming_forgotten` the forgets in the blob's
+/// own timeline. A forget is compared with the incoming `updated` by timestamp; when
+/// `updated` is only a date on the forget's day, the blob's timeline decides: if it
+/// holds that forget (or a later one) and still has the memory, the memory was written
+/// again after it (a forget deletes the file) and is added.
 pub fn plan(
     local: &[Record],
     forgotten: &HashMap<String, DateTime<Utc>>,
+    incoming_forgotten: &HashMap<String, DateTime<Utc>>,
     incoming: &[IncomingFile],
     strategy: Strategy,
 ) -> Vec<Decision> {
@@ -85,7 +133,14 @@ pub fn plan(
                 None => match forgotten.get(inc.key.as_str()) {
                     // An `updated` date counts as the start of its day, so a version
                     // updated on the day of the forget does not come back.
-                    Some(t) if inc.parsed.meta.updated.at <= *t => Action::Forgotten,
+                    Some(t)
+                        if inc.parsed.meta.updated.at <= *t
+                            && incoming_forgotten
+                                .get(inc.key.as_str())
+                                .is_none_or(|seen| seen < t) =>
+                    {
+                        Action::Forgotten
+                    }
                     _ => Action::Added,
                 },
                 Some(l) => {
@@ -108,17 +163,90 @@ pub fn plan(
     out
 }
 
-/// Incoming events not already present (compared by their encoded line), without
-/// duplicates among themselves, in time order.
+/// An event as a value: its JSON with every number as a float, so that `1`, `1.0`
+/// and `1e2`/`100` (which JavaScript re-prints as `1` and `100`) are the same event.
+fn event_value(e: &Event) -> String {
+    fn norm(v: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::Number(n) => match n.as_f64().and_then(serde_json::Number::from_f64) {
+                Some(f) => Value::Number(f),
+                None => Value::Number(n),
+            },
+            Value::Array(a) => Value::Array(a.into_iter().map(norm).collect()),
+            Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, norm(v))).collect()),
+            other => other,
+        }
+    }
+    serde_json::from_str::<serde_json::Value>(&e.encode())
+        .map(|v| norm(v).to_string())
+        .unwrap_or_else(|_| e.encode())
+}
+
+/// The incoming events to add, in time order. Timelines are multisets compared by
+/// value (spec/timeline-format.md#import): an event logged twice stays twice, and an
+/// incoming event is added only as many times as it is missing, so importing the same
+/// blob again adds nothing.
 pub fn new_events(existing: &[Event], incoming: &[Event]) -> Vec<Event> {
-    let mut seen: HashSet<String> = existing.iter().map(Event::encode).collect();
+    let mut have: HashMap<String, usize> = HashMap::new();
+    for e in existing {
+        *have.entry(event_value(e)).or_default() += 1;
+    }
     let mut out: Vec<Event> = incoming
         .iter()
-        .filter(|e| seen.insert(e.encode()))
+        .filter(|e| match have.get_mut(&event_value(e)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
         .cloned()
         .collect();
     out.sort_by_key(|e| e.ts);
     out
+}
+
+/// The file order after an import, as the three.ws runtime would have it: `merge`
+/// keeps the known order and appends keys it did not have in blob order; `replace`
+/// takes the blob's order, then the keys only memdir has (which it keeps).
+pub fn blob_order(previous: &[String], incoming: &[&str], strategy: Strategy) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let (first, then): (Vec<&str>, Vec<&str>) = match strategy {
+        Strategy::Merge => (
+            previous.iter().map(String::as_str).collect(),
+            incoming.to_vec(),
+        ),
+        Strategy::Replace => (
+            incoming.to_vec(),
+            previous.iter().map(String::as_str).collect(),
+        ),
+    };
+    for k in first.into_iter().chain(then) {
+        if seen.insert(k) {
+            out.push(k.to_string());
+        }
+    }
+    out
+}
+
+/// Sorts exported files: keys in `order` first, in that order, then the others by key.
+pub fn sort_for_export<T>(files: &mut [(String, T)], order: &[String]) {
+    let pos: HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), i))
+        .collect();
+    files.sort_by(|(a, _), (b, _)| {
+        let (pa, pb) = (pos.get(a.as_str()), pos.get(b.as_str()));
+        match (pa, pb) {
+            (Some(x), Some(y)) => x.cmp(y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => a.cmp(b),
+        }
+    });
 }
 
 /// Counts of each action, for the import report.
@@ -270,7 +398,13 @@ mod tests {
             if let Some(t) = forgot {
                 f.insert("k".to_string(), ts(t));
             }
-            let got = plan(&locals, &f, &[incoming("k", body, updated)], strategy);
+            let got = plan(
+                &locals,
+                &f,
+                &HashMap::new(),
+                &[incoming("k", body, updated)],
+                strategy,
+            );
             assert_eq!(
                 got,
                 vec![Decision {
@@ -289,7 +423,13 @@ mod tests {
             incoming("b", "y", "2026-01-01"),
             incoming("a", "x", "2026-01-01"),
         ];
-        let got = plan(&locals, &HashMap::new(), &inc, Strategy::Replace);
+        let got = plan(
+            &locals,
+            &HashMap::new(),
+            &HashMap::new(),
+            &inc,
+            Strategy::Replace,
+        );
         assert_eq!(
             got.iter().map(|d| d.key.as_str()).collect::<Vec<_>>(),
             vec!["a", "b"]
@@ -297,8 +437,9 @@ mod tests {
         assert!(got.iter().all(|d| d.action == Action::Unchanged));
     }
 
+    // spec/timeline-format.md#import: multisets, compared by value, idempotent.
     #[test]
-    fn events_are_unioned_without_duplicates() {
+    fn events_are_unioned_as_multisets_by_value() {
         let e = |t: &str, k: &str| Event::new(ts(t), k, serde_json::Map::new()).unwrap();
         let existing = vec![
             e("2026-01-01T00:00:00Z", "a"),
@@ -313,7 +454,96 @@ mod tests {
             .iter()
             .map(|e| e.kind.clone())
             .collect();
-        assert_eq!(got, vec!["b"]);
+        assert_eq!(got, vec!["b", "b"]);
+        // Importing again adds nothing.
+        let mut all = existing.clone();
+        all.extend(new_events(&existing, &inc));
+        assert!(new_events(&all, &inc).is_empty());
+        // Numbers compare by value, as JavaScript re-prints them.
+        let n = |json: &str| {
+            crate::memory::timeline::parse_line(&format!(
+                r#"{{"ts":"2026-01-01T00:00:00Z","type":"w","x":{json}}}"#
+            ))
+            .unwrap()
+        };
+        assert!(new_events(&[n("1.0"), n("1e2")], &[n("1"), n("100")]).is_empty());
+        assert_eq!(new_events(&[n("1.5")], &[n("1")]).len(), 1);
+    }
+
+    // spec/cli.md#import: a same-day forget is decided by the blob's own timeline.
+    #[test]
+    fn a_memory_written_again_after_a_forget_the_blob_knows_comes_back() {
+        let mut here = HashMap::new();
+        here.insert("k".to_string(), ts("2026-03-01T10:00:00Z"));
+        let inc = [incoming("k", "again", "2026-03-01")];
+        let act = |theirs: &HashMap<String, DateTime<Utc>>| {
+            plan(&[], &here, theirs, &inc, Strategy::Merge)[0].action
+        };
+        // The blob does not know the forget: the same-day version stays forgotten.
+        assert_eq!(act(&HashMap::new()), Action::Forgotten);
+        // The blob holds that forget and still has the memory: written after it.
+        assert_eq!(act(&here), Action::Added);
+        let mut later = HashMap::new();
+        later.insert("k".to_string(), ts("2026-03-01T11:00:00Z"));
+        assert_eq!(act(&later), Action::Added);
+        let mut earlier = HashMap::new();
+        earlier.insert("k".to_string(), ts("2026-03-01T09:00:00Z"));
+        assert_eq!(act(&earlier), Action::Forgotten);
+        // A timestamp `updated` is compared exactly.
+        let exact = [incoming("k", "again", "2026-03-01T10:30:00Z")];
+        assert_eq!(
+            plan(&[], &here, &HashMap::new(), &exact, Strategy::Merge)[0].action,
+            Action::Added
+        );
+    }
+
+    // spec/cli.md#import: a memory the runtime rewrote keeps memdir's own fields.
+    #[test]
+    fn fields_the_runtime_cannot_carry_are_kept() {
+        let l = frontmatter::parse(
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\nsource: chat 1\ndecay: 30d\ntags: [a, b]\nimportant: true\n---\n\nold\n",
+        )
+        .unwrap()
+        .meta;
+        let mut rewritten = frontmatter::parse(&file("n", "new", "2026-02-01"))
+            .unwrap()
+            .meta;
+        let taken = keep_local_only(&l, &mut rewritten);
+        assert_eq!(taken, LOCAL_ONLY.to_vec());
+        assert_eq!(rewritten.tags, vec!["a", "b"]);
+        assert!(rewritten.important);
+        assert_eq!(rewritten.source.as_deref(), Some("chat 1"));
+        // A field the incoming file has, even empty, is its own.
+        let mut cleared = frontmatter::parse(
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-02-01\ntags: []\nimportant: false\n---\n\nnew\n",
+        )
+        .unwrap()
+        .meta;
+        assert_eq!(keep_local_only(&l, &mut cleared), vec!["source", "decay"]);
+        assert!(cleared.tags.is_empty() && !cleared.important);
+    }
+
+    // spec/cli.md#export: the runtime's file order survives a round trip.
+    #[test]
+    fn blob_order_follows_the_runtime() {
+        let prev = vec!["b".to_string(), "a".to_string()];
+        assert_eq!(
+            blob_order(&prev, &["c", "a", "d"], Strategy::Merge),
+            vec!["b", "a", "c", "d"]
+        );
+        assert_eq!(
+            blob_order(&prev, &["c", "a", "d"], Strategy::Replace),
+            vec!["c", "a", "d", "b"]
+        );
+        let mut files = vec![
+            ("z".to_string(), ()),
+            ("a".to_string(), ()),
+            ("d".to_string(), ()),
+            ("c".to_string(), ()),
+        ];
+        sort_for_export(&mut files, &["d".to_string(), "c".to_string()]);
+        let keys: Vec<&str> = files.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, vec!["d", "c", "a", "z"]);
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub const LOCK_FILE: &str = ".memdir/lock";
 /// The SHA-256 of the MEMORY.md memdir wrote last (and of the one before it), which
 /// tells a hand edit from ours.
 pub const INDEX_HASH_FILE: &str = ".memdir/index.sha256";
+/// The order of the memories in the `memory/0.1` blobs imported so far (one key a
+/// line): the three.ws runtime's file order, which `export` gives back.
+pub const BLOB_ORDER_FILE: &str = ".memdir/blob-order";
 /// Where a hand-edited MEMORY.md is saved before it is replaced.
 pub const BACKUPS_DIR: &str = ".memdir/backups";
 /// Derived data, deletable at any time.
