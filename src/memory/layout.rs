@@ -53,6 +53,8 @@ pub const MAX_EVENT: usize = 1024 * 1024;
 /// (`.memdir/`, `.memdir/cache/`) must sit untouched before `check --fix` calls it
 /// left over (spec/architecture.md#atomic-writes).
 pub const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+/// Longest name a synced file or folder may have, in bytes (what filesystems hold).
+pub const MAX_NAME_BYTES: usize = 255;
 /// Largest configuration file read.
 pub const MAX_CONFIG: u64 = 64 * 1024;
 /// Largest sync state file read.

@@ -10,6 +10,7 @@ use crate::engine::Memory;
 use crate::error::Error;
 use crate::ipfs::car::{self, CarLimits};
 use crate::ipfs::unixfs::{self, Dag, Node};
+use crate::memory::layout::MAX_NAME_BYTES;
 use crate::provider::Blocks;
 use crate::sync::error::Result;
 use crate::sync::plan::{self, FileClass, Listing};
@@ -136,6 +137,49 @@ pub fn changes(base: &Listing, local: &Listing) -> Vec<Change> {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
+}
+
+/// The first thing in `tree` a memory directory may not hold, as (the path, control
+/// characters escaped; why), or `None`.
+pub fn tree_problem(tree: &Node) -> Option<(String, String)> {
+    fn walk(prefix: &str, node: &Node) -> Option<(String, String)> {
+        let Node::Dir(entries) = node else {
+            return None;
+        };
+        for (name, child) in entries {
+            let path = format!("{prefix}{name}");
+            let bad = |reason: String| Some((crate::sync::plan::escape(&path), reason));
+            if name.len() > MAX_NAME_BYTES {
+                return bad(format!(
+                    "a name of {} bytes (at most {MAX_NAME_BYTES})",
+                    name.len()
+                ));
+            }
+            if name.chars().any(char::is_control) {
+                return bad("a control character in the name".into());
+            }
+            let is_dir = matches!(child, Node::Dir(_));
+            if prefix.is_empty() {
+                if name == crate::memory::layout::INDEX_FILE && is_dir {
+                    return bad("a folder where the index file goes".into());
+                }
+                if name == "timeline" && !is_dir {
+                    return bad("a file where the timeline folder goes".into());
+                }
+                if name.ends_with(".md") && is_dir {
+                    return bad("a folder named like a memory file".into());
+                }
+            }
+            if prefix == "timeline/" && is_dir && crate::memory::timeline::is_day_file_name(name) {
+                return bad("a folder named like a timeline day file".into());
+            }
+            if let Some(p) = walk(&format!("{path}/"), child) {
+                return Some(p);
+            }
+        }
+        None
+    }
+    walk("", tree)
 }
 
 #[cfg(test)]

@@ -44,13 +44,13 @@ pub use error::SyncError;
 #[cfg(feature = "sync")]
 pub use listing::{Change, changes, for_each_file, listing};
 #[cfg(feature = "sync")]
-pub use open::{Choice, Opened, Seal, default_key_path, open, push_after_write};
+pub use open::{Choice, Opened, default_key_path, open, push_after_write};
 #[cfg(feature = "sync")]
 pub use pull::pull;
 #[cfg(feature = "sync")]
 pub use push::push;
 #[cfg(feature = "sync")]
-pub use remote::{ConflictCopy, PullReport, PushReport, Remote, SkippedFile, SyncReport};
+pub use remote::{ConflictCopy, PullReport, PushReport, Remote, Seal, SkippedFile, SyncReport};
 #[cfg(feature = "sync")]
 pub use state::{Base, HISTORY_MAX, Pushed, State};
 #[cfg(feature = "sync")]

@@ -15,27 +15,9 @@ use crate::engine::Memory;
 use crate::provider::{self, Blocking, Progress, Settings};
 use crate::sync::config::{Config, Mode};
 use crate::sync::error::Result;
+use crate::sync::remote::Seal;
 use crate::sync::seal::{self, Key};
 use crate::sync::{PushReport, Remote, SyncError};
-
-/// Plain or sealed: what leaves this device. An `encrypted-ipfs` directory holds
-/// its key here, so a push cannot forget to seal (spec/sync.md#encrypted-ipfs).
-pub enum Seal {
-    /// `ipfs`: the plaintext DAG is published.
-    Plain,
-    /// `encrypted-ipfs`: the CAR is sealed to this key and published as one blob.
-    Sealed(Key),
-}
-
-impl Seal {
-    /// The sync mode this seal stands for.
-    pub fn mode(&self) -> Mode {
-        match self {
-            Seal::Plain => Mode::Ipfs,
-            Seal::Sealed(_) => Mode::EncryptedIpfs,
-        }
-    }
-}
 
 /// What the caller asks for; anything left `None` comes from the configuration.
 #[derive(Debug, Clone, Default)]

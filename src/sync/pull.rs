@@ -13,7 +13,7 @@ use crate::provider::Blocks;
 use crate::sync::error::Result;
 use crate::sync::error::SyncError;
 use crate::sync::lineage::{self, Relation};
-use crate::sync::listing::{base_listing, build, listing};
+use crate::sync::listing::{base_listing, build, listing, tree_problem};
 use crate::sync::plan::{self, Op};
 use crate::sync::remote::{ConflictCopy, PullReport, Remote, SkippedFile};
 use crate::sync::seal::{self, Sealed};
@@ -111,9 +111,6 @@ fn expansion_limits(blocks: &Blocks) -> unixfs::Limits {
     }
 }
 
-/// Longest name a synced file or folder may have, in bytes (what filesystems hold).
-pub const MAX_NAME_BYTES: usize = 255;
-
 /// Checks a downloaded tree against what a memory directory may contain before any of
 /// it is applied (spec/sync.md#pull): names of at most 255 bytes without control
 /// characters, `MEMORY.md` and `*.md` at the top and timeline day files are files,
@@ -127,49 +124,6 @@ fn check_tree(root: &Cid, tree: &Node) -> Result<()> {
         }),
         None => Ok(()),
     }
-}
-
-/// The first thing in `tree` a memory directory may not hold, as (the path, control
-/// characters escaped; why), or `None`.
-pub fn tree_problem(tree: &Node) -> Option<(String, String)> {
-    fn walk(prefix: &str, node: &Node) -> Option<(String, String)> {
-        let Node::Dir(entries) = node else {
-            return None;
-        };
-        for (name, child) in entries {
-            let path = format!("{prefix}{name}");
-            let bad = |reason: String| Some((crate::sync::plan::escape(&path), reason));
-            if name.len() > MAX_NAME_BYTES {
-                return bad(format!(
-                    "a name of {} bytes (at most {MAX_NAME_BYTES})",
-                    name.len()
-                ));
-            }
-            if name.chars().any(char::is_control) {
-                return bad("a control character in the name".into());
-            }
-            let is_dir = matches!(child, Node::Dir(_));
-            if prefix.is_empty() {
-                if name == crate::memory::layout::INDEX_FILE && is_dir {
-                    return bad("a folder where the index file goes".into());
-                }
-                if name == "timeline" && !is_dir {
-                    return bad("a file where the timeline folder goes".into());
-                }
-                if name.ends_with(".md") && is_dir {
-                    return bad("a folder named like a memory file".into());
-                }
-            }
-            if prefix == "timeline/" && is_dir && crate::memory::timeline::is_day_file_name(name) {
-                return bad("a folder named like a timeline day file".into());
-            }
-            if let Some(p) = walk(&format!("{path}/"), child) {
-                return Some(p);
-            }
-        }
-        None
-    }
-    walk("", tree)
 }
 
 /// A write the plan makes that the local directory's shape would stop half way: a

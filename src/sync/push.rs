@@ -13,7 +13,7 @@ use crate::provider::{HeadSwap, ProviderError, Receipt};
 use crate::sync::config::Mode;
 use crate::sync::error::Result;
 use crate::sync::error::SyncError;
-use crate::sync::listing::{base_blocks, build, for_each_file};
+use crate::sync::listing::{base_blocks, build, for_each_file, tree_problem};
 use crate::sync::plan::{self, FileClass};
 use crate::sync::remote::{PushReport, Remote};
 use crate::sync::state::{Base, Pushed, State};
@@ -49,7 +49,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         return Err(e);
     }
     // What every other device would refuse to pull is not published (spec/sync.md#pull).
-    if let Some((path, reason)) = super::pull::tree_problem(&tree) {
+    if let Some((path, reason)) = tree_problem(&tree) {
         return Err(SyncError::Unsyncable { path, reason });
     }
     let dag = build(&tree, mem)?;

@@ -17,10 +17,28 @@ use crate::ipfs::car;
 use crate::ipfs::unixfs::{Dag, Node};
 use crate::sync::error::SyncError;
 use crate::sync::listing::build;
-use crate::sync::open::Seal;
 use crate::sync::plan::Decision;
 use crate::sync::seal::Key;
 use crate::sync::seal::{self, Plain};
+
+/// Plain or sealed: what leaves this device. An `encrypted-ipfs` directory holds
+/// its key here, so a push cannot forget to seal (spec/sync.md#encrypted-ipfs).
+pub enum Seal {
+    /// `ipfs`: the plaintext DAG is published.
+    Plain,
+    /// `encrypted-ipfs`: the CAR is sealed to this key and published as one blob.
+    Sealed(Key),
+}
+
+impl Seal {
+    /// The sync mode this seal stands for.
+    pub fn mode(&self) -> Mode {
+        match self {
+            Seal::Plain => Mode::Ipfs,
+            Seal::Sealed(_) => Mode::EncryptedIpfs,
+        }
+    }
+}
 
 /// Where and how to sync.
 pub struct Remote<'a> {
