@@ -508,7 +508,7 @@ fn push_after_write() {
     let head = |d: &Device| std::fs::read_to_string(d.remote.join("heads/default")).unwrap();
     assert_eq!(head(&a).trim(), stdout(&a.ok(&["cid"])).trim());
     let h1 = head(&a);
-    a.ok(&["--offline", "note", "seen"]);
+    a.ok(&["note", "--offline", "seen"]);
     assert_eq!(head(&a), h1, "--offline must not push");
     // spec/cli.md#commands: MEMDIR_OFFLINE takes 1/0, true/false, yes/no.
     for on in ["1", "true", "yes"] {
@@ -696,7 +696,7 @@ fn encrypted_round_trip_and_every_rejection() {
     let key = keygen(&mut a, "key");
     a.ok(&["init", "--mode", "encrypted-ipfs", "--provider", "folder"]);
     a.edit("user_secret_hobby", Some("Collects antique typewriters"));
-    a.ok(&["--offline", "note", "met", "who=Zoltan"]);
+    a.ok(&["note", "--offline", "met", "who=Zoltan"]);
     let pushed = a.json(&["push"]);
     let root = pushed["root"].as_str().unwrap().to_string();
     let plain = pushed["plain_root"].as_str().unwrap().to_string();
@@ -895,7 +895,7 @@ mod node {
         on(
             &a,
             &api,
-            &["--offline", "note", "seen", &format!("tag={tag}")],
+            &["note", "--offline", "seen", &format!("tag={tag}")],
         );
         let root: Cid = stdout(&on(&a, &api, &["push"])).trim().parse().unwrap();
         for (path, bytes) in tree(&a.dir) {
@@ -911,7 +911,7 @@ mod node {
         assert_eq!(tree(&a.dir), tree(&b.dir));
         // A: edit x, forget `gone`; B: edit x differently, edit y.
         a.edit("x", Some(&format!("x from A {tag}")));
-        on(&a, &api, &["--offline", "forget", "gone"]);
+        on(&a, &api, &["forget", "--offline", "gone"]);
         let second = on(&a, &api, &["--json", "sync"]);
         let v: Value = serde_json::from_str(&stdout(&second)).unwrap();
         assert_eq!(v["pushed"]["delta"], true, "the node keeps our blocks: {v}");
@@ -1077,7 +1077,7 @@ mod node {
         on(
             &a,
             &api,
-            &["--offline", "note", "seen", &format!("tag={tag}")],
+            &["note", "--offline", "seen", &format!("tag={tag}")],
         );
         let before = digests(&local_refs(&api));
         let v: Value = serde_json::from_str(&stdout(&on(&a, &api, &["--json", "push"]))).unwrap();
@@ -1179,5 +1179,42 @@ mod node {
     fn sha_hex(s: &str) -> String {
         use sha2::Digest;
         data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(s.as_bytes()))
+    }
+}
+
+// spec/cli.md#output: `--offline` is taken only by the commands that push after a
+// change; elsewhere it is a usage error, not a flag that silently does nothing.
+#[test]
+fn offline_is_offered_only_where_it_means_something() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    for args in [
+        &["note", "--offline", "seen"][..],
+        &[
+            "write",
+            "k",
+            "--name",
+            "n",
+            "--type",
+            "user",
+            "--description",
+            "d",
+            "--body",
+            "b",
+            "--offline",
+        ],
+        &["forget", "--offline", "k"],
+    ] {
+        let o = run(memdir(&dir).args(args));
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    }
+    for args in [
+        &["push", "--offline"][..],
+        &["--offline", "note", "x"],
+        &["status", "--offline"],
+    ] {
+        let o = run(memdir(&dir).args(args));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--offline"), "{args:?}: {}", stderr(&o));
     }
 }

@@ -13,6 +13,8 @@ pub struct Args {
     /// Why (kept in the `forgot` timeline event).
     #[arg(long)]
     pub reason: Option<String>,
+    #[command(flatten)]
+    pub push: super::Offline,
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {

@@ -74,13 +74,19 @@ pub struct Cli {
     /// Print one JSON document on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Do not push after write, forget or note, even in ipfs / encrypted-ipfs mode.
-    // MEMDIR_OFFLINE=1 is the documented form: take 1/0, true/false, yes/no, on/off,
-    // and an empty value as unset.
-    #[arg(long, global = true, env = "MEMDIR_OFFLINE", value_parser = parse_switch)]
-    pub offline: bool,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--offline`, taken only by the commands that push after a change (`write`,
+/// `forget`, `note`): elsewhere it would mean nothing, so it is not offered.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Offline {
+    /// Do not push after this change, even in ipfs / encrypted-ipfs mode.
+    // MEMDIR_OFFLINE=1 is the documented form: take 1/0, true/false, yes/no, on/off,
+    // and an empty value as unset.
+    #[arg(long, env = "MEMDIR_OFFLINE", value_parser = parse_switch)]
+    pub offline: bool,
 }
 
 /// A yes/no environment value: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off` (any
@@ -168,11 +174,11 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
     let mem = Memory::open(&cli.dir)?;
     match &cli.command {
         Command::Init(a) => init::run(&mem, a, out),
-        Command::Write(a) => write::run(&mem, a, out).map(|c| after_write(&mem, cli, out, c)),
+        Command::Write(a) => write::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
         Command::Read(a) => read::run(&mem, a, out),
         Command::List(a) => list::run(&mem, a, out),
-        Command::Forget(a) => forget::run(&mem, a, out).map(|c| after_write(&mem, cli, out, c)),
-        Command::Note(a) => note::run(&mem, a, out).map(|c| after_write(&mem, cli, out, c)),
+        Command::Forget(a) => forget::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
+        Command::Note(a) => note::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
         Command::Recall(a) => recall::run(&mem, a, out),
         Command::Context(a) => context::run(&mem, a, out),
         Command::Index(a) => index::run(&mem, a, out),
@@ -198,13 +204,13 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
 }
 
 /// After a successful write, forget or note: push when the configured mode syncs.
-fn after_write(mem: &Memory, cli: &Cli, out: &mut Out, code: i32) -> i32 {
+fn after_write(mem: &Memory, push: &Offline, out: &mut Out, code: i32) -> i32 {
     #[cfg(feature = "sync")]
     if code == 0 {
-        remote::push_after_write(mem, cli.offline, out);
+        remote::push_after_write(mem, push.offline, out);
     }
     #[cfg(not(feature = "sync"))]
-    let _ = (mem, cli, &out);
+    let _ = (mem, push, &out);
     code
 }
 

@@ -24,6 +24,8 @@ pub struct Args {
     /// Fields as a JSON object (values of any JSON type).
     #[arg(long, value_name = "JSON")]
     pub data: Option<String>,
+    #[command(flatten)]
+    pub push: super::Offline,
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {

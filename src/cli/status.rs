@@ -86,7 +86,7 @@ pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
     for (provider, pins) in &st.pushes {
         if let Some(last) = pins.last() {
             t.push(format!(
-                "pinned on {provider}: {} version(s), latest {}",
+                "pinned on {provider} by this device: {} version(s), newest {} (another device may have pushed since: `memdir sync`)",
                 pins.len(),
                 last.root
             ));

@@ -53,6 +53,8 @@ pub struct Args {
     /// Read the body from a file.
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub push: super::Offline,
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {

@@ -19,8 +19,8 @@ fn keys(d: &Device) -> BTreeSet<String> {
 /// `memdir write KEY` without the push (the sync after it is what races).
 fn write_offline(d: &Device, key: &str) {
     d.ok(&[
-        "--offline",
         "write",
+        "--offline",
         key,
         "--name",
         key,
@@ -80,7 +80,7 @@ fn a_lost_update_is_merged_not_deleted() {
         a.ok(&["sync"]);
         std::fs::write(a.remote.join("heads/default"), &h).unwrap();
         b.edit("b_only", Some("from B"));
-        b.ok(&["--offline", "forget", "old"]);
+        b.ok(&["forget", "--offline", "old"]);
         b.ok(&["sync"]);
         if unpinned_ancestor {
             // The version both share is gone from the remote: merged without a base.
@@ -325,7 +325,7 @@ fn random_interleavings_keep_every_memory_and_every_forget() {
                         .collect();
                     if !have.is_empty() {
                         let key = have[rng.below(have.len())].clone();
-                        devs[d].ok(&["--offline", "forget", &key]);
+                        devs[d].ok(&["forget", "--offline", &key]);
                         forgotten.insert(key.clone());
                         log.push(format!("{d} forget {key}"));
                     }
@@ -383,7 +383,7 @@ fn random_interleavings_keep_every_memory_and_every_forget() {
 fn a_rolled_back_head_is_behind() {
     let (_tmp, a, b) = two_devices(&[("x", "1"), ("y", "1")]);
     let old = head(&a.remote);
-    a.ok(&["--offline", "forget", "x"]);
+    a.ok(&["forget", "--offline", "x"]);
     a.edit("y", Some("2"));
     a.edit("z", Some("new"));
     a.ok(&["sync"]);
@@ -434,7 +434,7 @@ fn a_replayed_sealed_blob_is_behind() {
     a.edit("y", Some("1"));
     a.ok(&["sync"]);
     let old = head(&remote);
-    a.ok(&["--offline", "forget", "x"]);
+    a.ok(&["forget", "--offline", "x"]);
     a.edit("y", Some("2"));
     a.edit("z", Some("new"));
     a.ok(&["sync"]);
@@ -495,7 +495,7 @@ fn a_first_sync_takes_recorded_forgets() {
     }
     a.edit("x", Some("1"));
     a.edit("y", Some("1"));
-    a.ok(&["--offline", "forget", "x"]);
+    a.ok(&["forget", "--offline", "x"]);
     a.ok(&["sync"]);
     // B had a copy of both (an import, a copied folder) but never synced.
     b.edit("x", Some("1"));
