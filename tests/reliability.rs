@@ -6,18 +6,6 @@ use std::time::Duration;
 
 use crate::common::*;
 
-/// A small deterministic generator for kill delays (no randomness crate needed).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
 #[test]
 fn a_killed_write_leaves_the_old_or_the_new_file() {
     // spec/architecture.md#atomic-writes

@@ -12,18 +12,6 @@ use memdir::memory::{Key, Kind, Meta, Stamp};
 
 use crate::common::*;
 
-/// A small deterministic generator for kill delays.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
 fn write_args<'a>(key: &'a str, desc: &'a str) -> Vec<&'a str> {
     vec![
         "write",

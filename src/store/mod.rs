@@ -204,23 +204,10 @@ impl Backend {
                 }
             }
             Backend::Dir(root) => {
-                check_parent(root, rel)?;
-                let path = root.join(rel);
-                // Open without following a link (O_NOFOLLOW) and check the opened file
-                // itself: no window between a check and the open, one syscall fewer.
-                let mut f = match open_nofollow(&path) {
-                    Ok(f) => f,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                    Err(e) if is_link_error(&e) => return Err(Error::Symlink { path }),
-                    Err(e) => return Err(Error::io(&path, e)),
+                let Some((mut f, path)) = self.open_regular(root, rel)? else {
+                    return Ok(None);
                 };
                 let meta = f.metadata().map_err(|e| Error::io(&path, e))?;
-                if !meta.is_file() {
-                    return Err(Error::io(
-                        &path,
-                        std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
-                    ));
-                }
                 if meta.len() > limit {
                     return Err(Error::TooLarge {
                         path,
@@ -599,8 +586,9 @@ impl Backend {
         }
     }
 
-    /// Opens a regular file for streaming, refusing links and anything else. `Ok(None)`
-    /// when it does not exist.
+    /// Opens a regular file, refusing links and anything else. `Ok(None)` when it does
+    /// not exist. It opens without following a link (O_NOFOLLOW) and checks the opened
+    /// file itself: no window between a check and the open.
     fn open_regular(&self, root: &Path, rel: &str) -> Result<Option<(File, PathBuf)>> {
         check_parent(root, rel)?;
         let path = root.join(rel);

@@ -159,3 +159,17 @@ pub fn split_words(line: &str) -> Vec<String> {
     }
     out
 }
+
+/// A small deterministic generator for kill delays and random choices in tests (no
+/// randomness crate needed).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
