@@ -116,6 +116,10 @@ pub enum Error {
     Watch { path: PathBuf, message: String },
     #[error("{0}")]
     Usage(&'static str),
+    /// An argument (of an MCP tool or request) with a value that cannot be used,
+    /// named with what was expected.
+    #[error("{arg}: {message}")]
+    Argument { arg: String, message: String },
     #[error(transparent)]
     Clock(#[from] crate::clock::BadNow),
     #[error("{}: {source}", .path.display())]
@@ -137,9 +141,11 @@ impl Error {
     /// The class of the error, which decides the exit code.
     pub fn class(&self) -> Class {
         match self {
-            Error::Usage(_) | Error::EmptyQuery | Error::Clock(_) | Error::Filter { .. } => {
-                Class::Usage
-            }
+            Error::Usage(_)
+            | Error::Argument { .. }
+            | Error::EmptyQuery
+            | Error::Clock(_)
+            | Error::Filter { .. } => Class::Usage,
             _ => Class::Input,
         }
     }

@@ -851,3 +851,297 @@ fn unreadable_lines_get_a_parse_error_and_the_session_goes_on() {
     let (code, err) = s.finish();
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A store of `n` project memories written as files, as a person or another tool
+/// would leave them.
+fn many_memories(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir).unwrap();
+    for i in 0..n {
+        std::fs::write(
+            dir.join(format!("project_item_{i:04}.md")),
+            format!(
+                "---\nname: Item {i}\ndescription: item number {i}\ntype: project\ncreated: 2026-03-01\nupdated: 2026-03-01\n---\n\nItem {i}.\n"
+            ),
+        )
+        .unwrap();
+    }
+}
+
+// spec/mcp.md#paging: list_memories returns at most `limit` memories (default 100,
+// at most 1000) and a `next_cursor` while more remain; resources/list pages by 200
+// with `nextCursor`. Walking the cursors visits every memory once.
+#[test]
+fn list_memories_and_resources_page_with_cursors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    many_memories(&dir, 250);
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+
+    let r = s.call("list_memories", json!({}));
+    assert!(!is_error(&r), "{r}");
+    let doc = &r["structuredContent"];
+    assert_eq!(doc["memories"].as_array().unwrap().len(), 100);
+    assert_eq!(doc["total"], 250);
+    let next = doc["next_cursor"].as_str().unwrap().to_string();
+    assert!(
+        text(&r).ends_with(&format!(
+            "… 150 more not shown; call list_memories again with cursor \"{next}\" for the next page\n"
+        )),
+        "{}",
+        text(&r)
+    );
+
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut args = json!({"limit": 60});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let r = s.call("list_memories", args);
+        assert!(!is_error(&r), "{r}");
+        pages += 1;
+        for m in r["structuredContent"]["memories"].as_array().unwrap() {
+            seen.push(m["key"].as_str().unwrap().to_string());
+        }
+        match r["structuredContent"]["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => {
+                assert!(!text(&r).contains("more not shown"), "{}", text(&r));
+                break;
+            }
+        }
+    }
+    assert_eq!(pages, 5);
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 250);
+
+    let r = s.call("list_memories", json!({"limit": 1000}));
+    assert_eq!(
+        r["structuredContent"]["memories"].as_array().unwrap().len(),
+        250
+    );
+    assert!(r["structuredContent"].get("next_cursor").is_none(), "{r}");
+
+    for (args, want) in [
+        (
+            json!({"limit": 0}),
+            "error: limit: 0 is out of range; expected 1 to 1000",
+        ),
+        (
+            json!({"limit": 1001}),
+            "error: limit: 1001 is out of range; expected 1 to 1000",
+        ),
+        (
+            json!({"cursor": "page2"}),
+            "error: cursor: `page2` is not a cursor memdir returned; pass the next cursor of the previous page as it was, or omit it for the first page",
+        ),
+    ] {
+        let r = s.call("list_memories", args.clone());
+        assert!(is_error(&r), "{args}: {r}");
+        assert_eq!(text(&r).lines().next(), Some(want), "{args}");
+    }
+
+    // resources/list: the index and 250 memories, in pages of 200.
+    let first = s.request("resources/list", json!({}))["result"].clone();
+    assert_eq!(first["resources"].as_array().unwrap().len(), 200);
+    assert_eq!(first["resources"][0]["uri"], "memory://index");
+    let next = first["nextCursor"].as_str().unwrap();
+    let second = s.request("resources/list", json!({"cursor": next}))["result"].clone();
+    assert_eq!(second["resources"].as_array().unwrap().len(), 51);
+    assert!(second.get("nextCursor").is_none(), "{second}");
+    let bad = s.request("resources/list", json!({"cursor": "nope"}));
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cursor: `nope` is not a cursor memdir returned"),
+        "{bad}"
+    );
+}
+
+// spec/mcp.md#errors: arguments a tool does not take are refused, naming them;
+// max_tokens outside 1..=1000000 is refused naming the range; an unknown type is an
+// error listing the known types.
+#[test]
+fn unknown_arguments_and_out_of_range_values_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    assert!(!is_error(&s.call("remember", role_args())));
+    for (tool, args, want) in [
+        (
+            "list_memories",
+            json!({"typ": "user"}),
+            "error: invalid arguments for `list_memories`: unknown argument `typ`; `list_memories` takes ",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "limt": 3, "flavour": 1}),
+            "error: invalid arguments for `recall`: unknown arguments `limt`, `flavour`; `recall` takes ",
+        ),
+        (
+            "remember",
+            json!({"key": "user_role", "name": "Role", "description": "d", "type": "user", "body": "b", "importance": true}),
+            "error: invalid arguments for `remember`: unknown argument `importance`",
+        ),
+        (
+            "memory_context",
+            json!({"max_tokens": 0}),
+            "error: max_tokens: 0 is out of range; expected 1 to 1000000",
+        ),
+        (
+            "memory_context",
+            json!({"max_tokens": 1_000_000_000_000_000u64}),
+            "error: max_tokens: 1000000000000000 is out of range; expected 1 to 1000000",
+        ),
+        (
+            "recall",
+            json!({"query": "x", "limit": 0}),
+            "error: limit: 0 is out of range; expected 1 to 1000",
+        ),
+        (
+            "list_memories",
+            json!({"type": "friend"}),
+            "error: unknown type `friend` in the type filter; known types: user, feedback, project, reference",
+        ),
+    ] {
+        let r = s.call(tool, args.clone());
+        assert!(is_error(&r), "{tool} {args}: {r}");
+        let first = text(&r).lines().next().unwrap_or_default().to_string();
+        assert!(first.starts_with(want), "{tool} {args}: {first}");
+        assert_eq!(r["structuredContent"]["error"]["exit_code"], 2, "{r}");
+    }
+    let r = s.call("memory_context", json!({"max_tokens": 1_000_000}));
+    assert!(!is_error(&r), "{r}");
+}
+
+// spec/mcp.md#schemas: every input schema uses only the standard JSON Schema formats
+// and no `type` arrays (an optional argument is omitted, not null); every tool
+// declares an output schema its structured content has; memory_context states its
+// default budget and recall how it matches (spec/mcp.md#tools).
+#[test]
+fn tool_schemas_are_portable() {
+    const STANDARD: [&str; 19] = [
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+    ];
+    fn walk(tool: &str, path: &str, v: &Value, bad: &mut Vec<String>) {
+        match v {
+            Value::Object(o) => {
+                if let Some(f) = o.get("format").and_then(Value::as_str)
+                    && !STANDARD.contains(&f)
+                {
+                    bad.push(format!("{tool}{path}: format {f}"));
+                }
+                if let Some(t @ Value::Array(_)) = o.get("type") {
+                    bad.push(format!("{tool}{path}: type {t}"));
+                }
+                for (k, v) in o {
+                    walk(tool, &format!("{path}/{k}"), v, bad);
+                }
+            }
+            Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    walk(tool, &format!("{path}/{i}"), v, bad);
+                }
+            }
+            _ => {}
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let tools = s.request("tools/list", json!({}))["result"]["tools"].clone();
+    let mut bad = Vec::new();
+    for t in tools.as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        walk(name, "", &t["inputSchema"], &mut bad);
+        assert_eq!(t["outputSchema"]["type"], "object", "{name}: {t}");
+    }
+    assert_eq!(bad, Vec::<String>::new());
+
+    // The description of memory_context states the default budget this server uses.
+    let described = |tools: &Value| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "memory_context")
+            .unwrap()["description"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(described(&tools).contains("(max_tokens; 2048 tokens by default)"));
+    let mut other = Server::start(&tmp.path().join("other"), &["--max-tokens", "500"]);
+    other.initialize();
+    let tools500 = other.request("tools/list", json!({}))["result"]["tools"].clone();
+    assert!(described(&tools500).contains("(max_tokens; 500 tokens by default)"));
+    let recall = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "recall")
+        .unwrap()["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        recall.contains("Matching is by words, not substrings"),
+        "{recall}"
+    );
+
+    // The structured content of each tool has the required fields of its output schema.
+    let out = |name: &str| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["outputSchema"]
+            .clone()
+    };
+    for (tool, args) in [
+        ("remember", role_args()),
+        ("recall", json!({"query": "football"})),
+        ("read_memory", json!({"key": "user_role"})),
+        (
+            "note",
+            json!({"type": "user_said", "fields": {"text": "hi"}}),
+        ),
+        ("memory_context", json!({})),
+        ("list_memories", json!({})),
+        ("forget", json!({"key": "user_role"})),
+    ] {
+        let r = s.call(tool, args);
+        assert!(!is_error(&r), "{tool}: {r}");
+        for k in out(tool)["required"].as_array().unwrap() {
+            assert!(
+                r["structuredContent"].get(k.as_str().unwrap()).is_some(),
+                "{tool}: {k} missing in {r}"
+            );
+        }
+    }
+}

@@ -143,9 +143,9 @@ impl FilterArgs {
 pub struct RecallArgs {
     /// What to look for: words or a phrase.
     pub query: String,
-    /// How many hits at most (default 10).
+    /// How many hits at most, from 1 to 1000 (default 10).
     #[serde(default)]
-    pub limit: Option<usize>,
+    pub limit: Option<u64>,
     #[serde(flatten)]
     pub filter: FilterArgs,
 }
@@ -181,9 +181,9 @@ pub struct NoteArgs {
 /// Arguments of `memory_context`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ContextArgs {
-    /// Token budget of the whole block (tokens ≈ characters / 4). Omit for the server's default.
+    /// Token budget of the whole block (tokens ≈ characters / 4), from 1 to 1000000. Omit for the server's default, which the tool description states.
     #[serde(default)]
-    pub max_tokens: Option<usize>,
+    pub max_tokens: Option<u64>,
     /// The user's current message: memories relevant to it come first.
     #[serde(default)]
     pub query: Option<String>,
@@ -197,8 +197,54 @@ pub struct ListArgs {
     /// Only memories of this type (user, feedback, project, reference).
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
+    /// How many memories at most on this page, from 1 to 1000 (default 100).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// Where the page starts: the `next_cursor` a previous call returned, as it was. Omit for the first page.
+    #[serde(default)]
+    pub cursor: Option<String>,
     #[serde(flatten)]
     pub filter: FilterArgs,
+}
+
+/// `list_memories`' page size when `limit` is omitted (spec/mcp.md#paging).
+pub const LIST_DEFAULT_LIMIT: usize = 100;
+/// The largest `limit` of `list_memories`.
+pub const LIST_MAX_LIMIT: usize = 1000;
+/// The largest `max_tokens` of `memory_context`.
+pub const MAX_CONTEXT_TOKENS: usize = 1_000_000;
+/// How many resources one `resources/list` page holds.
+pub const RESOURCES_PAGE: usize = 200;
+
+/// An opaque cursor for the page starting at `offset`.
+fn cursor_at(offset: usize) -> String {
+    format!("o{offset}")
+}
+
+/// The offset a cursor names; an error naming `arg` when it is not one memdir made.
+fn cursor_offset(arg: &str, cursor: Option<&str>) -> Result<usize, Error> {
+    let Some(c) = cursor else { return Ok(0) };
+    c.strip_prefix('o')
+        .filter(|n| !n.starts_with('+'))
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| Error::Argument {
+            arg: arg.into(),
+            message: format!(
+                "`{c}` is not a cursor memdir returned; pass the next cursor of the previous page as it was, or omit it for the first page"
+            ),
+        })
+}
+
+/// A count argument checked against its range `1..=max`.
+fn in_range(arg: &str, value: Option<u64>, default: usize, max: usize) -> Result<usize, Error> {
+    match value {
+        None => Ok(default),
+        Some(v) if v >= 1 && v <= max as u64 => Ok(v as usize),
+        Some(v) => Err(Error::Argument {
+            arg: arg.into(),
+            message: format!("{v} is out of range; expected 1 to {max}"),
+        }),
+    }
 }
 
 /// State shared by the server, its tools and the notification tasks.
@@ -256,9 +302,27 @@ fn event_json(e: &crate::memory::timeline::Event) -> Value {
 
 impl MemoryServer {
     pub fn new(shared: Arc<Shared>) -> MemoryServer {
+        let mut tool_router = Self::tool_router();
+        for route in tool_router.map.values_mut() {
+            let mut schema = Value::Object((*route.attr.input_schema).clone());
+            portable(&mut schema);
+            if let Value::Object(o) = schema {
+                route.attr.input_schema = Arc::new(o);
+            }
+            if let Some(d) = route.attr.description.as_mut()
+                && d.contains("{default}")
+            {
+                *d = d
+                    .replace("{default}", &shared.max_tokens.to_string())
+                    .into();
+            }
+            if let Some(Value::Object(o)) = output_schema(&route.attr.name) {
+                route.attr.output_schema = Some(Arc::new(o));
+            }
+        }
         MemoryServer {
             shared,
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 
@@ -341,14 +405,16 @@ impl MemoryServer {
 
     #[tool(
         name = "recall",
-        description = "Search the memories for a query (words or a phrase) and return the best matches, best first, with key, type, name, description and score. Every memory whose name, description or body contains the query is a hit. Optional filters (types, tags, since, until, important, min_salience) keep only the memories that pass them. Use read_memory for a hit's full text.",
+        description = "Search the memories for a query (words or a phrase) and return the best matches, best first, with key, type, name, description and score. Matching is by words, not substrings: a memory is a hit when its name, description, tags or body shares a word with the query (case-insensitive and lightly stemmed, so runs and running match run; common words such as the and of are ignored), or contains the whole query as written; memories matching more and rarer words rank higher. Optional filters (types, tags, since, until, important, min_salience) keep only the memories that pass them. Use read_memory for a hit's full text.",
         annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
     )]
     async fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
         self.run(move |s| {
-            let (hits, problems) =
-                s.mem
-                    .recall_filtered(&a.query, a.limit.unwrap_or(10), &a.filter.filter(None)?)?;
+            let (hits, problems) = s.mem.recall_filtered(
+                &a.query,
+                in_range("limit", a.limit, 10, 1000)?,
+                &a.filter.filter(None)?,
+            )?;
             let mut text = String::new();
             for h in &hits {
                 text.push_str(&format!("{h}\n"));
@@ -425,7 +491,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_context",
-        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the most salient and recent memories in full, then recent timeline events, all within a token budget. Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
+        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the most salient and recent memories in full, then recent timeline events, all within a token budget (max_tokens; {default} tokens by default). Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
         annotations(
             title = "Memory context",
             read_only_hint = true,
@@ -434,7 +500,7 @@ impl MemoryServer {
     )]
     async fn memory_context(&self, Parameters(a): Parameters<ContextArgs>) -> CallToolResult {
         self.run(move |s| {
-            let max = a.max_tokens.unwrap_or(s.max_tokens);
+            let max = in_range("max_tokens", a.max_tokens, s.max_tokens, MAX_CONTEXT_TOKENS)?;
             let query = a.query.as_deref().filter(|q| !q.trim().is_empty());
             let filter = a.filter.filter(None)?;
             let (block, _) = s.mem.context_filtered(max, query, &filter)?;
@@ -446,7 +512,7 @@ impl MemoryServer {
 
     #[tool(
         name = "list_memories",
-        description = "List the memories, most salient and recent first: key, type, updated date, score, name and description. Optional filters: type or types, tags (all must match), since/until (YYYY-MM-DD, on the updated date), important, min_salience.",
+        description = "List the memories, most salient and recent first: key, type, updated date, score, name and description. Returns at most limit memories (default 100, at most 1000); when more remain, next_cursor is set: pass it as cursor to get the next page. Optional filters: type or types, tags (all must match), since/until (YYYY-MM-DD, on the updated date), important, min_salience.",
         annotations(
             title = "List memories",
             read_only_hint = true,
@@ -455,19 +521,38 @@ impl MemoryServer {
     )]
     async fn list_memories(&self, Parameters(a): Parameters<ListArgs>) -> CallToolResult {
         self.run(move |s| {
+            let limit = in_range(
+                "limit",
+                a.limit,
+                LIST_DEFAULT_LIMIT,
+                LIST_MAX_LIMIT,
+            )?;
+            let start = cursor_offset("cursor", a.cursor.as_deref())?;
             let filter = a.filter.filter(a.kind.as_deref())?;
             let (items, problems) = s.mem.list_filtered(&filter)?;
+            let total = items.len();
+            let page: Vec<_> = items.into_iter().skip(start).take(limit).collect();
+            let end = start.saturating_add(page.len());
             let mut text = String::new();
-            for i in &items {
+            for i in &page {
                 text.push_str(&format!(
                     "{}  ({}, updated {}, score {:.3})  {} — {}\n",
                     i.key, i.kind, i.updated, i.score, i.name, i.description
                 ));
             }
-            if items.is_empty() {
+            let mut doc = json!({"memories": page, "problems": problems, "total": total});
+            if end < total {
+                let next = cursor_at(end);
+                text.push_str(&format!(
+                    "… {} more not shown; call list_memories again with cursor \"{next}\" for the next page\n",
+                    total - end
+                ));
+                doc["next_cursor"] = json!(next);
+            }
+            if text.is_empty() {
                 text = "no memories".into();
             }
-            Ok((text, json!({"memories": items, "problems": problems})))
+            Ok((text, doc))
         })
         .await
     }
@@ -523,6 +608,154 @@ fn resource_text(s: &Shared, target: &Target) -> Result<String, Error> {
     }
 }
 
+/// Arguments a tool does not take (not a property of its input schema), refused
+/// before the call with an error naming them (spec/mcp.md#errors).
+fn unknown_arguments(
+    tool: &rmcp::model::Tool,
+    args: Option<&Map<String, Value>>,
+) -> Option<CallToolResult> {
+    let props = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)?;
+    let unknown: Vec<String> = args?
+        .keys()
+        .filter(|k| !props.contains_key(k.as_str()))
+        .map(|k| format!("`{k}`"))
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    let known: Vec<&str> = props.keys().map(String::as_str).collect();
+    let (noun, them) = if unknown.len() == 1 {
+        ("argument", "it")
+    } else {
+        ("arguments", "them")
+    };
+    Some(argument_error(
+        &tool.name,
+        &format!(
+            "unknown {noun} {}; `{}` takes {}; remove {them}",
+            unknown.join(", "),
+            tool.name,
+            known.join(", ")
+        ),
+    ))
+}
+
+/// A usage error about a tool's arguments, as the CLI reports it.
+fn argument_error(tool: &str, detail: &str) -> CallToolResult {
+    let message = format!("invalid arguments for `{tool}`: {}", detail.trim());
+    let hint =
+        format!("the input schema of `{tool}` (tools/list) names its fields and their types");
+    let mut out = CallToolResult::error(vec![ContentBlock::text(format!(
+        "error: {message}\nhint: {hint}"
+    ))]);
+    out.structured_content = Some(json!({"error": {
+        "message": message,
+        "causes": [],
+        "hint": hint,
+        "exit_code": Class::Usage.exit_code(),
+    }}));
+    out
+}
+
+/// The JSON Schema formats (draft 2020-12) that validators such as Ajv know.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Makes a generated input schema portable (spec/mcp.md#schemas): no format outside
+/// the standard ones (schemars writes `uint`, `double`), and no `type` arrays with
+/// `null` (an optional argument is omitted, never null), so strict validators and
+/// strict function-calling schemas take it.
+pub fn portable(schema: &mut Value) {
+    match schema {
+        Value::Object(o) => {
+            if o.get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+            {
+                o.remove("format");
+            }
+            if let Some(Value::Array(types)) = o.get("type") {
+                let mut rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                let t = if rest.len() == 1 {
+                    rest.remove(0)
+                } else {
+                    Value::Array(rest)
+                };
+                o.insert("type".into(), t);
+                if o.get("default") == Some(&Value::Null) {
+                    o.remove("default");
+                }
+            }
+            o.values_mut().for_each(portable);
+        }
+        Value::Array(a) => a.iter_mut().for_each(portable),
+        _ => {}
+    }
+}
+
+/// The output schema of a tool: the shape of its `structuredContent` on success.
+fn output_schema(tool: &str) -> Option<Value> {
+    let (props, required): (Value, &[&str]) = match tool {
+        "remember" => (
+            json!({"key": {"type": "string"}, "outcome": {"type": "string"}}),
+            &["key", "outcome"],
+        ),
+        "recall" => (
+            json!({"query": {"type": "string"}, "hits": {"type": "array"}, "problems": {"type": "array"}}),
+            &["query", "hits"],
+        ),
+        "read_memory" => (
+            json!({"key": {"type": "string"}, "meta": {"type": "object"}, "body": {"type": "string"}}),
+            &["key", "meta", "body"],
+        ),
+        "forget" => (
+            json!({"key": {"type": "string"}, "event": {"type": "object"}}),
+            &["key", "event"],
+        ),
+        "note" => (
+            json!({"ts": {"type": "string"}, "type": {"type": "string"}}),
+            &["ts", "type"],
+        ),
+        "memory_context" => (
+            json!({"text": {"type": "string"}, "memories": {"type": "array"}, "events": {"type": "integer"}}),
+            &["text", "memories"],
+        ),
+        "list_memories" => (
+            json!({
+                "memories": {"type": "array"},
+                "problems": {"type": "array"},
+                "total": {"type": "integer"},
+                "next_cursor": {"type": "string"}
+            }),
+            &["memories", "total"],
+        ),
+        _ => return None,
+    };
+    Some(json!({"type": "object", "properties": props, "required": required}))
+}
+
 /// rmcp reports arguments that do not fit a tool's schema as a bare serde message;
 /// say it the way the CLI reports usage errors, so the model can fix the call.
 fn explain_argument_error(tool: &str, response: CallToolResponse) -> CallToolResponse {
@@ -536,19 +769,7 @@ fn explain_argument_error(tool: &str, response: CallToolResponse) -> CallToolRes
     let Some(detail) = detail else {
         return response;
     };
-    let message = format!("invalid arguments for `{tool}`: {}", detail.trim());
-    let hint =
-        format!("the input schema of `{tool}` (tools/list) names its fields and their types");
-    let mut out = CallToolResult::error(vec![ContentBlock::text(format!(
-        "error: {message}\nhint: {hint}"
-    ))]);
-    out.structured_content = Some(json!({"error": {
-        "message": message,
-        "causes": [],
-        "hint": hint,
-        "exit_code": Class::Usage.exit_code(),
-    }}));
-    out.into()
+    argument_error(tool, detail).into()
 }
 
 fn unknown_uri(uri: &str) -> McpError {
@@ -577,11 +798,23 @@ impl ServerHandler for MemoryServer {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let list = self.blocking(resources).await?;
-        Ok(ListResourcesResult::with_all_items(list))
+        let cursor = request.and_then(|r| r.cursor);
+        let (page, next) = self
+            .blocking(move |s| {
+                let start = cursor_offset("cursor", cursor.as_deref())?;
+                let all = resources(s)?;
+                let end = start.saturating_add(RESOURCES_PAGE).min(all.len());
+                let next = (end < all.len()).then(|| cursor_at(end));
+                let page = all.into_iter().skip(start).take(RESOURCES_PAGE).collect();
+                Ok((page, next))
+            })
+            .await?;
+        let mut result = ListResourcesResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn read_resource(
@@ -633,6 +866,13 @@ impl ServerHandler for MemoryServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        if let Some(refused) = self
+            .tool_router
+            .get(&name)
+            .and_then(|t| unknown_arguments(t, request.arguments.as_ref()))
+        {
+            return Ok(refused.into());
+        }
         let call = ToolCallContext::new(self, request, context);
         let response = self.tool_router.call(call).await?;
         Ok(explain_argument_error(&name, response))
