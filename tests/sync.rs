@@ -410,6 +410,38 @@ fn push_then_pull_reproduces_the_directory() {
     assert_eq!(again["up_to_date"], true);
 }
 
+// spec/sync.md#content-addressing-memdir-cid-srcipfsunixfsrs: a folder holding no file
+// (nor one holding only empty folders) is not part of the memory, so `cid`, `push`
+// and `status` agree with what `pull` recreates and two devices settle.
+#[test]
+fn empty_folders_are_not_part_of_the_memory() {
+    let (_tmp, a, b) = two_devices(&[("one", "1")]);
+    let before = stdout(&a.ok(&["cid"])).trim().to_string();
+    std::fs::create_dir_all(a.dir.join("empty")).unwrap();
+    std::fs::create_dir_all(a.dir.join("outer/inner")).unwrap();
+    assert_eq!(
+        stdout(&a.ok(&["cid"])).trim(),
+        before,
+        "empty folders change the CID"
+    );
+    let st = a.json(&["status"]);
+    assert_eq!(st["local_root"], before.as_str());
+    assert_eq!(st["unpushed"], serde_json::json!([]));
+    a.edit("two", Some("2"));
+    a.ok(&["sync"]);
+    b.ok(&["sync"]);
+    let root = |d: &Device| d.json(&["status"])["local_root"].clone();
+    assert_eq!(root(&a), root(&b));
+    let head = || std::fs::read_to_string(a.remote.join("heads/default")).unwrap();
+    assert_eq!(head().trim(), root(&a).as_str().unwrap());
+    let h = head();
+    for d in [&a, &b, &a] {
+        d.ok(&["sync"]);
+        assert_eq!(head(), h, "a second sync pushed a new version");
+    }
+    assert_eq!(a.json(&["status"])["unpushed"], serde_json::json!([]));
+}
+
 // `pull --dry-run` plans and writes nothing.
 #[test]
 fn dry_run_writes_nothing() {
