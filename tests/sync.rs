@@ -442,6 +442,32 @@ fn empty_folders_are_not_part_of_the_memory() {
     assert_eq!(a.json(&["status"])["unpushed"], serde_json::json!([]));
 }
 
+// spec/providers.md#folder: CARs, heads and lineage files are written 0644 (less what
+// the umask takes away), so other accounts on a shared drive can read them; in
+// encrypted mode the CAR is a sealed blob, so 0644 is safe there too.
+#[cfg(unix)]
+#[test]
+fn folder_files_are_readable_by_other_accounts() {
+    use std::os::unix::fs::PermissionsExt;
+    let (tmp, a, _b) = two_devices(&[("x", "1")]);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // What the umask leaves of 0666 for a plain new file, to compare against.
+    let probe = tmp.path().join("probe");
+    std::fs::write(&probe, "").unwrap();
+    let want = 0o644 & mode(&probe);
+    let mut seen = 0;
+    for sub in ["cars", "heads", "lineage"] {
+        for e in std::fs::read_dir(a.remote.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                assert_eq!(mode(&p), want, "{}", p.display());
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 3, "a CAR, a head and a lineage file: {seen}");
+}
+
 // `pull --dry-run` plans and writes nothing.
 #[test]
 fn dry_run_writes_nothing() {
