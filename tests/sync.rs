@@ -410,6 +410,64 @@ fn push_then_pull_reproduces_the_directory() {
     assert_eq!(again["up_to_date"], true);
 }
 
+// spec/sync.md#content-addressing-memdir-cid-srcipfsunixfsrs: a folder holding no file
+// (nor one holding only empty folders) is not part of the memory, so `cid`, `push`
+// and `status` agree with what `pull` recreates and two devices settle.
+#[test]
+fn empty_folders_are_not_part_of_the_memory() {
+    let (_tmp, a, b) = two_devices(&[("one", "1")]);
+    let before = stdout(&a.ok(&["cid"])).trim().to_string();
+    std::fs::create_dir_all(a.dir.join("empty")).unwrap();
+    std::fs::create_dir_all(a.dir.join("outer/inner")).unwrap();
+    assert_eq!(
+        stdout(&a.ok(&["cid"])).trim(),
+        before,
+        "empty folders change the CID"
+    );
+    let st = a.json(&["status"]);
+    assert_eq!(st["local_root"], before.as_str());
+    assert_eq!(st["unpushed"], serde_json::json!([]));
+    a.edit("two", Some("2"));
+    a.ok(&["sync"]);
+    b.ok(&["sync"]);
+    let root = |d: &Device| d.json(&["status"])["local_root"].clone();
+    assert_eq!(root(&a), root(&b));
+    let head = || std::fs::read_to_string(a.remote.join("heads/default")).unwrap();
+    assert_eq!(head().trim(), root(&a).as_str().unwrap());
+    let h = head();
+    for d in [&a, &b, &a] {
+        d.ok(&["sync"]);
+        assert_eq!(head(), h, "a second sync pushed a new version");
+    }
+    assert_eq!(a.json(&["status"])["unpushed"], serde_json::json!([]));
+}
+
+// spec/providers.md#folder: CARs, heads and lineage files are written 0644 (less what
+// the umask takes away), so other accounts on a shared drive can read them; in
+// encrypted mode the CAR is a sealed blob, so 0644 is safe there too.
+#[cfg(unix)]
+#[test]
+fn folder_files_are_readable_by_other_accounts() {
+    use std::os::unix::fs::PermissionsExt;
+    let (tmp, a, _b) = two_devices(&[("x", "1")]);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // What the umask leaves of 0666 for a plain new file, to compare against.
+    let probe = tmp.path().join("probe");
+    std::fs::write(&probe, "").unwrap();
+    let want = 0o644 & mode(&probe);
+    let mut seen = 0;
+    for sub in ["cars", "heads", "lineage"] {
+        for e in std::fs::read_dir(a.remote.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                assert_eq!(mode(&p), want, "{}", p.display());
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 3, "a CAR, a head and a lineage file: {seen}");
+}
+
 // `pull --dry-run` plans and writes nothing.
 #[test]
 fn dry_run_writes_nothing() {

@@ -5,8 +5,9 @@
 //   cd ci/oracle && npm ci && node oracle.mjs <dir-or-file>...
 //
 // It walks a directory the way memdir snapshots one: entries whose name starts
-// with '.' are skipped, empty directories are kept, the directory itself is the
-// root (no wrapping directory), and symlinks or names that are not valid UTF-8
+// with '.' are skipped, a directory holding no file (recursively) is left out
+// (spec/sync.md: an empty folder is not part of the memory) but the root is kept
+// even when empty, the directory itself is the root (no wrapping directory), and symlinks or names that are not valid UTF-8
 // are refused rather than silently changed. Nothing here is shipped with the
 // product; it only exists so tests can compare our CIDs with an independent
 // implementation.
@@ -41,10 +42,32 @@ function * walk (abs, rel) {
       return fail(`name is not UTF-8 in ${abs}: ${raw.toString('hex')}`)
     }
   }).filter((name) => !name.startsWith('.'))
-  // The importer only learns about a directory through its entries, so an
-  // empty one is announced explicitly.
+  // The importer only learns about a directory through its entries, so the
+  // root, which may be empty, is announced explicitly.
   yield { path: rel }
-  for (const name of names) yield * walk(path.join(abs, name), `${rel}/${name}`)
+  for (const name of names) {
+    const child = path.join(abs, name)
+    if (fs.lstatSync(child).isDirectory() && !holdsFile(child)) continue
+    yield * walk(child, `${rel}/${name}`)
+  }
+}
+
+// Whether `abs` holds a file (dot entries not counted) at any depth.
+function holdsFile (abs) {
+  for (const raw of fs.readdirSync(abs, { encoding: 'buffer' })) {
+    if (raw[0] === 0x2e) continue
+    let name
+    try {
+      name = utf8.decode(raw)
+    } catch {
+      return true // walk() refuses it with its name
+    }
+    const child = path.join(abs, name)
+    const st = fs.lstatSync(child)
+    if (!st.isDirectory()) return true
+    if (holdsFile(child)) return true
+  }
+  return false
 }
 
 async function rootCid (target) {

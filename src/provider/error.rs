@@ -252,6 +252,13 @@ impl ProviderError {
             ProviderError::WrongRoot { .. } => {
                 Some("the provider re-encoded or substituted the data; nothing was recorded".into())
             }
+            ProviderError::Car {
+                source: CarError::UnsupportedRoot { .. } | CarError::CidV0 { .. },
+                ..
+            } => Some(
+                "the data may be valid IPFS, but memdir reads only the unixfs-v1-2025 profile (CIDv1, raw leaves, 1 MiB chunks, no mode or mtime; spec/sync.md); nothing was changed"
+                    .into(),
+            ),
             ProviderError::Car { .. }
             | ProviderError::BadBlock { .. }
             | ProviderError::AllFailed { .. }

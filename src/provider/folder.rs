@@ -100,11 +100,20 @@ impl Folder {
         Ok(self.root.join("heads").join(channel))
     }
 
-    /// Writes `data` to `path` through a temporary file and a rename.
+    /// Writes `data` to `path` through a temporary file and a rename, with mode 0644
+    /// less the umask (not tempfile's 0600): other accounts on a shared drive must
+    /// read CARs, heads and lineage; an encrypted CAR is sealed, so it is safe too
+    /// (spec/providers.md#folder, spec/decisions.md).
     fn write_atomic(path: &Path, data: &[u8]) -> Result<(), ProviderError> {
         let dir = path.parent().expect("folder paths have a parent");
         fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| io(dir, e))?;
+        let mut builder = tempfile::Builder::new();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(fs::Permissions::from_mode(0o644));
+        }
+        let mut tmp = builder.tempfile_in(dir).map_err(|e| io(dir, e))?;
         tmp.write_all(data)
             .and_then(|_| tmp.as_file().sync_all())
             .map_err(|e| io(path, e))?;

@@ -452,7 +452,10 @@ fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 impl Backend {
-    /// The directory as a UnixFS tree: every entry except dot entries, recursively.
+    /// The directory as a UnixFS tree: every entry except dot entries, recursively,
+    /// leaving out folders that hold no file (recursively: a folder holding only
+    /// empty folders too), which are not part of the memory (spec/sync.md#content-addressing-memdir-cid-srcipfsunixfsrs):
+    /// `pull` never creates one, so `cid`, `push` and `status` must not count one.
     /// Symbolic links and names that are not UTF-8 are errors (a snapshot must be
     /// exact, so nothing is skipped silently).
     pub fn tree(&self) -> Result<crate::ipfs::unixfs::Node> {
@@ -516,7 +519,10 @@ fn dir_tree(dir: &Path) -> Result<crate::ipfs::unixfs::Node> {
         if ft.is_symlink() {
             return Err(Error::Symlink { path });
         } else if ft.is_dir() {
-            out.insert(name, dir_tree(&path)?);
+            let sub = dir_tree(&path)?;
+            if !matches!(&sub, Node::Dir(entries) if entries.is_empty()) {
+                out.insert(name, sub);
+            }
         } else if ft.is_file() {
             let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
             out.insert(name, Node::File(bytes));

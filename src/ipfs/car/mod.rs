@@ -155,8 +155,16 @@ pub enum CarError {
         /// Digest length.
         digest_len: u64,
     },
+    /// A block CID that is a CIDv0 (a bare sha2-256 multihash, `Qm…`).
+    #[error(
+        "CIDv0 block (Qm…) at byte {offset}: the unixfs-v1-2025 profile uses CIDv1 blocks only"
+    )]
+    CidV0 {
+        /// Where the section starts.
+        offset: u64,
+    },
     /// The root the caller asked for is itself outside the profile.
-    #[error("requested root {cid} is outside the unixfs-v1-2025 profile")]
+    #[error("{}", unsupported_root(cid))]
     UnsupportedRoot {
         /// The requested root.
         cid: Cid,
@@ -206,3 +214,14 @@ mod write;
 
 pub use read::read_car;
 pub use write::{car_bytes, car_header, write_car, write_car_blocks};
+
+/// What a requested root outside the profile is told; a CIDv0 says so.
+fn unsupported_root(cid: &Cid) -> String {
+    if cid.version() == cid::Version::V0 {
+        format!(
+            "CIDv0 (Qm…) roots are not the unixfs-v1-2025 profile: {cid} (memdir reads CIDv1 roots, base32 `bafy…`/`bafk…`)"
+        )
+    } else {
+        format!("requested root {cid} is outside the unixfs-v1-2025 profile")
+    }
+}

@@ -382,8 +382,11 @@ pub fn read_car<R: Read>(
 /// that follows can be read into its own buffer without shifting it.
 fn read_block_cid<R: Read>(input: &mut Input<R>, section: u64) -> Result<Cid, CarError> {
     let version = input.varint_in(section)?;
-    if version != 1 {
+    if version == 0x12 {
         // 0x12 here is a CIDv0 (bare sha2-256 multihash), which this profile never uses.
+        return Err(CarError::CidV0 { offset: section });
+    }
+    if version != 1 {
         return Err(CarError::UnsupportedCid {
             offset: section,
             version,

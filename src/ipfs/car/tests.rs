@@ -224,6 +224,12 @@ fn rejections() {
             "identity" => {
                 matches!(err, CarError::IdentityCid { offset } if offset == car.len() as u64)
             }
+            // spec/sync.md#carv1-srcipfscarrs: a CIDv0 block is named as such, not as
+            // "version 18, codec 0x0".
+            "v0" => {
+                matches!(err, CarError::CidV0 { offset } if offset == car.len() as u64)
+                    && err.to_string().starts_with("CIDv0 block (Qm…)")
+            }
             _ => {
                 matches!(err, CarError::UnsupportedCid { offset, .. } if offset == car.len() as u64)
             }
@@ -257,10 +263,18 @@ fn rejections() {
     ));
     // A requested root outside the profile.
     let v0_root = Cid::new_v0(*root.hash()).expect("v0");
-    assert!(matches!(
-        expect_err(&car, &v0_root, &limits),
-        CarError::UnsupportedRoot { cid } if cid == v0_root
-    ));
+    let err = expect_err(&car, &v0_root, &limits);
+    assert!(
+        matches!(err, CarError::UnsupportedRoot { cid } if cid == v0_root),
+        "{err:?}"
+    );
+    // spec/sync.md#carv1-srcipfscarrs: a CIDv0 root says so.
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "CIDv0 (Qm…) roots are not the unixfs-v1-2025 profile: {v0_root} (memdir reads CIDv1 roots, base32 `bafy…`/`bafk…`)"
+        )
+    );
 }
 
 #[test]

@@ -145,6 +145,15 @@ pub enum PbErrorKind {
         /// Field number.
         field: u64,
     },
+    /// UnixFS mode (field 7) or mtime (field 8) metadata, which the profile never writes.
+    #[error(
+        "UnixFS {} metadata (field {field}) is not supported: the unixfs-v1-2025 profile writes no mode or mtime",
+        if *field == 7 { "mode" } else { "mtime" }
+    )]
+    Metadata {
+        /// Field number (7 or 8).
+        field: u64,
+    },
     /// A field that is repeated although it may appear once, or comes after a
     /// field with a higher number.
     #[error("field {field} repeated or out of order")]

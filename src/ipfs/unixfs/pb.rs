@@ -264,10 +264,12 @@ pub(super) fn decode_unixfs(bytes: &[u8]) -> Result<UnixfsData<'_>, PbError> {
             break;
         };
         if !(1..=6).contains(&field) {
-            return Err(PbError {
-                offset,
-                kind: PbErrorKind::UnknownField { field },
-            });
+            let kind = if matches!(field, 7 | 8) {
+                PbErrorKind::Metadata { field }
+            } else {
+                PbErrorKind::UnknownField { field }
+            };
+            return Err(PbError { offset, kind });
         }
         if field < last_field || (field == last_field && field != 4) {
             return Err(PbError {

@@ -592,13 +592,23 @@ fn decode_unixfs_rejections() {
             "08 02 22 01 05",
             PbErrorKind::WrongWireType { field: 4, wire: 2 },
         ),
-        ("08 02 38 a4 03", PbErrorKind::UnknownField { field: 7 }),
-        ("08 02 42 00", PbErrorKind::UnknownField { field: 8 }),
+        ("08 02 38 a4 03", PbErrorKind::Metadata { field: 7 }),
+        ("08 02 42 00", PbErrorKind::Metadata { field: 8 }),
     ];
     for (input, kind) in cases {
         let got = decode_unixfs(&hex(input)).map(|_| ()).map_err(|e| e.kind);
         assert_eq!(got, Err(kind), "{input}");
     }
+    // spec/sync.md#content-addressing-memdir-cid-srcipfsunixfsrs: mode and mtime are
+    // named as metadata, not as "unknown field 8".
+    assert_eq!(
+        PbErrorKind::Metadata { field: 8 }.to_string(),
+        "UnixFS mtime metadata (field 8) is not supported: the unixfs-v1-2025 profile writes no mode or mtime"
+    );
+    assert_eq!(
+        PbErrorKind::Metadata { field: 7 }.to_string(),
+        "UnixFS mode metadata (field 7) is not supported: the unixfs-v1-2025 profile writes no mode or mtime"
+    );
     let bytes = hex("08 02 18 03 20 01 20 02");
     let ok = decode_unixfs(&bytes).expect("file data");
     assert_eq!(
