@@ -83,8 +83,7 @@ impl Failure {
     pub fn class(&self) -> Class {
         match self {
             Failure::Core(e) => e.class(),
-            Failure::Config(ConfigError::Read(e)) => e.class(),
-            Failure::Config(_) => Class::Input,
+            Failure::Config(e) => e.class(),
             #[cfg(feature = "sync")]
             Failure::Sync(e) => e.class(),
             Failure::Bench(BenchError::Memory(e)) => e.class(),
@@ -96,8 +95,7 @@ impl Failure {
     pub fn hint(&self) -> Option<String> {
         match self {
             Failure::Core(e) => e.hint(),
-            Failure::Config(ConfigError::Read(e)) => e.hint(),
-            Failure::Config(_) => Some(crate::sync::config::CONFIG_HINT.into()),
+            Failure::Config(e) => e.hint(),
             #[cfg(feature = "sync")]
             Failure::Sync(e) => e.hint(),
             Failure::Bench(BenchError::Memory(e)) => e.hint(),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Class, Error, Result};
 use crate::memory::layout::{CONFIG_FILE, MAX_CONFIG, valid_channel};
 use crate::store::Backend;
 
@@ -22,7 +22,7 @@ pub const DEFAULT_KEEP_VERSIONS: u32 = 10;
 pub const DEFAULT_CHANNEL: &str = "default";
 
 /// What to do about an invalid configuration file.
-pub const CONFIG_HINT: &str = "keys: mode (local, ipfs, encrypted-ipfs), provider, channel, keep_versions, key_file; see spec/sync.md#configuration";
+const CONFIG_HINT: &str = "keys: mode (local, ipfs, encrypted-ipfs), provider, channel, keep_versions, key_file; see spec/sync.md#configuration";
 
 /// Names a `provider` key may take (`folder` is a directory of CAR files).
 pub const PROVIDERS: [&str; 6] = [
@@ -109,6 +109,24 @@ pub enum ConfigError {
     /// The file could not be read.
     #[error(transparent)]
     Read(#[from] Error),
+}
+
+impl ConfigError {
+    /// The exit class: a read failure keeps its own, an invalid file is bad input.
+    pub fn class(&self) -> Class {
+        match self {
+            ConfigError::Read(e) => e.class(),
+            ConfigError::Invalid { .. } => Class::Input,
+        }
+    }
+
+    /// What to do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ConfigError::Read(e) => e.hint(),
+            ConfigError::Invalid { .. } => Some(CONFIG_HINT.into()),
+        }
+    }
 }
 
 impl Config {

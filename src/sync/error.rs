@@ -133,8 +133,8 @@ impl SyncError {
         match self {
             SyncError::Core(e) => e.class(),
             SyncError::Provider(e) => e.class(),
-            SyncError::Config(ConfigError::Read(e)) => e.class(),
-            SyncError::Config(_) | SyncError::KeyFile(_) => Class::Input,
+            SyncError::Config(e) => e.class(),
+            SyncError::KeyFile(_) => Class::Input,
             SyncError::RemoteAhead { .. }
             | SyncError::HeadMoved { .. }
             | SyncError::Unsyncable { .. }
@@ -158,8 +158,7 @@ impl SyncError {
         Some(match self {
             SyncError::Core(e) => return e.hint(),
             SyncError::Provider(e) => return e.hint(),
-            SyncError::Config(ConfigError::Read(e)) => return e.hint(),
-            SyncError::Config(_) => crate::sync::config::CONFIG_HINT.into(),
+            SyncError::Config(e) => return e.hint(),
             SyncError::KeyFile(KeyFileError::Exists { .. }) => "memdir never overwrites a key: pass another --out, or move the old key away (and keep it if anything was synced with it)".into(),
             SyncError::KeyFile(KeyFileError::InsideMemoryDir { .. }) => "keep the key outside the memory directory: the directory is synced, the key must never be".into(),
             SyncError::KeyFile(_) => return None,

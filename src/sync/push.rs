@@ -85,12 +85,12 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
             report.network_root = network_root;
             return Ok(report);
         }
-        PushPlan::RemoteAhead { head } => {
+        PushPlan::RemoteAhead { head, base } => {
             return Err(SyncError::RemoteAhead {
                 provider,
                 channel: remote.channel.to_string(),
                 head,
-                base: base.as_ref().map(|b| b.network_cid()).transpose()?,
+                base,
             });
         }
         PushPlan::Upload(u) => u,
@@ -233,8 +233,9 @@ pub(crate) struct PushInputs<'a> {
 pub(crate) enum PushPlan {
     /// The provider already has this version: nothing is sent.
     UpToDate { network_root: String },
-    /// The head names a version this directory has not pulled: refused.
-    RemoteAhead { head: Cid },
+    /// The head names a version this directory has not pulled: refused. `base` is
+    /// the network root this directory last synced, for the message.
+    RemoteAhead { head: Cid, base: Option<Cid> },
     /// Send it.
     Upload(Upload),
 }
@@ -280,7 +281,10 @@ pub(crate) fn plan_push(i: &PushInputs<'_>) -> Result<PushPlan> {
         && !i.state.has_seen(&h)
         && !(i.mode == Mode::Ipfs && h == *i.root)
     {
-        return Ok(PushPlan::RemoteAhead { head: h });
+        return Ok(PushPlan::RemoteAhead {
+            head: h,
+            base: base_network,
+        });
     }
     let delta = i.mode == Mode::Ipfs
         && i.keeps_blocks
@@ -373,7 +377,10 @@ mod tests {
         // First push over somebody else's head: refused, unless forced.
         assert_eq!(
             check(&fresh, &a, Mode::Ipfs, Some(h), false, true),
-            PushPlan::RemoteAhead { head: h }
+            PushPlan::RemoteAhead {
+                head: h,
+                base: None
+            }
         );
         assert_eq!(
             check(&fresh, &a, Mode::Ipfs, Some(h), true, true),
@@ -425,7 +432,10 @@ mod tests {
         // A head this directory has not seen: refused.
         assert_eq!(
             check(&synced, &b, Mode::Ipfs, Some(h), false, true),
-            PushPlan::RemoteAhead { head: h }
+            PushPlan::RemoteAhead {
+                head: h,
+                base: Some(a)
+            }
         );
         // A rolled-back head (seen before): pushed over.
         synced.history.push(old.to_string());
