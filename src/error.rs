@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use crate::exchange::blob::BlobError;
 use crate::memory::KeyError;
+use crate::memory::edit::EditError;
 use crate::memory::frontmatter::FrontmatterError;
 use crate::memory::secrets::SecretKind;
 use crate::memory::timeline::EventError;
@@ -116,6 +117,19 @@ pub enum Error {
     Watch { path: PathBuf, message: String },
     #[error("{0}")]
     Usage(&'static str),
+    /// A partial edit that cannot apply to the memory (spec/cli.md#edit).
+    #[error("cannot edit `{key}`: {source}")]
+    Edit {
+        key: String,
+        #[source]
+        source: EditError,
+    },
+    #[error("nothing to edit in `{key}`: give at least one change")]
+    NothingToEdit { key: String },
+    #[error("cannot rename `{from}` to `{to}`: a memory with key `{to}` already exists")]
+    Exists { from: String, to: String },
+    #[error("cannot rename `{key}` to itself")]
+    SameKey { key: String },
     /// An argument (of an MCP tool or request) with a value that cannot be used,
     /// named with what was expected.
     #[error("{arg}: {message}")]
@@ -142,6 +156,7 @@ impl Error {
     pub fn class(&self) -> Class {
         match self {
             Error::Usage(_)
+            | Error::NothingToEdit { .. }
             | Error::Argument { .. }
             | Error::EmptyQuery
             | Error::Clock(_)
@@ -167,6 +182,15 @@ impl Error {
                 "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
             ),
             Error::Type { .. } => Some("pass --type user|feedback|project|reference".into()),
+            Error::Edit { key, .. } => Some(format!(
+                "nothing was written; read the memory (`memdir read {key}`) to see its text and headings"
+            )),
+            Error::NothingToEdit { .. } => Some(
+                "pass append, prepend, replace_section, find_replace, or a field to change (name, description, type, tags, important, decay, source)".into(),
+            ),
+            Error::Exists { .. } => Some(
+                "choose another key, or fold one memory into the other (edit) and forget the one left over".into(),
+            ),
             _ => None,
         }
     }

@@ -9,6 +9,7 @@ mod bench;
 mod check;
 mod cid;
 mod context;
+mod edit;
 mod export;
 mod filter;
 mod forget;
@@ -30,10 +31,12 @@ mod read;
 mod recall;
 #[cfg(feature = "sync")]
 mod remote;
+mod rename;
 #[cfg(feature = "sync")]
 mod status;
 #[cfg(feature = "sync")]
 mod sync;
+mod timeline;
 mod watch;
 mod write;
 
@@ -111,8 +114,14 @@ pub enum Command {
     List(list::Args),
     /// Delete a memory, rebuild the index and log a `forgot` event.
     Forget(forget::Args),
+    /// Change part of a memory (append, replace a section or a phrase, some fields).
+    Edit(edit::Args),
+    /// Move a memory to a new key and log a `renamed` event.
+    Rename(rename::Args),
     /// Append an event to the timeline.
     Note(note::Args),
+    /// Print the most recent timeline events, newest first.
+    Timeline(timeline::Args),
     /// Find memories relevant to a query, best first.
     Recall(recall::Args),
     /// Print the context block for an agent's system prompt.
@@ -179,6 +188,9 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         Command::List(a) => list::run(&mem, a, out),
         Command::Forget(a) => forget::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
         Command::Note(a) => note::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
+        Command::Edit(a) => edit::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
+        Command::Rename(a) => rename::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
+        Command::Timeline(a) => timeline::run(&mem, a, out),
         Command::Recall(a) => recall::run(&mem, a, out),
         Command::Context(a) => context::run(&mem, a, out),
         Command::Index(a) => index::run(&mem, a, out),
@@ -203,7 +215,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
     }
 }
 
-/// After a successful write, forget or note: push when the configured mode syncs.
+/// After a successful write, edit, rename, forget or note: push when the configured mode syncs.
 fn after_write(mem: &Memory, push: &Offline, out: &mut Out, code: i32) -> i32 {
     #[cfg(feature = "sync")]
     if code == 0 {

@@ -5,7 +5,10 @@
 //! what it changes, and rebuilds MEMORY.md before releasing the lock, so several
 //! processes writing at once lose nothing. Nothing here prints.
 
+mod ops;
 pub mod watch;
+
+pub use ops::{Activity, ActivityQuery, Edit, FindReplace, SectionEdit};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -143,6 +146,20 @@ pub struct Events {
     /// In time order (stable for equal times: file order).
     pub events: Vec<Event>,
     pub problems: Vec<Problem>,
+}
+
+/// How far back [`Memory::read_events`] reads, newest day first.
+enum Until<'a> {
+    /// Every day.
+    All,
+    /// Until the lines read add up to this many characters.
+    Chars(usize),
+    /// Until `count` events pass `keep`, or the days before `since`.
+    Matching {
+        since: Option<chrono::NaiveDate>,
+        keep: &'a dyn Fn(&Event) -> bool,
+        count: usize,
+    },
 }
 
 /// A request to create or update a memory.
@@ -508,16 +525,27 @@ impl Memory {
 
     /// Reads every timeline event, oldest first.
     pub fn events(&self) -> Result<Events> {
-        self.read_events(None)
+        self.read_events(Until::All)
     }
 
     /// Reads the newest events whose lines add up to at least `chars` characters
     /// (or all of them), oldest first: enough to fill a context block.
     fn recent_events(&self, chars: usize) -> Result<Events> {
-        self.read_events(Some(chars))
+        self.read_events(Until::Chars(chars))
     }
 
-    fn read_events(&self, enough_chars: Option<usize>) -> Result<Events> {
+    /// Reads the newest day files, newest first, until `count` events pass `keep`
+    /// (or the days before `since` are reached), and returns their events oldest first.
+    fn read_events_until(
+        &self,
+        since: Option<chrono::NaiveDate>,
+        keep: &dyn Fn(&Event) -> bool,
+        count: usize,
+    ) -> Result<Events> {
+        self.read_events(Until::Matching { since, keep, count })
+    }
+
+    fn read_events(&self, until: Until<'_>) -> Result<Events> {
         self.require_dir()?;
         let mut out = Events::default();
         let files = match self.backend.scan_timeline() {
@@ -535,6 +563,7 @@ impl Memory {
         };
         let mut chunks: Vec<Vec<Event>> = Vec::new();
         let mut total = 0usize;
+        let mut matched = 0usize;
         for found in files.iter().rev() {
             let name = match found {
                 Found::File(n) => n,
@@ -561,6 +590,15 @@ impl Memory {
                     "not a timeline day file (expected YYYY-MM-DD.jsonl); ignored",
                 ));
                 continue;
+            }
+            if let Until::Matching {
+                since: Some(since), ..
+            } = &until
+                && chrono::NaiveDate::parse_from_str(&base[..10], "%Y-%m-%d")
+                    .is_ok_and(|day| day < *since)
+            {
+                // Day files come newest first: every one from here on is older.
+                break;
             }
             // Line by line, streamed: a bad line (not UTF-8, not JSON, too long) is
             // one bad line, and a day of any size is read (spec/timeline-format.md#reading).
@@ -599,8 +637,16 @@ impl Memory {
                 out.problems.push(Problem::error(name, None, short_io(&e)));
                 continue;
             }
+            if let Until::Matching { keep, .. } = &until {
+                matched += evs.iter().filter(|e| keep(e)).count();
+            }
             chunks.push(evs);
-            if enough_chars.is_some_and(|n| total >= n) {
+            let enough = match &until {
+                Until::All => false,
+                Until::Chars(n) => total >= *n,
+                Until::Matching { count, .. } => matched >= *count,
+            };
+            if enough {
                 break;
             }
         }
@@ -842,47 +888,24 @@ impl Memory {
         let kind = Kind::parse_strict(d.kind.trim()).ok_or_else(|| Error::Type {
             value: d.kind.clone(),
         })?;
-        let decay = match &d.decay {
-            None => None,
-            Some(s) => Some(Decay::parse(s).ok_or_else(|| Error::Decay { value: s.clone() })?),
-        };
-        if d.name.trim().is_empty() {
-            return Err(Error::Empty { field: "name" });
-        }
-        if d.description.trim().is_empty() {
-            return Err(Error::Empty {
-                field: "description",
-            });
-        }
-        if d.body.len() > MAX_BODY {
-            return Err(Error::BodyTooLarge {
-                size: d.body.len(),
-                limit: MAX_BODY,
-            });
-        }
-        let mut fields: Vec<(&'static str, &str)> = vec![
-            ("name", &d.name),
-            ("description", &d.description),
-            ("body", &d.body),
-        ];
-        if let Some(s) = &d.source {
-            fields.push(("source", s));
-        }
-        for t in d.tags.iter().flatten() {
-            fields.push(("tags", t));
-        }
-        for (field, text) in fields {
-            if let Some(kind) = secrets::find_secret(text) {
-                return Err(Error::Secret {
-                    key: key.to_string(),
-                    field,
-                    kind,
-                });
-            }
-        }
-
+        let decay = parse_decay(d.decay.as_deref())?;
+        check_draft(&key, d)?;
         self.backend.create()?;
         let _g = self.backend.lock(&self.mem_lock)?;
+        self.write_locked(&key, kind, decay, d)
+    }
+
+    /// Writes the checked draft `d` as the memory `key`; the caller holds the lock.
+    /// Identical content is a no-op; if writing the index fails, the memory file is
+    /// put back as it was.
+    fn write_locked(
+        &self,
+        key: &Key,
+        kind: Kind,
+        decay: Option<Decay>,
+        d: &Draft,
+    ) -> Result<(WriteOutcome, IndexOutcome)> {
+        let key = key.clone();
         let name = key.file_name();
         let before = self.backend.read_text(&name, MAX_MEMORY_FILE)?;
         let existing = match &before {
@@ -1575,4 +1598,55 @@ fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
     filter
         .unknown_type(records.iter().map(|r| &r.meta.kind))
         .map_err(bad)
+}
+
+/// A `decay` value given by a caller, checked.
+fn parse_decay(decay: Option<&str>) -> Result<Option<Decay>> {
+    match decay {
+        None => Ok(None),
+        Some(s) => Decay::parse(s)
+            .map(Some)
+            .ok_or_else(|| Error::Decay { value: s.into() }),
+    }
+}
+
+/// Checks what a write would store, before the lock: required fields, the body's
+/// size, and no secret in any text field.
+fn check_draft(key: &Key, d: &Draft) -> Result<()> {
+    if d.name.trim().is_empty() {
+        return Err(Error::Empty { field: "name" });
+    }
+    if d.description.trim().is_empty() {
+        return Err(Error::Empty {
+            field: "description",
+        });
+    }
+    if d.body.len() > MAX_BODY {
+        return Err(Error::BodyTooLarge {
+            size: d.body.len(),
+            limit: MAX_BODY,
+        });
+    }
+    let mut fields: Vec<(&'static str, &str)> = vec![
+        ("name", &d.name),
+        ("description", &d.description),
+        ("body", &d.body),
+    ];
+    if let Some(s) = &d.source {
+        fields.push(("source", s));
+    }
+    for t in d.tags.iter().flatten() {
+        fields.push(("tags", t));
+    }
+    for (field, text) in fields {
+        if let Some(kind) = secrets::find_secret(text) {
+            return Err(Error::Secret {
+                key: key.to_string(),
+                field,
+                kind,
+            });
+        }
+    }
+
+    Ok(())
 }

@@ -97,11 +97,17 @@ pub fn keep_local_only(local: &Meta, incoming: &mut Meta) -> Vec<&'static str> {
     taken
 }
 
-/// The latest `forgot` time of every key in a timeline.
+/// The latest time every key was forgotten in a timeline: a `forgot` event's `key`,
+/// or a `renamed` event's `from` (the memory left that key).
 pub fn forgotten(events: &[Event]) -> HashMap<String, DateTime<Utc>> {
     let mut m: HashMap<String, DateTime<Utc>> = HashMap::new();
-    for e in events.iter().filter(|e| e.kind == "forgot") {
-        if let Some(k) = e.field_str("key") {
+    for e in events {
+        let gone = match e.kind.as_str() {
+            "forgot" => e.field_str("key"),
+            "renamed" => e.field_str("from"),
+            _ => None,
+        };
+        if let Some(k) = gone {
             let slot = m.entry(k.to_string()).or_insert(e.ts);
             if e.ts > *slot {
                 *slot = e.ts;
@@ -555,5 +561,16 @@ mod tests {
             Event::new(ts("2026-01-01T00:00:00Z"), "forgot", f1).unwrap(),
         ];
         assert_eq!(forgotten(&evs)["k"], ts("2026-01-02T00:00:00Z"));
+    }
+
+    #[test]
+    fn a_rename_forgets_the_old_key_only() {
+        let mut f = serde_json::Map::new();
+        f.insert("from".into(), "old".into());
+        f.insert("to".into(), "new".into());
+        let evs = vec![Event::new(ts("2026-01-03T00:00:00Z"), "renamed", f).unwrap()];
+        let gone = forgotten(&evs);
+        assert_eq!(gone.get("old"), Some(&ts("2026-01-03T00:00:00Z")));
+        assert_eq!(gone.get("new"), None);
     }
 }

@@ -4,6 +4,7 @@
 //! `type` or `decay` value means, how a memory is normalized for the "identical
 //! content is a no-op" rule). It does no IO and never reads the clock.
 
+pub mod edit;
 pub mod frontmatter;
 pub mod index;
 pub mod layout;
