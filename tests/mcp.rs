@@ -1,5 +1,5 @@
 //! `memdir mcp` driven over its stdio with newline-delimited JSON-RPC, as an MCP client
-//! does (spec/mcp.md): the handshake, the seven tools and their schemas, tool errors as
+//! does (spec/mcp.md): the handshake, the tools and their schemas, tool errors as
 //! `isError` results carrying the CLI's message, resources, notifications for edits a
 //! person makes, two servers on one directory, and the manifest. Every wait is bounded.
 
@@ -231,13 +231,18 @@ fn core_flow_tools_resources_and_errors() {
     assert_eq!(
         names,
         [
+            "edit_memory",
+            "fetch",
             "forget",
             "list_memories",
             "memory_context",
             "note",
             "read_memory",
             "recall",
-            "remember"
+            "recent_activity",
+            "remember",
+            "rename_memory",
+            "search"
         ]
     );
     for t in tools.as_array().unwrap() {
@@ -1058,6 +1063,9 @@ fn tool_schemas_are_portable() {
                 if let Some(t @ Value::Array(_)) = o.get("type") {
                     bad.push(format!("{tool}{path}: type {t}"));
                 }
+                if o.get("type").and_then(Value::as_str) == Some("null") {
+                    bad.push(format!("{tool}{path}: a null alternative"));
+                }
                 for (k, v) in o {
                     walk(tool, &format!("{path}/{k}"), v, bad);
                 }
@@ -1133,7 +1141,15 @@ fn tool_schemas_are_portable() {
         ),
         ("memory_context", json!({})),
         ("list_memories", json!({})),
-        ("forget", json!({"key": "user_role"})),
+        ("edit_memory", json!({"key": "user_role", "append": "more"})),
+        ("search", json!({"query": "football"})),
+        ("fetch", json!({"id": "user_role"})),
+        (
+            "rename_memory",
+            json!({"key": "user_role", "new_key": "user_team"}),
+        ),
+        ("recent_activity", json!({})),
+        ("forget", json!({"key": "user_team"})),
     ] {
         let r = s.call(tool, args);
         assert!(!is_error(&r), "{tool}: {r}");
@@ -1143,5 +1159,242 @@ fn tool_schemas_are_portable() {
                 "{tool}: {k} missing in {r}"
             );
         }
+    }
+}
+
+#[test]
+fn edit_rename_activity_search_and_fetch() {
+    // spec/mcp.md#more-tools
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let mut args = role_args();
+    args["body"] = json!("Plays 5-a-side.\n\n## Why\n\nold reason\n\n## Team\n\nBoca");
+    assert!(!is_error(&s.call("remember", args)));
+    let file = dir.join("user_role.md");
+
+    let r = s.call(
+        "edit_memory",
+        json!({"key": "user_role", "replace_section": {"heading": "Why", "content": "new reason"},
+               "append": "- also futsal", "description": "plays twice a week"}),
+    );
+    assert_eq!(text(&r), "updated user_role", "{r}");
+    assert_eq!(
+        r["structuredContent"],
+        json!({"key": "user_role", "outcome": "updated"})
+    );
+    let body = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        body.ends_with("## Why\n\nnew reason\n\n## Team\n\nBoca\n- also futsal\n"),
+        "{body}"
+    );
+    assert!(body.contains("description: plays twice a week") && body.contains("- football"));
+
+    // A failing edit: an error naming the key and the heading; the file untouched.
+    let before = std::fs::read(&file).unwrap();
+    for (args, want) in [
+        (
+            json!({"key": "user_role", "replace_section": {"heading": "When", "content": "x"}}),
+            "error: cannot edit `user_role`: no section headed `When`; its headings are `Why`, `Team`",
+        ),
+        (
+            json!({"key": "user_role", "find_replace": {"find": "Boca", "replace": "River", "expected_count": 2}}),
+            "error: cannot edit `user_role`: the text to find (`Boca`) occurs once, expected 2",
+        ),
+        (
+            json!({"key": "user_role"}),
+            "error: nothing to edit in `user_role`: give at least one change",
+        ),
+        (
+            json!({"key": "user_nobody", "append": "x"}),
+            "error: no memory with key `user_nobody`",
+        ),
+        (
+            json!({"key": "user_role", "append": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}),
+            "error: refused to store user_role",
+        ),
+        (
+            json!({"key": "user_role", "find_replace": {"find": "a", "replace": "b", "count": 1}}),
+            "error: invalid arguments for `edit_memory`: unknown field `count`",
+        ),
+        (
+            json!({"key": "user_role", "appendix": "x"}),
+            "error: invalid arguments for `edit_memory`: unknown argument `appendix`",
+        ),
+    ] {
+        let r = s.call("edit_memory", args.clone());
+        assert!(is_error(&r), "{args}: {r}");
+        assert!(text(&r).starts_with(want), "{args}: {}", text(&r));
+        assert_eq!(std::fs::read(&file).unwrap(), before, "{args}");
+    }
+    let r = s.call(
+        "edit_memory",
+        json!({"key": "user_role", "find_replace": {"find": "Boca", "replace": "River", "expected_count": 1}}),
+    );
+    assert_eq!(text(&r), "updated user_role");
+
+    // search / fetch: one text item holding the JSON document, also as structured content.
+    let r = s.call("search", json!({"query": "futsal"}));
+    assert_eq!(r["content"].as_array().unwrap().len(), 1);
+    let doc: Value = serde_json::from_str(&text(&r)).unwrap();
+    assert_eq!(
+        doc,
+        json!({"results": [{"id": "user_role", "title": "Role", "url": "memory://user_role"}]})
+    );
+    assert_eq!(r["structuredContent"], doc);
+    let r = s.call("fetch", json!({"id": "user_role"}));
+    let doc: Value = serde_json::from_str(&text(&r)).unwrap();
+    assert_eq!(doc["id"], "user_role");
+    assert_eq!(doc["title"], "Role");
+    assert_eq!(doc["url"], "memory://user_role");
+    assert!(doc["text"].as_str().unwrap().contains("River"));
+    assert_eq!(doc["metadata"]["type"], "user");
+    assert_eq!(r["structuredContent"], doc);
+    let r = s.call("fetch", json!({"id": "nobody"}));
+    assert!(is_error(&r) && text(&r).contains("no memory with key `nobody`"));
+
+    // rename
+    let r = s.call(
+        "rename_memory",
+        json!({"key": "user_role", "new_key": "user_football"}),
+    );
+    assert_eq!(text(&r), "renamed user_role to user_football", "{r}");
+    assert!(!file.exists() && dir.join("user_football.md").exists());
+    assert!(
+        std::fs::read_to_string(dir.join("MEMORY.md"))
+            .unwrap()
+            .contains("(user_football.md)")
+    );
+    for (args, want) in [
+        (
+            json!({"key": "user_football", "new_key": "Bad Key"}),
+            "error: key `Bad Key` must start",
+        ),
+        (
+            json!({"key": "user_gone", "new_key": "user_x"}),
+            "error: no memory with key `user_gone`",
+        ),
+        (
+            json!({"key": "user_football", "new_key": "user_football"}),
+            "error: cannot rename `user_football` to itself",
+        ),
+    ] {
+        let r = s.call("rename_memory", args.clone());
+        assert!(is_error(&r) && text(&r).starts_with(want), "{args}: {r}");
+    }
+
+    // recent_activity: newest first, bounded, filtered.
+    for i in 0..3 {
+        s.call("note", json!({"type": "user_said", "fields": {"i": i}}));
+    }
+    let r = s.call("recent_activity", json!({"limit": 2}));
+    let evs = r["structuredContent"]["events"].as_array().unwrap();
+    assert_eq!(evs.len(), 2);
+    assert_eq!(evs[0]["i"], 2);
+    assert_eq!(evs[1]["i"], 1);
+    assert_eq!(r["structuredContent"]["more"], true);
+    let r = s.call("recent_activity", json!({"types": ["renamed"]}));
+    let evs = r["structuredContent"]["events"].as_array().unwrap();
+    assert_eq!(evs.len(), 1);
+    assert_eq!(evs[0]["from"], "user_role");
+    assert_eq!(evs[0]["to"], "user_football");
+    let r = s.call("recent_activity", json!({"since": "2030-01-01"}));
+    assert_eq!(text(&r), "no events");
+    let r = s.call("recent_activity", json!({"limit": 1001}));
+    assert!(text(&r).contains("limit: 1001 is out of range; expected 1 to 1000"));
+    let r = s.call("recent_activity", json!({"since": "yesterday"}));
+    assert!(is_error(&r) && text(&r).contains("since:"), "{r}");
+}
+
+#[test]
+fn prompts_template_and_completion() {
+    // spec/mcp.md#prompts
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    let init = s.initialize();
+    assert!(init["capabilities"]["prompts"].is_object(), "{init}");
+    assert!(init["capabilities"]["completions"].is_object(), "{init}");
+    for i in 0..120 {
+        let mut a = role_args();
+        a["key"] = json!(format!("user_{i:03}"));
+        assert!(!is_error(&s.call("remember", a)));
+    }
+    let mut a = role_args();
+    a["key"] = json!("project_x");
+    a["type"] = json!("project");
+    s.call("remember", a);
+
+    let t = s.request("resources/templates/list", json!({}));
+    assert_eq!(
+        t["result"]["resourceTemplates"][0]["uriTemplate"], "memory://{key}",
+        "{t}"
+    );
+    let complete = |s: &mut Server, value: &str| {
+        s.request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "memory://{key}"},
+                   "argument": {"name": "key", "value": value}}),
+        )["result"]["completion"]
+            .clone()
+    };
+    let c = complete(&mut s, "user_");
+    assert_eq!(c["values"].as_array().unwrap().len(), 100);
+    assert_eq!(c["values"][0], "user_000");
+    assert_eq!(c["total"], 120);
+    assert_eq!(c["hasMore"], true);
+    let c = complete(&mut s, "proj");
+    assert_eq!(c["values"], json!(["project_x"]));
+    assert_eq!(c["hasMore"], false);
+    let r = s.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "memory://{nope}"},
+               "argument": {"name": "key", "value": ""}}),
+    );
+    assert!(r.get("error").is_some(), "{r}");
+
+    let p = s.request("prompts/list", json!({}));
+    let names: Vec<&str> = p["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["remember_conversation", "review_memories"]);
+    let g = s.request(
+        "prompts/get",
+        json!({"name": "remember_conversation", "arguments": {"focus": "the league"}}),
+    );
+    let text = g["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.contains("Concentrate on: the league") && text.contains("edit_memory"));
+    let g = s.request(
+        "prompts/get",
+        json!({"name": "review_memories", "arguments": {"type": "project"}}),
+    );
+    let text = g["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains("Memories of type project (1):\n- project_x (project, updated"),
+        "{text}"
+    );
+    assert!(text.contains("forget") && text.contains("rename_memory"));
+    let g = s.request("prompts/get", json!({"name": "review_memories"}));
+    let text = g["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("Memories (121)") && !text.contains("more not listed"));
+    for bad in [
+        json!({"name": "nope"}),
+        json!({"name": "review_memories", "arguments": {"kind": "x"}}),
+        json!({"name": "review_memories", "arguments": {"type": "friend"}}),
+    ] {
+        let r = s.request("prompts/get", bad.clone());
+        assert!(r.get("error").is_some(), "{bad}: {r}");
     }
 }

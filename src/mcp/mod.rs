@@ -14,6 +14,8 @@
 pub mod changes;
 pub mod framing;
 pub mod manifest;
+pub mod ops;
+pub mod prompts;
 pub mod server;
 pub mod uri;
 

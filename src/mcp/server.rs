@@ -15,10 +15,12 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
@@ -29,6 +31,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::changes::{Change, Hub};
 use super::uri::{self, Target};
+use super::{ops, prompts};
 use crate::engine::{Draft, Memory, WriteOutcome};
 use crate::error::{Class, Error};
 use crate::memory::Key;
@@ -236,7 +239,12 @@ fn cursor_offset(arg: &str, cursor: Option<&str>) -> Result<usize, Error> {
 }
 
 /// A count argument checked against its range `1..=max`.
-fn in_range(arg: &str, value: Option<u64>, default: usize, max: usize) -> Result<usize, Error> {
+pub(super) fn in_range(
+    arg: &str,
+    value: Option<u64>,
+    default: usize,
+    max: usize,
+) -> Result<usize, Error> {
     match value {
         None => Ok(default),
         Some(v) if v >= 1 && v <= max as u64 => Ok(v as usize),
@@ -302,7 +310,8 @@ fn event_json(e: &crate::memory::timeline::Event) -> Value {
 
 impl MemoryServer {
     pub fn new(shared: Arc<Shared>) -> MemoryServer {
-        let mut tool_router = Self::tool_router();
+        // The first seven tools, then those of `ops.rs`.
+        let mut tool_router = Self::tool_router() + Self::ops_router();
         for route in tool_router.map.values_mut() {
             let mut schema = Value::Object((*route.attr.input_schema).clone());
             portable(&mut schema);
@@ -316,7 +325,9 @@ impl MemoryServer {
                     .replace("{default}", &shared.max_tokens.to_string())
                     .into();
             }
-            if let Some(Value::Object(o)) = output_schema(&route.attr.name) {
+            if let Some(Value::Object(o)) =
+                output_schema(&route.attr.name).or_else(|| ops::output_schema(&route.attr.name))
+            {
                 route.attr.output_schema = Some(Arc::new(o));
             }
         }
@@ -327,7 +338,7 @@ impl MemoryServer {
     }
 
     /// Runs `f` on the blocking pool and turns its outcome into a tool result.
-    async fn run<F>(&self, f: F) -> CallToolResult
+    pub(super) async fn run<F>(&self, f: F) -> CallToolResult
     where
         F: FnOnce(&Shared) -> Result<(String, Value), Error> + Send + 'static,
     {
@@ -685,8 +696,8 @@ const STANDARD_FORMATS: [&str; 19] = [
 
 /// Makes a generated input schema portable (spec/mcp.md#schemas): no format outside
 /// the standard ones (schemars writes `uint`, `double`), and no `type` arrays with
-/// `null` (an optional argument is omitted, never null), so strict validators and
-/// strict function-calling schemas take it.
+/// `null` nor `anyOf` alternatives that are `null` (an optional argument is omitted,
+/// never null), so strict validators and strict function-calling schemas take it.
 pub fn portable(schema: &mut Value) {
     match schema {
         Value::Object(o) => {
@@ -706,6 +717,19 @@ pub fn portable(schema: &mut Value) {
                 o.insert("type".into(), t);
                 if o.get("default") == Some(&Value::Null) {
                     o.remove("default");
+                }
+            }
+            // An optional nested object is `anyOf: [{$ref}, {type: null}]`: keep the
+            // schema without the null.
+            if let Some(Value::Array(any)) = o.get_mut("anyOf") {
+                any.retain(|v| v.get("type").and_then(Value::as_str) != Some("null"));
+                if any.len() == 1
+                    && let Some(Value::Object(only)) = any.pop()
+                {
+                    o.remove("anyOf");
+                    for (k, v) in only {
+                        o.entry(k).or_insert(v);
+                    }
                 }
             }
             o.values_mut().for_each(portable);
@@ -790,6 +814,8 @@ impl ServerHandler for MemoryServer {
                 .enable_resources()
                 .enable_resources_list_changed()
                 .enable_resources_subscribe()
+                .enable_prompts()
+                .enable_completions()
                 .build(),
         )
         .with_server_info(Implementation::new("memdir", env!("CARGO_PKG_VERSION")))
@@ -815,6 +841,59 @@ impl ServerHandler for MemoryServer {
         let mut result = ListResourcesResult::with_all_items(page);
         result.next_cursor = next;
         Ok(result)
+    }
+
+    // Prompts, the `memory://{key}` template and completion: src/mcp/prompts.rs.
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            prompts::templates(),
+        ))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let shared = self.shared.clone();
+        let name = request.name;
+        let args = request.arguments;
+        match tokio::task::spawn_blocking(move || prompts::get(&shared, &name, args.as_ref())).await
+        {
+            Ok(r) => r.map(Into::into),
+            Err(e) => Err(McpError::internal_error(
+                format!("internal error in memdir: {e}"),
+                None,
+            )),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let shared = self.shared.clone();
+        match tokio::task::spawn_blocking(move || prompts::complete(&shared, &request)).await {
+            Ok(r) => r.map(CompleteResult::new),
+            Err(e) => Err(McpError::internal_error(
+                format!("internal error in memdir: {e}"),
+                None,
+            )),
+        }
     }
 
     async fn read_resource(
