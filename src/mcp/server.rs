@@ -44,8 +44,10 @@ const INSTRUCTIONS: &str = "memdir is your durable memory: Markdown files a pers
 At the start of a conversation (and whenever the topic changes) call memory_context with the user's \
 message as query and treat the block as background knowledge. When you learn something worth keeping \
 across conversations (who the user is, how they want you to work, a project's state, where to find \
-things), call remember; update a memory by writing its key again, and forget memories that turned out \
-wrong. Use note to log what happened in a turn. Never store secrets: they are refused.";
+things), call remember; update a memory by writing its key again, or change part of it with edit_memory \
+(append, replace a section, find and replace), move it to a better key with rename_memory, and forget \
+memories that turned out wrong. Use note to log what happened in a turn, and recent_activity to see \
+what happened lately. Never store secrets: they are refused.";
 
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Drive `memdir mcp` with the official MCP Python SDK (the `mcp` package).
 
-A real client, over stdio only: it initializes, lists and calls every tool, reads the
-resources, checks the files on disk after each call, checks the error results of bad
+A real client, over stdio only: it initializes, lists and calls every tool (edit,
+rename, recent activity, search/fetch included), reads the resources and the template,
+completes keys, gets the prompts, checks the files on disk after each call, checks the error results of bad
 input, edits a memory file by hand while the server runs and waits for the server to
 say so (2025 protocol: resources/subscribe; 2026 protocol: subscriptions/listen), runs
 two servers on one directory at once, and configures the server with a three.ws
@@ -31,6 +32,7 @@ from typing import Any
 
 import anyio
 from mcp import Client, ClientSession, MCPDeprecationWarning, MCPError, StdioServerParameters
+from mcp import types
 from mcp.client.stdio import stdio_client
 
 # resources/subscribe is deprecated in the 2026 protocol, but 2025 clients use it: test it.
@@ -38,7 +40,10 @@ warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 NOW = "2026-04-14T12:00:00Z"
 DAY = "2026-04-14"
-TOOLS = {"remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories"}
+TOOLS = {
+    "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
+    "edit_memory", "rename_memory", "recent_activity", "search", "fetch",
+}
 STEP_TIMEOUT = 60  # seconds for one scenario; every wait below is bounded
 NOTIFY_TIMEOUT = 10
 
@@ -170,7 +175,7 @@ async def tools_and_resources(root: Path) -> None:
 
         tools = (await s.list_tools()).tools
         names = {t.name for t in tools}
-        S.check("tools/list: the seven tools", names == TOOLS, names)
+        S.check("tools/list: every tool", names == TOOLS, names)
         for t in tools:
             schema = t.input_schema
             S.check(
@@ -438,7 +443,7 @@ async def modern_protocol(root: Path) -> None:
         async with Client(stdio_client(params(dir), errlog=log), mode="auto", cache=None) as c:
             S.check("2026 protocol: negotiated by discover", c.protocol_version == "2026-07-28", c.protocol_version)
             names = {t.name for t in (await c.list_tools()).tools}
-            S.check("2026 protocol: the seven tools", names == TOOLS, names)
+            S.check("2026 protocol: every tool", names == TOOLS, names)
             r = await c.call_tool("remember", {**ROLE, "key": "user_team", "name": "Team"})
             S.check("2026 protocol: remember", not r.is_error and (dir / "user_team.md").exists(), text(r))
             r = await c.call_tool("read_memory", {"key": "nobody"})
@@ -464,6 +469,14 @@ async def modern_protocol(root: Path) -> None:
                 S.check("listen: list changed after a new file", got is not None, got)
             rr = await c.read_resource("memory://user_role")
             S.check("2026 protocol: fresh read", "futsal" in rr.contents[0].text, rr.contents[0].text)
+            r = await c.call_tool("edit_memory", {"key": "user_role", "append": "- and Wednesdays"})
+            S.check("2026 protocol: edit_memory", not r.is_error and "Wednesdays" in (dir / "user_role.md").read_text(), text(r))
+            r = await c.call_tool("search", {"query": "futsal"})
+            S.check("2026 protocol: search", json.loads(text(r)) == {"results": [{"id": "user_role", "title": "Role", "url": "memory://user_role"}]}, text(r))
+            names = [p.name for p in (await c.list_prompts()).prompts]
+            S.check("2026 protocol: prompts/list", names == ["remember_conversation", "review_memories"], names)
+            c_ = await c.complete(types.ResourceTemplateReference(uri="memory://{key}"), {"name": "key", "value": "user_t"})
+            S.check("2026 protocol: completion", c_.completion.values == ["user_team"], c_.completion)
 
 
 async def two_servers(root: Path) -> None:
@@ -526,7 +539,121 @@ async def manifest(root: Path) -> None:
     S.check("mode none: nothing on disk", not ghost.exists())
 
 
-SCENARIOS = [tools_and_resources, hand_edits, modern_protocol, two_servers, manifest]
+async def more_tools(root: Path) -> None:
+    """edit_memory, rename_memory, recent_activity, search/fetch, the template, completion, prompts."""
+    dir = root / "memory"
+    async with session(dir) as (s, init):
+        S.check("initialize: prompts and completions", init.capabilities.prompts is not None and init.capabilities.completions is not None, init.capabilities)
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        for name in ["edit_memory", "rename_memory", "recent_activity", "search", "fetch"]:
+            t = tools.get(name)
+            S.check(f"tools/list: {name} has a schema, an output schema and a description", t is not None and t.input_schema.get("type") == "object" and (t.output_schema or {}).get("type") == "object" and len(t.description or "") > 40, t)
+        schema = json.dumps(tools["edit_memory"].input_schema)
+        S.check("edit_memory: no null alternatives, no uint format", '"null"' not in schema and "uint" not in schema, schema)
+
+        await s.call_tool("remember", {**ROLE, "body": "Plays 5-a-side.\n\n## Why\n\nold reason\n\n## Team\n\nBoca"})
+        f = dir / "user_role.md"
+
+        # edit_memory
+        r = await s.call_tool("edit_memory", {"key": "user_role", "replace_section": {"heading": "Why", "content": "new reason"}, "append": "- also futsal", "tags": ["football", "futsal"]})
+        body = f.read_text()
+        S.check("edit_memory: updated", not r.is_error and text(r) == "updated user_role" and r.structured_content == {"key": "user_role", "outcome": "updated"}, (text(r), r.structured_content))
+        S.check("edit_memory: section replaced, text appended, the rest kept", body.endswith("## Why\n\nnew reason\n\n## Team\n\nBoca\n- also futsal\n") and "name: Role" in body and "- futsal" in body, body)
+        S.check("edit_memory: MEMORY.md still links it", "[Role](user_role.md)" in (dir / "MEMORY.md").read_text())
+        disk_ok("edit_memory", dir)
+        before = f.read_bytes()
+        for args, want in [
+            ({"key": "user_role", "replace_section": {"heading": "When", "content": "x"}}, "error: cannot edit `user_role`: no section headed `When`"),
+            ({"key": "user_role", "find_replace": {"find": "Boca", "replace": "River", "expected_count": 3}}, "error: cannot edit `user_role`: the text to find (`Boca`) occurs once, expected 3"),
+            ({"key": "user_role", "prepend": "token sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"}, "error: refused to store user_role"),
+            ({"key": "user_nobody", "append": "x"}, "error: no memory with key `user_nobody`"),
+            ({"key": "user_role"}, "error: nothing to edit in `user_role`"),
+            ({"key": "user_role", "append": "x", "colour": "red"}, "error: invalid arguments for `edit_memory`: unknown argument `colour`"),
+        ]:
+            r = await s.call_tool("edit_memory", args)
+            S.check(f"edit_memory refused: {want[:60]}", r.is_error is True and text(r).startswith(want), text(r))
+        S.check("edit_memory refusals: the file is byte-identical", f.read_bytes() == before)
+        r = await s.call_tool("edit_memory", {"key": "user_role", "find_replace": {"find": "Boca", "replace": "River", "expected_count": 1}})
+        S.check("edit_memory: find_replace with the right count", not r.is_error and "River" in f.read_text() and "Boca" not in f.read_text(), text(r))
+        r = await s.call_tool("edit_memory", {"key": "user_role", "find_replace": {"find": "River", "replace": "River"}})
+        S.check("edit_memory: the same text is unchanged", text(r) == "unchanged user_role", text(r))
+
+        # search / fetch (the ChatGPT connector convention)
+        r = await s.call_tool("search", {"query": "futsal"})
+        doc = json.loads(text(r)) if not r.is_error else {}
+        S.check("search: one text item of JSON results", len(r.content) == 1 and doc == {"results": [{"id": "user_role", "title": "Role", "url": "memory://user_role"}]}, text(r))
+        S.check("search: structured content is the same document", r.structured_content == doc, r.structured_content)
+        r = await s.call_tool("search", {"query": "nothing like this"})
+        S.check("search: no results", json.loads(text(r)) == {"results": []}, text(r))
+        r = await s.call_tool("fetch", {"id": "user_role"})
+        doc = json.loads(text(r)) if not r.is_error else {}
+        S.check("fetch: id, title, text, url, metadata", doc.get("id") == "user_role" and doc.get("title") == "Role" and "River" in doc.get("text", "") and doc.get("url") == "memory://user_role" and doc.get("metadata", {}).get("type") == "user", doc)
+        r = await s.call_tool("fetch", {"id": "user_nobody"})
+        S.check("fetch: unknown id is a tool error naming it", r.is_error is True and "no memory with key `user_nobody`" in text(r), text(r))
+
+        # rename_memory
+        r = await s.call_tool("rename_memory", {"key": "user_role", "new_key": "user_football"})
+        S.check("rename_memory: renamed", not r.is_error and text(r) == "renamed user_role to user_football", text(r))
+        S.check("rename_memory: old file gone, new one there", not f.exists() and (dir / "user_football.md").exists())
+        idx = (dir / "MEMORY.md").read_text()
+        S.check("rename_memory: index updated", "(user_football.md)" in idx and "user_role" not in idx, idx)
+        disk_ok("rename_memory", dir)
+        await s.call_tool("remember", {**ROLE, "key": "user_team", "name": "Team"})
+        snapshot = sorted(p.name for p in dir.iterdir())
+        for args, want in [
+            ({"key": "user_football", "new_key": "user_team"}, "error: cannot rename `user_football` to `user_team`: a memory with key `user_team` already exists"),
+            ({"key": "user_football", "new_key": "Bad Key"}, "error: key `Bad Key` must start"),
+            ({"key": "user_gone", "new_key": "user_x"}, "error: no memory with key `user_gone`"),
+        ]:
+            r = await s.call_tool("rename_memory", args)
+            S.check(f"rename_memory refused: {want[:50]}", r.is_error is True and text(r).startswith(want), text(r))
+        S.check("rename_memory refusals: nothing changed", sorted(p.name for p in dir.iterdir()) == snapshot)
+
+        # recent_activity
+        for i in range(3):
+            await s.call_tool("note", {"type": "user_said", "fields": {"i": i}})
+        r = await s.call_tool("recent_activity", {"limit": 2})
+        evs = (r.structured_content or {}).get("events", [])
+        S.check("recent_activity: newest first, limited", [e.get("i") for e in evs] == [2, 1] and r.structured_content.get("more") is True, r.structured_content)
+        r = await s.call_tool("recent_activity", {"types": ["renamed"]})
+        evs = (r.structured_content or {}).get("events", [])
+        S.check("recent_activity: by type; the rename is logged", len(evs) == 1 and evs[0]["from"] == "user_role" and evs[0]["to"] == "user_football", evs)
+        r = await s.call_tool("recent_activity", {"since": "2030-01-01"})
+        S.check("recent_activity: since", text(r) == "no events", text(r))
+        r = await s.call_tool("recent_activity", {"limit": 0})
+        S.check("recent_activity: limit out of range", r.is_error is True and "limit: 0 is out of range; expected 1 to 1000" in text(r), text(r))
+
+        # the template and completion
+        templates = (await s.list_resource_templates()).resource_templates
+        S.check("resources/templates/list: memory://{key}", [t.uri_template for t in templates] == ["memory://{key}"], templates)
+        ref = types.ResourceTemplateReference(uri="memory://{key}")
+        c = (await s.complete(ref, {"name": "key", "value": "user_f"})).completion
+        S.check("completion: prefix match over keys", c.values == ["user_football"] and c.total == 1 and c.has_more is False, c)
+        c = (await s.complete(ref, {"name": "key", "value": "user_"})).completion
+        S.check("completion: every key with the prefix", c.values == ["user_football", "user_team"], c)
+        rr = await s.read_resource("memory://user_football")
+        S.check("template URI reads the memory", "River" in rr.contents[0].text)
+
+        # prompts
+        prompts = (await s.list_prompts()).prompts
+        S.check("prompts/list: two prompts", [p.name for p in prompts] == ["remember_conversation", "review_memories"], prompts)
+        g = await s.get_prompt("remember_conversation", {"focus": "the spring league"})
+        t = g.messages[0].content.text
+        S.check("prompts/get remember_conversation: teaches the real tools", all(x in t for x in ["memory_context", "recall", "edit_memory", "remember", "forget", "secret"]) and "the spring league" in t, t)
+        g = await s.get_prompt("review_memories", {})
+        t = g.messages[0].content.text
+        S.check("prompts/get review_memories: lists the memories", "- user_football (user, updated" in t and "- user_team (user" in t and "rename_memory" in t and "forget" in t, t)
+        g = await s.get_prompt("review_memories", {"type": "project"})
+        S.check("prompts/get review_memories: by type", "Memories of type project (0)" in g.messages[0].content.text, g.messages[0].content.text)
+        try:
+            await s.get_prompt("no_such_prompt")
+            S.check("prompts/get unknown: error", False, "no error")
+        except MCPError as e:
+            S.check("prompts/get unknown: error", "no prompt `no_such_prompt`" in str(e), str(e))
+        disk_ok("more tools", dir)
+
+
+SCENARIOS = [tools_and_resources, more_tools, hand_edits, modern_protocol, two_servers, manifest]
 
 
 async def main() -> int:
