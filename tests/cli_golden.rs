@@ -131,3 +131,4 @@ case!(import_export);
 case!(index_backup);
 case!(filters);
 case!(context_budget);
+case!(edit_rename_timeline);
