@@ -592,3 +592,83 @@ fn a_tombstone_in_a_damaged_day_still_stops_an_old_import() {
     let after = std::fs::read(&day).unwrap();
     assert!(after.windows(4).any(|w| w == b"\"\xfe\"}"));
 }
+
+#[test]
+fn a_killed_rename_never_loses_the_memory() {
+    // spec/cli.md#rename: the new file is written before the old one is removed.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let rounds = 80;
+    let mem = memdir::Memory::open(&dir).unwrap();
+    for i in 0..rounds {
+        mem.write(&memdir::Draft {
+            key: format!("k{i}"),
+            name: "K".into(),
+            description: "d".into(),
+            kind: "project".into(),
+            body: format!("body {i}"),
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    let original: Vec<Vec<u8>> = (0..rounds)
+        .map(|i| std::fs::read(dir.join(format!("k{i}.md"))).unwrap())
+        .collect();
+    let rename = |i: usize| {
+        let mut c = memdir(&dir);
+        c.args(["rename", &format!("k{i}"), &format!("n{i}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    };
+    let t = Instant::now();
+    ok(&run(&mut rename(0)));
+    let span = t.elapsed().as_micros() as u64 + 1;
+    let mut rng = Lcg(17);
+    let (mut killed, mut both) = (0, 0);
+    for i in 1..rounds {
+        let new = dir.join(format!("n{i}.md"));
+        let mut child = rename(i).spawn().unwrap();
+        if i % 2 == 0 {
+            std::thread::sleep(Duration::from_micros(rng.next() % span));
+        } else {
+            // Aim: kill the moment the new file appears, before the old one goes.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !new.exists() && Instant::now() < deadline && child.try_wait().unwrap().is_none()
+            {
+            }
+        }
+        let _ = child.kill();
+        if !child.wait().unwrap().success() {
+            killed += 1;
+            if new.exists() && dir.join(format!("k{i}.md")).exists() {
+                both += 1;
+            }
+        }
+    }
+    let mut lost = Vec::new();
+    for (i, want) in original.iter().enumerate() {
+        let kept: Vec<Vec<u8>> = [format!("k{i}.md"), format!("n{i}.md")]
+            .iter()
+            .filter_map(|n| std::fs::read(dir.join(n)).ok())
+            .collect();
+        if !kept.contains(want) {
+            lost.push(i);
+        }
+    }
+    eprintln!(
+        "rename kills: {killed} of {} killed, {both} left both files, {} lost",
+        rounds - 1,
+        lost.len()
+    );
+    assert!(
+        killed > 10,
+        "only {killed} kills landed; the test proved little"
+    );
+    assert!(
+        lost.is_empty(),
+        "memories lost by a killed rename: {lost:?}"
+    );
+    // Whatever the kills left, the store loads and the index can be rebuilt.
+    ok(&run(memdir(&dir).args(["check", "--fix"])));
+}
