@@ -2,8 +2,10 @@
 //!
 //! It serves one [`Memory`] over stdio with the official Rust SDK (`rmcp`): the tools
 //! `remember`, `recall`, `read_memory`, `forget`, `note`, `memory_context` and
-//! `list_memories`, and the resources `memory://index` (MEMORY.md) and
-//! `memory://<key>` (one memory file). stdout carries protocol messages only; logs go
+//! `list_memories` (`server`), `edit_memory`, `rename_memory`, `recent_activity`,
+//! `search` and `fetch` (`ops`), the resources `memory://index` (MEMORY.md) and
+//! `memory://<key>` (one memory file), the `memory://{key}` template with key
+//! completion and two prompts (`prompts`). stdout carries protocol messages only; logs go
 //! to stderr. A directory is watched while the server runs, so a client hears of a
 //! person's edits (`notifications/resources/list_changed`, and
 //! `notifications/resources/updated` for subscribed URIs, through `resources/subscribe`

@@ -1,4 +1,5 @@
-//! The MCP server: seven tools and the `memory://` resources over one [`Memory`].
+//! The MCP server: the first seven tools and the `memory://` resources over one
+//! [`Memory`] (more tools: `ops.rs`; prompts, template, completion: `prompts.rs`).
 //!
 //! Every tool runs the same engine call as the CLI command it mirrors, on the
 //! blocking thread pool (the engine does file IO and may wait for the cross-process
