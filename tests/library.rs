@@ -532,3 +532,35 @@ fn activity_is_newest_first_within_its_limits() {
     assert_eq!(a.events.len(), 1);
     assert!(a.more);
 }
+
+#[test]
+fn edit_rename_and_activity_work_in_the_none_mode() {
+    use memdir::{ActivityQuery, Edit};
+    let mem = Memory::in_memory().with_clock(at("2026-04-14T12:00:00Z"));
+    mem.write(&draft("user_role", "user", "Argentina fan"))
+        .unwrap();
+    let append = Edit {
+        append: Some("Plays on Saturdays.".into()),
+        ..Edit::default()
+    };
+    assert_eq!(
+        mem.edit("user_role", &append).unwrap(),
+        WriteOutcome::Updated
+    );
+    mem.rename("user_role", "user_fan").unwrap();
+    assert_eq!(
+        mem.read("user_fan").unwrap().body,
+        "Argentina fan\nPlays on Saturdays."
+    );
+    assert!(mem.read("user_role").is_err());
+    let a = mem
+        .activity(&ActivityQuery {
+            limit: 5,
+            since: None,
+            types: vec![],
+            max_chars: 1000,
+        })
+        .unwrap();
+    assert_eq!(a.events.len(), 1);
+    assert_eq!(a.events[0].kind, "renamed");
+}
