@@ -101,31 +101,26 @@ pub fn relate(
     Relation::Diverged { common }
 }
 
-/// The latest `forgot` time of every key in the timeline day files of `listings`.
+/// The latest time every key was forgotten in the timeline day files of `listings`:
+/// its `forgot` events, and `renamed` events that moved a memory away from it (the
+/// rule `import` uses, `exchange::merge::forgotten`).
 pub fn forgotten(listings: &[&Listing]) -> HashMap<String, DateTime<Utc>> {
-    let mut m: HashMap<String, DateTime<Utc>> = HashMap::new();
+    let mut events = Vec::new();
     for listing in listings {
         for (path, bytes) in listing.iter() {
             if plan::classify(path) != FileClass::Timeline {
                 continue;
             }
             for line in String::from_utf8_lossy(bytes).lines() {
-                let Ok(e) = timeline::parse_line(line) else {
-                    continue;
-                };
-                if e.kind != "forgot" {
-                    continue;
-                }
-                if let Some(k) = e.field_str("key") {
-                    let slot = m.entry(k.to_string()).or_insert(e.ts);
-                    if e.ts > *slot {
-                        *slot = e.ts;
-                    }
+                if let Ok(e) = timeline::parse_line(line)
+                    && (e.kind == "forgot" || e.kind == "renamed")
+                {
+                    events.push(e);
                 }
             }
         }
     }
-    m
+    crate::exchange::merge::forgotten(&events)
 }
 
 /// Whether the memory file `path` with `bytes` was forgotten after it was last
@@ -329,6 +324,11 @@ mod tests {
             show(&p),
             vec!["delete b.md", format!("write {t2}").as_str(), "rebuild"]
         );
+        // A rename tombstones the key it left, not the one it went to.
+        let renamed = r#"{"ts":"2026-04-12T10:00:00.000Z","type":"renamed","from":"b","to":"c"}"#;
+        let gone = forgotten(&[&l(vec![(t1, format!("{renamed}\n").into_bytes())])]);
+        assert!(tombstoned("b.md", &memory("2026-04-12"), &gone));
+        assert!(!tombstoned("c.md", &memory("2026-04-01"), &gone));
         // A memory updated after the day of its forget is not tombstoned.
         let gone = forgotten(&[&l(vec![(t1, forgot("b", "2026-04-12"))])]);
         assert!(tombstoned("b.md", &memory("2026-04-12"), &gone));
