@@ -1354,6 +1354,17 @@ fn prompts_template_and_completion() {
     );
     assert!(r.get("error").is_some(), "{r}");
 
+    let r = s.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "review_memories"},
+               "argument": {"name": "type", "value": "p"}}),
+    );
+    assert_eq!(
+        r["result"]["completion"]["values"],
+        json!(["project"]),
+        "{r}"
+    );
+
     let p = s.request("prompts/list", json!({}));
     let names: Vec<&str> = p["result"]["prompts"]
         .as_array()
