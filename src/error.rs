@@ -89,6 +89,9 @@ pub enum Error {
     NotADir { path: PathBuf },
     #[error(transparent)]
     Blob(#[from] BlobError),
+    /// A foreign import input refused as a whole (spec/import-formats.md).
+    #[error(transparent)]
+    Foreign(#[from] crate::exchange::foreign::ForeignError),
     #[error("the query is empty")]
     EmptyQuery,
     /// A filter value that cannot be used, named by the flag or argument it came from
@@ -167,6 +170,7 @@ impl Error {
                 "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
             ),
             Error::Type { .. } => Some("pass --type user|feedback|project|reference".into()),
+            Error::Foreign(e) => e.hint(),
             _ => None,
         }
     }
