@@ -75,6 +75,8 @@ struct Note<'a> {
     extra: Vec<(String, Value)>,
     ignored: Vec<String>,
     body: String,
+    /// How many file lines come before the body's first line.
+    body_offset: usize,
 }
 
 fn scalar(v: &Value) -> Option<String> {
@@ -87,11 +89,8 @@ fn scalar(v: &Value) -> Option<String> {
 }
 
 fn read_note(f: &SourceFile) -> Result<Note<'_>, ForeignError> {
-    let parsed = frontmatter::parse_map(&f.text).map_err(|e| ForeignError::Line {
-        file: f.path.clone(),
-        line: e.line().unwrap_or(1),
-        message: e.to_string(),
-    })?;
+    let parsed =
+        frontmatter::parse_map(&f.text).map_err(|e| foreign::frontmatter_error(&f.path, e))?;
     let (map, body) = match parsed {
         Some((m, b)) => (m, b),
         None => (
@@ -99,6 +98,10 @@ fn read_note(f: &SourceFile) -> Result<Note<'_>, ForeignError> {
             frontmatter::normalize_text(&f.text).into_owned(),
         ),
     };
+    let body_offset = frontmatter::normalize_text(&f.text)
+        .lines()
+        .count()
+        .saturating_sub(body.lines().count());
     let stem = f.path.rsplit('/').next().unwrap_or(&f.path);
     let stem = stem.strip_suffix(".md").unwrap_or(stem);
     let title = map
@@ -153,6 +156,7 @@ fn read_note(f: &SourceFile) -> Result<Note<'_>, ForeignError> {
         extra,
         ignored,
         body,
+        body_offset,
     })
 }
 
@@ -230,9 +234,9 @@ pub fn decode(files: &[SourceFile], today: NaiveDate) -> Result<Incoming, Foreig
                         out.unresolved.push(Skipped {
                             item: format!("{key}.md"),
                             reason: format!(
-                                "`{rel_name}:: [[{target}]]` ({}, body line {}): no imported note has that title or permalink; kept as written",
+                                "`{rel_name}:: [[{target}]]` ({}:{}): no imported note has that title or permalink; kept as written",
                                 n.file.path,
-                                i + 1
+                                n.body_offset + i + 1
                             ),
                         });
                         target.to_string()

@@ -40,11 +40,7 @@ pub fn decode(files: &[SourceFile], today: NaiveDate) -> Result<Incoming, Foreig
     let keys = foreign::keys_for(&stems, "memory");
     let date = today.format("%Y-%m-%d").to_string();
     for (f, (key, why)) in memories.iter().zip(keys) {
-        let bad = |e: frontmatter::FrontmatterError| ForeignError::Line {
-            file: f.path.clone(),
-            line: e.line().unwrap_or(1),
-            message: e.to_string(),
-        };
+        let bad = |e| foreign::frontmatter_error(&f.path, e);
         let text = frontmatter::with_dates(&f.text, &date).map_err(bad)?;
         let p = frontmatter::parse_portable(&text).map_err(bad)?;
         let mut reasons: Vec<String> = why.into_iter().collect();

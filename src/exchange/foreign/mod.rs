@@ -235,10 +235,52 @@ pub fn decode(format: Format, source: &Source, today: NaiveDate) -> Result<Incom
             })?;
             mcp_memory::decode(name, text, today)
         }
-        (Format::ClaudeCode, Source::Folder { files, .. }) => claude_code::decode(files, today),
-        (Format::BasicMemory, Source::Folder { files, .. }) => basic_memory::decode(files, today),
+        (Format::ClaudeCode, Source::Folder { name, files }) => {
+            claude_code::decode(files, today).map_err(|e| in_folder(name, e))
+        }
+        (Format::BasicMemory, Source::Folder { name, files }) => {
+            basic_memory::decode(files, today).map_err(|e| in_folder(name, e))
+        }
         (Format::McpMemory | Format::Blob, Source::Folder { .. }) => Err(shape("one file")),
         (_, _) => Err(shape("a folder")),
+    }
+}
+
+/// An error about a folder's file, naming the file by its path from the working
+/// directory rather than from the folder.
+fn in_folder(folder: &str, e: ForeignError) -> ForeignError {
+    match e {
+        ForeignError::Line {
+            file,
+            line,
+            message,
+        } => ForeignError::Line {
+            file: format!("{}/{file}", folder.trim_end_matches('/')),
+            line,
+            message,
+        },
+        other => other,
+    }
+}
+
+/// A frontmatter error at a line of `file`, its message without the line the error
+/// already names.
+pub fn frontmatter_error(file: &str, e: FrontmatterError) -> ForeignError {
+    let line = e.line().unwrap_or(1);
+    let message = match &e {
+        FrontmatterError::Yaml {
+            column, message, ..
+        } => format!("column {column}: {message}"),
+        FrontmatterError::NotAMapping { .. } => {
+            "frontmatter must be a mapping of `key: value` lines".into()
+        }
+        FrontmatterError::Field { field, problem, .. } => format!("`{field}` {problem}"),
+        other => other.to_string(),
+    };
+    ForeignError::Line {
+        file: file.to_string(),
+        line,
+        message,
     }
 }
 
