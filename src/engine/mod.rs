@@ -1359,18 +1359,17 @@ impl Memory {
                 return Err(Error::Foreign(foreign::ForeignError::Shape {
                     format: "blob",
                     wants: "one file",
-                    name: match source {
-                        Source::File { name, .. } | Source::Folder { name, .. } => name.to_string(),
-                    },
+                    name: source.name().to_string(),
                 }));
             };
             return self.import(bytes, strategy, dry_run);
         }
         let incoming = foreign::decode(format, source, self.now().date_naive())?;
-        let name = match source {
-            Source::File { name, .. } | Source::Folder { name, .. } => *name,
+        let origin = Origin {
+            format,
+            name: source.name(),
         };
-        self.import_incoming(incoming, strategy, dry_run, Some(Origin { format, name }))
+        self.import_incoming(incoming, strategy, dry_run, Some(origin))
     }
 
     fn import_incoming(

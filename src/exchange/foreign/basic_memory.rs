@@ -13,7 +13,7 @@ use chrono::NaiveDate;
 use serde_json::Value;
 
 use crate::exchange::blob::{Converted, Incoming, Skipped};
-use crate::exchange::foreign::{self, Draft, ForeignError, SourceFile};
+use crate::exchange::foreign::{self, ForeignError, Parts, SourceFile};
 use crate::memory::{Stamp, frontmatter};
 
 /// Frontmatter keys with a meaning in both tools: read from basic-memory's values
@@ -284,7 +284,7 @@ pub fn decode(files: &[SourceFile], today: NaiveDate) -> Result<Incoming, Foreig
         }
         let created = n.created.clone().unwrap_or_else(|| today.clone());
         let updated = n.updated.clone().unwrap_or_else(|| created.clone());
-        let draft = Draft {
+        let draft = Parts {
             key: key.clone(),
             name: &n.title,
             description: &description,

@@ -12,7 +12,7 @@ use chrono::NaiveDate;
 use serde_json::{Map, Value, json};
 
 use crate::exchange::blob::{Converted, Incoming, Skipped};
-use crate::exchange::foreign::{self, Draft, ForeignError};
+use crate::exchange::foreign::{self, ForeignError, Parts};
 use crate::memory::Record;
 
 /// Whether a JSON object is an entity or relation line.
@@ -253,7 +253,7 @@ pub fn decode(file: &str, text: &str, today: NaiveDate) -> Result<Incoming, Fore
             Some(first) => format!("{}: {first}", e.entity_type),
             None => e.entity_type.clone(),
         };
-        let draft = Draft {
+        let draft = Parts {
             key: key.clone(),
             name: &e.name,
             description: &description,

@@ -87,7 +87,8 @@ pub enum Source<'a> {
 }
 
 impl Source<'_> {
-    fn name(&self) -> &str {
+    /// How errors and the `imported` event call the input.
+    pub fn name(&self) -> &str {
         match self {
             Source::File { name, .. } | Source::Folder { name, .. } => name,
         }
@@ -377,7 +378,7 @@ pub fn keys_for(names: &[&str], fallback: &str) -> Vec<(Key, Option<String>)> {
 }
 
 /// What a foreign item becomes: the parts of its memory file.
-pub struct Draft<'a> {
+pub struct Parts<'a> {
     pub key: Key,
     pub name: &'a str,
     pub description: &'a str,
@@ -393,7 +394,7 @@ pub struct Draft<'a> {
 
 /// Renders a draft as memdir writes a memory and reads it back, so what is imported
 /// is exactly what a later load sees.
-pub fn memory_file(d: Draft) -> Result<IncomingFile, FrontmatterError> {
+pub fn memory_file(d: Parts) -> Result<IncomingFile, FrontmatterError> {
     let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut order: Vec<String> = [
         "name",
