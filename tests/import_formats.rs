@@ -256,7 +256,7 @@ fn a_malformed_input_names_file_and_line_and_writes_nothing() {
     }
 }
 
-// spec/import-formats.md#dry-run
+// spec/import-formats.md#validation: `--dry-run` prints the plan and writes nothing.
 #[test]
 fn a_dry_run_of_each_format_writes_nothing() {
     let (_tmp, dir) = empty_store();
