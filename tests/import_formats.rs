@@ -386,3 +386,36 @@ fn help_teaches_the_formats() {
     let o = run(Command::new(bin()).args(["export", "--help"]));
     assert!(stdout(&o).contains("mcp-memory"), "{}", stdout(&o));
 }
+
+// spec/import-formats.md: the library imports the same way, with detection, on any
+// store (here one in memory), and a dry run leaves it empty.
+#[test]
+fn the_library_imports_foreign_formats() {
+    use memdir::exchange::foreign::{Format, Source};
+    let mem = memdir::Memory::in_memory().with_clock(memdir::Clock::fixed(NOW.parse().unwrap()));
+    let bytes = std::fs::read(fixture("import/mcp-memory/roundtrip.jsonl")).unwrap();
+    let src = Source::File {
+        name: "memory.jsonl",
+        bytes: &bytes,
+    };
+    assert_eq!(
+        memdir::exchange::foreign::detect(&src),
+        Ok(Format::McpMemory)
+    );
+    let dry = mem
+        .import_from(&src, None, memdir::Strategy::Merge, true)
+        .unwrap();
+    assert_eq!((dry.format, dry.counts.added), ("mcp-memory", 4));
+    assert!(mem.read("default_user").is_err());
+    let done = mem
+        .import_from(&src, None, memdir::Strategy::Merge, false)
+        .unwrap();
+    assert_eq!(done.counts.added, 4);
+    let user = mem.read("default_user").unwrap();
+    assert_eq!(user.meta.kind, memdir::Kind::User);
+    assert!(
+        user.body.contains("- works_at:: [[acme_corp]]"),
+        "{}",
+        user.body
+    );
+}
