@@ -9,7 +9,7 @@ use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
 use crate::exchange::blob::MAX_BLOB_BYTES;
-use crate::exchange::foreign::{Format, Source, SourceFile};
+use crate::exchange::foreign::{ForeignError, Format, Source, SourceFile};
 use crate::exchange::merge::{Action, Strategy};
 use crate::report::Failure;
 
@@ -121,8 +121,17 @@ fn read_folder(dir: &Path) -> Result<Vec<SourceFile>, Failure> {
             .into());
         }
         total += len as usize;
-        if out.len() >= MAX_FILES || total > MAX_BLOB_BYTES {
-            return Err(crate::exchange::blob::BlobError::TooLarge { size: total }.into());
+        let too_much = |what, count, limit| ForeignError::TooMuch {
+            name: dir.display().to_string(),
+            what,
+            count,
+            limit,
+        };
+        if out.len() >= MAX_FILES {
+            return Err(too_much("`*.md` files", out.len() + 1, MAX_FILES).into());
+        }
+        if total > MAX_BLOB_BYTES {
+            return Err(too_much("bytes of `*.md` files", total, MAX_BLOB_BYTES).into());
         }
         let bytes = std::fs::read(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
         let text = String::from_utf8(bytes).map_err(|_| Error::NotUtf8 {

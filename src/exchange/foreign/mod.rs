@@ -117,6 +117,13 @@ pub enum ForeignError {
         second: &'static str,
         second_file: String,
     },
+    #[error("{name} has {count} {what}, over the limit of {limit}")]
+    TooMuch {
+        name: String,
+        what: &'static str,
+        count: usize,
+        limit: usize,
+    },
     #[error("{format} reads {wants}, and {name} is not one")]
     Shape {
         format: &'static str,
@@ -135,7 +142,7 @@ impl ForeignError {
             ForeignError::Line { .. } | ForeignError::NotUtf8 { .. } => {
                 Some("fix that line (or remove the file) and import again; nothing was written".into())
             }
-            ForeignError::Shape { .. } => None,
+            ForeignError::Shape { .. } | ForeignError::TooMuch { .. } => None,
         }
     }
 }
