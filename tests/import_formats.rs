@@ -82,7 +82,7 @@ fn a_claude_code_folder_imports_with_dates_keys_and_a_timeline_event() {
     let events = read(&dir, "timeline/2026-04-14.jsonl");
     assert_eq!(
         events,
-        "{\"ts\":\"2026-04-14T12:00:00.000Z\",\"type\":\"imported\",\"from\":\"claude-code\",\"source\":\"valid\",\"keys\":[\"feedback_testing\",\"project_freeze\",\"reference_grafana\",\"user_role\"]}\n"
+        "{\"ts\":\"2026-04-14T12:00:00.000Z\",\"type\":\"imported\",\"from\":\"claude-code\",\"source\":\"valid\",\"count\":4,\"keys\":[\"feedback_testing\",\"project_freeze\",\"reference_grafana\",\"user_role\"]}\n"
     );
     // The same folder again changes nothing, and logs nothing.
     let before = everything(&dir);

@@ -1475,8 +1475,15 @@ impl Memory {
                     .next()
                     .unwrap_or(o.name);
                 fields.insert("source".into(), Value::String(base.to_string()));
+                fields.insert("count".into(), Value::from(written.len()));
                 fields.insert("keys".into(), Value::Array(written));
-                new_events.push(Event::new(self.now(), "imported", fields)?);
+                let mut event = Event::new(self.now(), "imported", fields)?;
+                // A very large import names its keys only while the event stays within
+                // the size of one timeline line; the count is always there.
+                if event.encode().len() > MAX_EVENT {
+                    event.fields.remove("keys");
+                }
+                new_events.push(event);
             }
         }
         let by_key: HashMap<&str, &blob::IncomingFile> =
