@@ -90,6 +90,9 @@ pub enum Error {
     NotADir { path: PathBuf },
     #[error(transparent)]
     Blob(#[from] BlobError),
+    /// A foreign import input refused as a whole (spec/import-formats.md).
+    #[error(transparent)]
+    Foreign(#[from] crate::exchange::foreign::ForeignError),
     #[error("the query is empty")]
     EmptyQuery,
     /// A filter value that cannot be used, named by the flag or argument it came from
@@ -191,6 +194,7 @@ impl Error {
             Error::Exists { .. } => Some(
                 "choose another key, or fold one memory into the other (edit) and forget the one left over".into(),
             ),
+            Error::Foreign(e) => e.hint(),
             _ => None,
         }
     }

@@ -50,6 +50,7 @@ core_from!(
     crate::memory::KeyError,
     crate::memory::timeline::EventError,
     crate::exchange::blob::BlobError,
+    crate::exchange::foreign::ForeignError,
     crate::clock::BadNow
 );
 

@@ -7,7 +7,8 @@
 //! Script lines: `memdir ARGS…` runs the binary on the case's directory;
 //! `@now TIME` sets MEMDIR_NOW for the following commands; `@file PATH "TEXT"`
 //! writes a file (as a person or another tool would); `@show PATH` prints a file,
-//! dot paths included; `@stdin "TEXT"` feeds the next
+//! dot paths included; `@fixture SRC DEST` copies `fixtures/SRC` (a file or folder) to
+//! DEST (relative to the memory directory); `@stdin "TEXT"` feeds the next
 //! command's standard input; `# …` is a comment.
 
 use std::io::Write;
@@ -48,6 +49,16 @@ fn run_case(name: &str) {
                     Err(e) => log.push_str(&format!("(cannot read: {})\n", e.kind())),
                 }
                 log.push('\n');
+            }
+            "@fixture" => {
+                let from = fixture(&words[1]);
+                let to = dir.join(&words[2]);
+                if from.is_dir() {
+                    copy_tree(&from, &to);
+                } else {
+                    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                    std::fs::copy(&from, &to).unwrap();
+                }
             }
             "@file" => {
                 let p = dir.join(&words[1]);
@@ -132,3 +143,4 @@ case!(index_backup);
 case!(filters);
 case!(context_budget);
 case!(edit_rename_timeline);
+case!(import_formats);

@@ -1,4 +1,5 @@
-//! Property tests: the frontmatter round trip, import idempotence and the hard
+//! Property tests: the frontmatter round trip, import idempotence, the mcp-memory
+//! round trip, foreign decoders never panicking, and the hard
 //! budget of the context block.
 
 use proptest::prelude::*;
@@ -125,5 +126,72 @@ proptest! {
             prop_assert!(b.text.chars().count() <= max * 4, "max {} got {}: {:?}", max, b.text.chars().count(), b.text);
             prop_assert!(b.tokens <= max);
         }
+    }
+}
+
+/// A name or observation as people write them: words with unicode and punctuation,
+/// no leading, trailing or repeated white space (import writes those on one line).
+fn words() -> impl proptest::strategy::Strategy<Value = String> {
+    proptest::strategy::Strategy::prop_map(
+        proptest::collection::vec("[a-zA-Z0-9äöüßé中😀'#&.,!?()-]{1,8}", 1..4),
+        |w| w.join(" "),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, .. ProptestConfig::default() })]
+
+    /// spec/import-formats.md#export — an mcp-memory graph imported and exported again
+    /// keeps its entities, observations and relations (names kept unique here: the
+    /// server treats duplicates as one, and import merges them).
+    #[test]
+    fn mcp_memory_round_trip(
+        entities in proptest::collection::vec(
+            (words(), "[a-z]{1,10}", proptest::collection::vec(words(), 0..4)), 1..6),
+        relations in proptest::collection::vec((0usize..8, 0usize..8, "[a-z]{1,8}(_[a-z]{1,6})?"), 0..8),
+    ) {
+        use std::collections::HashSet;
+        let mut seen = HashSet::new();
+        let entities: Vec<_> = entities.into_iter().filter(|(n, _, _)| seen.insert(n.clone())).collect();
+        let name_of = |i: usize| match entities.get(i) {
+            Some((n, _, _)) => n.clone(),
+            // A target that is not an entity: kept as written.
+            None => format!("Ghost {i}"),
+        };
+        let mut lines: Vec<String> = entities.iter().map(|(n, t, o)| {
+            serde_json::json!({"type": "entity", "name": n, "entityType": t, "observations": o}).to_string()
+        }).collect();
+        let mut rels = HashSet::new();
+        for (from, to, rel) in &relations {
+            if *from < entities.len() && rels.insert((*from, *to, rel.clone())) {
+                lines.push(serde_json::json!({"type": "relation", "from": name_of(*from), "to": name_of(*to), "relationType": rel}).to_string());
+            }
+        }
+        let text = lines.join("\n") + "\n";
+        prop_assume!(memdir::memory::secrets::find_secret(&text).is_none());
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 4, 14).unwrap();
+        let inc = memdir::exchange::foreign::mcp_memory::decode("m.jsonl", &text, today).unwrap();
+        let records: Vec<memdir::Record> = inc.files.iter().map(|f| memdir::Record {
+            key: f.key.clone(), meta: f.parsed.meta.clone(), body: f.parsed.body.clone(),
+        }).collect();
+        let back = memdir::exchange::foreign::mcp_memory::encode(&records);
+        let mut want: Vec<&str> = text.lines().collect();
+        let mut got: Vec<&str> = back.lines().collect();
+        want.sort();
+        got.sort();
+        prop_assert_eq!(got, want);
+    }
+
+    /// No panic is reachable from file contents: any text is either refused with a
+    /// line or converted.
+    #[test]
+    fn foreign_decoders_never_panic(text in "(\\{\"type\":\"(entity|relation)\"[ -~äö\\n]{0,60}\\}\\n?|---\\n[ -~\\n]{0,40}|[ -~\\n\\r]{0,40}){0,4}") {
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 4, 14).unwrap();
+        let _ = memdir::exchange::foreign::mcp_memory::decode("m.jsonl", &text, today);
+        let files = [memdir::exchange::foreign::SourceFile { path: "a.md".into(), text: text.clone() }];
+        let _ = memdir::exchange::foreign::claude_code::decode(&files, today);
+        let _ = memdir::exchange::foreign::basic_memory::decode(&files, today);
+        let _ = memdir::exchange::foreign::detect(&memdir::exchange::foreign::Source::Folder { name: "d", files: &files });
+        let _ = memdir::exchange::foreign::detect(&memdir::exchange::foreign::Source::File { name: "f", bytes: text.as_bytes() });
     }
 }

@@ -1,28 +1,57 @@
-//! `memdir import`: import a portable blob.
+//! `memdir import`: import a portable blob or another memory tool's files
+//! (spec/import-formats.md). Reads the input (a file, standard input or a folder);
+//! the exchange wing converts it and the engine plans and writes.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::exchange::blob::MAX_BLOB_BYTES;
+use crate::exchange::foreign::{ForeignError, Format, Source, SourceFile};
 use crate::exchange::merge::{Action, Strategy};
 use crate::report::Failure;
 
-/// Import a memory/0.1 blob (from memdir export or the three.ws runtime).
+/// Import memories: a memory/0.1 blob, a Claude Code memory folder, an MCP memory.jsonl or a basic-memory project.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "The whole blob is validated before anything is written. A file name that could
-address a path outside the directory (`..`, `\\`, a dot name) and a memory with malformed
-frontmatter are reported and skipped; a name three.ws allows and memdir does not
-(`UserProfile`, `user.name`, `notes/today`) is imported under a safe key and reported.
-merge: on conflict (same key, other content) the local memory wins; replace: the
-incoming one wins. Timeline events are unioned as multisets (idempotent).
-A key forgotten here is not brought back by a version that is not newer than the forget."
+    after_help = "Formats (--from; detected from the content when not given):
+  blob          a memory/0.1 JSON file from `memdir export` or the three.ws runtime
+  claude-code   a Claude Code memory folder: KEY.md files with name, description and
+                type (user, feedback, project, reference); MEMORY.md is ignored (the
+                index is rebuilt); missing created/updated dates become today
+  mcp-memory    the memory.jsonl of @modelcontextprotocol/server-memory: each entity
+                becomes a memory (key from its name, observations as `- ` lines, type
+                user for a person, project for a project, else reference), each
+                relation a `- relationType:: [[key]]` line in its source's body
+  basic-memory  a basic-memory project folder: each note becomes a memory (key from
+                its permalink or title), `- rel [[Target]]` lines become
+                `- rel:: [[key]]` with the target found by title or permalink
+
+Examples:
+  memdir import backup.json
+  memdir import ~/.claude/projects/my-app/memory --dry-run
+  memdir import ~/.local/share/memory/memory.jsonl --from mcp-memory
+  memdir import ~/basic-memory --strategy replace
+
+The whole input is validated before anything is written: a malformed line refuses it
+naming the file and line, and nothing is written. A memory containing a secret is
+reported and skipped. A name that is not a memdir key is imported under a safe key
+(the same on every import) and reported; links to something not imported are kept as
+written and reported. merge: on conflict (same key, other content) the local memory
+wins; replace: the incoming one wins. A blob's timeline events are unioned as
+multisets (idempotent); another format's import that writes something logs one
+`imported` event. In a blob, a file name that could address a path outside the
+directory refuses the blob; malformed frontmatter is reported and skipped; a key
+forgotten here is not brought back by a version that is not newer than the forget."
 )]
 pub struct Args {
-    /// The blob file (`-` for standard input).
+    /// The file or folder to import (`-` for standard input).
     pub file: PathBuf,
+    /// The input format; detected from the content when not given.
+    #[arg(long, value_name = "FORMAT", value_parser = ["blob", "claude-code", "mcp-memory", "basic-memory"])]
+    pub from: Option<String>,
     /// merge (local wins on conflict) or replace (incoming wins).
     #[arg(long, default_value = "merge", value_parser = ["merge", "replace"])]
     pub strategy: String,
@@ -31,40 +60,123 @@ pub struct Args {
     pub dry_run: bool,
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let bytes = if a.file.as_os_str() == "-" {
+/// Reads one input file, refusing one over the blob size bound before reading it.
+fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
+    if path.as_os_str() == "-" {
         let mut b = Vec::new();
         std::io::stdin()
-            .take(crate::exchange::blob::MAX_BLOB_BYTES as u64 + 1)
+            .take(MAX_BLOB_BYTES as u64 + 1)
             .read_to_end(&mut b)
             .map_err(|e| Error::Io {
                 path: "<stdin>".into(),
                 source: e,
             })?;
-        b
-    } else {
-        let meta = std::fs::metadata(&a.file).map_err(|e| Error::Io {
-            path: a.file.clone(),
-            source: e,
+        return Ok(b);
+    }
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if meta.len() > MAX_BLOB_BYTES as u64 {
+        return Err(crate::exchange::blob::BlobError::TooLarge {
+            size: meta.len() as usize,
+        }
+        .into());
+    }
+    std::fs::read(path).map_err(|e| Error::io(path, e).into())
+}
+
+/// Reads every `*.md` file under a folder (dot entries and symbolic links skipped),
+/// in path order, within the blob bounds: as many files and bytes as one blob may
+/// hold, each file no larger than a memory file.
+fn read_folder(dir: &Path) -> Result<Vec<SourceFile>, Failure> {
+    use crate::exchange::blob::{MAX_FILE_BYTES, MAX_FILES};
+    let mut out = Vec::new();
+    let mut total = 0usize;
+    let walk = walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walk {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(dir).to_path_buf();
+            Error::io(path, e.into())
         })?;
-        if meta.len() > crate::exchange::blob::MAX_BLOB_BYTES as u64 {
-            return Err(crate::exchange::blob::BlobError::TooLarge {
-                size: meta.len() as usize,
+        if !entry.file_type().is_file() || entry.path().extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(dir)
+            .unwrap_or(entry.path())
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        if len > MAX_FILE_BYTES as u64 {
+            return Err(Error::TooLarge {
+                path: entry.path().to_path_buf(),
+                size: len,
+                limit: MAX_FILE_BYTES as u64,
             }
             .into());
         }
-        std::fs::read(&a.file).map_err(|e| Error::Io {
-            path: a.file.clone(),
-            source: e,
-        })?
-    };
+        total += len as usize;
+        let too_much = |what, count, limit| ForeignError::TooMuch {
+            name: dir.display().to_string(),
+            what,
+            count,
+            limit,
+        };
+        if out.len() >= MAX_FILES {
+            return Err(too_much("`*.md` files", out.len() + 1, MAX_FILES).into());
+        }
+        if total > MAX_BLOB_BYTES {
+            return Err(too_much("bytes of `*.md` files", total, MAX_BLOB_BYTES).into());
+        }
+        let bytes = std::fs::read(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+        let text = String::from_utf8(bytes).map_err(|_| Error::NotUtf8 {
+            path: entry.path().to_path_buf(),
+        })?;
+        out.push(SourceFile { path: rel, text });
+    }
+    Ok(out)
+}
+
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
+    let format = a.from.as_deref().and_then(Format::parse);
     let strategy = Strategy::parse(&a.strategy).unwrap_or_default();
-    let report = mem.import(&bytes, strategy, a.dry_run)?;
+    let name = a.file.display().to_string();
+    let report = if a.file.as_os_str() != "-" && a.file.is_dir() {
+        let files = read_folder(&a.file)?;
+        mem.import_from(
+            &Source::Folder {
+                name: &name,
+                files: &files,
+            },
+            format,
+            strategy,
+            a.dry_run,
+        )?
+    } else {
+        let bytes = read_file(&a.file)?;
+        mem.import_from(
+            &Source::File {
+                name: &name,
+                bytes: &bytes,
+            },
+            format,
+            strategy,
+            a.dry_run,
+        )?
+    };
     if out.is_json() {
         out.json(&report);
         return Ok(0);
     }
     let mut s = String::new();
+    if report.format != "blob" {
+        s.push_str(&format!("format: {}\n", report.format));
+    }
     for d in &report.plan {
         let word = match d.action {
             Action::Added => "add",
@@ -80,6 +192,12 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     }
     for k in &report.skipped_items {
         s.push_str(&format!("{:<22} {}: {}\n", "skip", k.item, k.reason));
+    }
+    for u in &report.unresolved {
+        s.push_str(&format!(
+            "{:<22} {}: {}\n",
+            "unresolved link", u.item, u.reason
+        ));
     }
     let c = &report.counts;
     s.push_str(&format!(

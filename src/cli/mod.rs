@@ -132,9 +132,9 @@ pub enum Command {
     Check(check::Args),
     /// Rebuild the index whenever files change (editor saves, git checkouts).
     Watch(watch::Args),
-    /// Write the portable memory/0.1 blob.
+    /// Write the memories as a memory/0.1 blob or an MCP memory.jsonl.
     Export(export::Args),
-    /// Import a memory/0.1 blob.
+    /// Import a memory/0.1 blob, a Claude Code memory folder, an MCP memory.jsonl or a basic-memory project.
     Import(import::Args),
     /// Print the IPFS root CID of the directory, computed offline.
     Cid(cid::Args),

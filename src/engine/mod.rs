@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::exchange::blob::{self, Skipped};
+use crate::exchange::foreign::{self, Format, Source};
 use crate::exchange::merge::{self, Action, Counts, Decision, Strategy};
 use crate::memory::frontmatter::{self, Extra, Parsed};
 use crate::memory::index;
@@ -258,6 +259,8 @@ impl CheckReport {
 /// The result of an import.
 #[derive(Debug, Clone, Serialize)]
 pub struct ImportReport {
+    /// The input format (`blob`, `claude-code`, `mcp-memory`, `basic-memory`).
+    pub format: &'static str,
     pub strategy: Strategy,
     pub dry_run: bool,
     #[serde(flatten)]
@@ -269,6 +272,16 @@ pub struct ImportReport {
     /// Files with a value read the three.ws way rather than as YAML, imported
     /// rewritten as YAML, each with the reason.
     pub converted: Vec<blob::Converted>,
+    /// Links of a foreign import whose target was not imported, kept as written
+    /// (spec/import-formats.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<Skipped>,
+}
+
+/// Where a foreign import came from, for its `imported` timeline event.
+struct Origin<'a> {
+    format: Format,
+    name: &'a str,
 }
 
 /// A memory directory (or an in-memory store) and the operations on it.
@@ -1325,6 +1338,13 @@ impl Memory {
         ))
     }
 
+    /// The memories as the MCP reference memory server's `memory.jsonl`
+    /// (spec/import-formats.md#export).
+    pub fn export_mcp_memory(&self) -> Result<(String, Vec<Problem>)> {
+        let snap = self.load()?;
+        Ok((foreign::mcp_memory::encode(&snap.records), snap.problems))
+    }
+
     /// The keys in the order of the blobs imported so far (empty when none was, or
     /// when the record cannot be read: it only orders an export).
     fn blob_order(&self) -> Vec<String> {
@@ -1338,7 +1358,50 @@ impl Memory {
 
     /// Imports a blob: validates all of it, then writes (unless `dry_run`).
     pub fn import(&self, bytes: &[u8], strategy: Strategy, dry_run: bool) -> Result<ImportReport> {
-        let mut incoming = blob::decode(bytes)?;
+        let incoming = blob::decode(bytes)?;
+        self.import_incoming(incoming, strategy, dry_run, None)
+    }
+
+    /// Imports any supported input (spec/import-formats.md): a blob, a Claude Code
+    /// memory folder, an MCP `memory.jsonl` or a basic-memory project; `format` `None`
+    /// detects it. Validates all of it, then writes (unless `dry_run`); a foreign
+    /// import that writes a memory also logs an `imported` event.
+    pub fn import_from(
+        &self,
+        source: &Source,
+        format: Option<Format>,
+        strategy: Strategy,
+        dry_run: bool,
+    ) -> Result<ImportReport> {
+        let format = match format {
+            Some(f) => f,
+            None => foreign::detect(source)?,
+        };
+        if format == Format::Blob {
+            let Source::File { bytes, .. } = *source else {
+                return Err(Error::Foreign(foreign::ForeignError::Shape {
+                    format: "blob",
+                    wants: "one file",
+                    name: source.name().to_string(),
+                }));
+            };
+            return self.import(bytes, strategy, dry_run);
+        }
+        let incoming = foreign::decode(format, source, self.now().date_naive())?;
+        let origin = Origin {
+            format,
+            name: source.name(),
+        };
+        self.import_incoming(incoming, strategy, dry_run, Some(origin))
+    }
+
+    fn import_incoming(
+        &self,
+        mut incoming: blob::Incoming,
+        strategy: Strategy,
+        dry_run: bool,
+        origin: Option<Origin>,
+    ) -> Result<ImportReport> {
         // Secrets are refused on import as on any write.
         let mut skipped = std::mem::take(&mut incoming.skipped);
         incoming
@@ -1414,8 +1477,38 @@ impl Memory {
             &incoming.files,
             strategy,
         );
-        let new_events = merge::new_events(&events.events, &incoming.events);
+        let mut new_events = merge::new_events(&events.events, &incoming.events);
         let counts = Counts::of(&plan, skipped.len());
+        // A foreign input has no timeline of its own: the import is logged as one
+        // event naming the format, the input and the keys it wrote (none when it
+        // writes nothing, so importing the same input again changes nothing).
+        if let Some(o) = &origin {
+            let written: Vec<Value> = plan
+                .iter()
+                .filter(|d| matches!(d.action, Action::Added | Action::Updated))
+                .map(|d| Value::String(d.key.clone()))
+                .collect();
+            if !written.is_empty() {
+                let mut fields = Map::new();
+                fields.insert("from".into(), Value::String(o.format.as_str().into()));
+                let base = o
+                    .name
+                    .trim_end_matches(['/', '\\'])
+                    .rsplit(['/', '\\'])
+                    .next()
+                    .unwrap_or(o.name);
+                fields.insert("source".into(), Value::String(base.to_string()));
+                fields.insert("count".into(), Value::from(written.len()));
+                fields.insert("keys".into(), Value::Array(written));
+                let mut event = Event::new(self.now(), "imported", fields)?;
+                // A very large import names its keys only while the event stays within
+                // the size of one timeline line; the count is always there.
+                if event.encode().len() > MAX_EVENT {
+                    event.fields.remove("keys");
+                }
+                new_events.push(event);
+            }
+        }
         let by_key: HashMap<&str, &blob::IncomingFile> =
             incoming.files.iter().map(|f| (f.key.as_str(), f)).collect();
         let mut records = snap.records;
@@ -1434,6 +1527,7 @@ impl Memory {
         let present: std::collections::HashSet<String> =
             records.iter().map(|r| r.key.to_string()).collect();
         let report = ImportReport {
+            format: origin.as_ref().map_or("blob", |o| o.format.as_str()),
             strategy,
             dry_run,
             counts,
@@ -1441,6 +1535,7 @@ impl Memory {
             plan,
             skipped_items: skipped,
             converted: incoming.converted.clone(),
+            unresolved: incoming.unresolved.clone(),
         };
         if dry_run {
             return Ok(report);

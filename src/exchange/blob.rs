@@ -88,6 +88,9 @@ pub struct Incoming {
     /// Files with a value read the three.ws way rather than as YAML; they are
     /// imported rewritten as YAML (spec/cli.md#import).
     pub converted: Vec<Converted>,
+    /// Links of a foreign import whose target is not among the imported memories,
+    /// kept as written (spec/import-formats.md); always empty for a blob.
+    pub unresolved: Vec<Skipped>,
 }
 
 /// Checks a file name from a blob: a plain `*.md` name, nothing that could address a

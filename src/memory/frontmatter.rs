@@ -367,6 +367,59 @@ pub fn body_of(text: &str) -> Result<String, FrontmatterError> {
     Ok(crate::memory::normalize_body(s.body).to_string())
 }
 
+/// A note from another tool: its frontmatter as a JSON map, and its body.
+pub type ForeignNote = (Map<String, Value>, String);
+
+/// The frontmatter of a Markdown note from another tool, as a JSON map, and its body
+/// (text normalized: BOM dropped, CRLF as LF). `Ok(None)` when the file has no
+/// frontmatter at all (a plain note); an unclosed or malformed block is an error with
+/// its file line (spec/import-formats.md).
+pub fn parse_map(text: &str) -> Result<Option<ForeignNote>, FrontmatterError> {
+    let text = normalize_text(text);
+    let s = match split(&text) {
+        Ok(s) => s,
+        Err(FrontmatterError::Missing) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let value = if s.yaml.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        parse_yaml(s.yaml, s.first_line)?
+    };
+    match value {
+        Value::Object(m) => Ok(Some((m, s.body.to_string()))),
+        Value::Null => Ok(Some((Map::new(), s.body.to_string()))),
+        _ => Err(FrontmatterError::NotAMapping { line: s.first_line }),
+    }
+}
+
+/// A memory file that may lack `created` and `updated` (Claude Code writes only
+/// `name`, `description` and `type`) with the missing ones added as `date`, before
+/// the closing fence; the rest of the text is kept as it is (spec/import-formats.md).
+pub fn with_dates(text: &str, date: &str) -> Result<String, FrontmatterError> {
+    let text = normalize_text(text);
+    let s = split(&text)?;
+    let value = if s.yaml.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        parse_yaml(s.yaml, s.first_line)?
+    };
+    let map = match value {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        _ => return Err(FrontmatterError::NotAMapping { line: s.first_line }),
+    };
+    let mut yaml = s.yaml.to_string();
+    if !yaml.is_empty() && !yaml.ends_with('\n') {
+        yaml.push('\n');
+    }
+    for field in ["created", "updated"] {
+        if !map.contains_key(field) {
+            yaml.push_str(&format!("{field}: {date}\n"));
+        }
+    }
+    Ok(format!("---\n{yaml}---\n{}", s.body))
+}
 /// Fields whose value is one line of text. The three.ws runtime writes them raw
 /// (`name: Runbook: deploys`) and reads every line by splitting it at the first `:`
 /// and trimming; for these the two readings of one line can differ.
