@@ -128,6 +128,12 @@ pub fn print(r: &PullReport, out: &mut Out) {
     if r.decisions.is_empty() {
         head.push_str("; already in sync");
     }
+    if r.re_encoded {
+        out.note(&format!(
+            "{} was made by another tool; re-encoded under unixfs-v1-2025 as {} (recorded with it as the base; the next push publishes that root)",
+            r.root, r.plain_root
+        ));
+    }
     out.text(&head);
     for l in lines {
         out.text(&l);
