@@ -1,5 +1,5 @@
 // Writes CARs of one directory as other IPFS tools make them (not the unixfs-v1-2025
-// profile), for memdir to pull: spec/sync.md#foreign. Test-only.
+// profile), for memdir to pull: spec/sync.md#foreign-dags. Test-only.
 //
 // Usage: node foreign.mjs SRC_DIR OUT_DIR [case ...]
 // For each case writes OUT_DIR/<case>.car and prints one JSON line

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Independent verifiers of what memdir pushes, and CARs from other tools it must pull
-# (spec/sync.md#interop, spec/sync.md#foreign). Test-only; Node 20, no network but
+# (spec/sync.md#interop, spec/sync.md#foreign-dags). Test-only; Node 20, no network but
 # `npm ci` (pinned by package-lock.json); about half a minute.
 #
 # 1. For generated memory directories (unicode names, empty files, a note above 1 MiB,

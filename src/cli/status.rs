@@ -57,7 +57,7 @@ pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
             ));
             if b.network_root != b.root {
                 if b.mode == Mode::Ipfs {
-                    // spec/sync.md#foreign: another tool's DAG, re-encoded by memdir.
+                    // spec/sync.md#foreign-dags: another tool's DAG, re-encoded by memdir.
                     t.push(format!("  re-encoded under unixfs-v1-2025 as: {}", b.root));
                 } else {
                     t.push(format!("  plaintext root (local only): {}", b.root));

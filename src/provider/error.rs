@@ -256,7 +256,7 @@ impl ProviderError {
                 source: CarError::UnsupportedRoot { .. } | CarError::UnsupportedCid { .. } | CarError::UnsupportedLink { .. } | CarError::IdentityCid { .. },
                 ..
             } => Some(
-                "memdir reads UnixFS DAGs of raw and dag-pb blocks hashed with sha2-256 (CIDv0 or CIDv1; spec/sync.md#foreign); nothing was changed"
+                "memdir reads UnixFS DAGs of raw and dag-pb blocks hashed with sha2-256 (CIDv0 or CIDv1; spec/sync.md#foreign-dags); nothing was changed"
                     .into(),
             ),
             ProviderError::Car {

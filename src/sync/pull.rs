@@ -78,7 +78,7 @@ fn fetch(
             lineage,
         })
     } else {
-        // Any well-formed UnixFS DAG is read, whichever tool made it (spec/sync.md#foreign),
+        // Any well-formed UnixFS DAG is read, whichever tool made it (spec/sync.md#foreign-dags),
         // and re-encoded under the profile: a memdir DAG re-encodes to its own root, another
         // tool's to the profile root memdir records beside the root it was pulled by.
         let outer =

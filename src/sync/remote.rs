@@ -176,7 +176,7 @@ pub struct PullReport {
     pub plain_root: String,
     /// In `ipfs` mode, `root` was made by another tool (other CID version, chunking,
     /// sharding, metadata...) and was re-encoded under the profile to `plain_root`,
-    /// which is what the sync state records as the base (spec/sync.md#foreign).
+    /// which is what the sync state records as the base (spec/sync.md#foreign-dags).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub re_encoded: bool,
     /// Whether a recorded base took part (otherwise a first sync: two-way).

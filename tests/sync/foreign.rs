@@ -1,4 +1,4 @@
-//! Pulling CARs other IPFS tools made (spec/sync.md#foreign): the fixtures under
+//! Pulling CARs other IPFS tools made (spec/sync.md#foreign-dags): the fixtures under
 //! fixtures/foreign/ were written by ipfs-unixfs-importer and @helia/unixfs with
 //! their own options (fixtures/foreign/README.md); memdir verifies every block,
 //! re-encodes the tree under unixfs-v1-2025 and records both roots.
@@ -57,7 +57,7 @@ fn state(d: &Device) -> Value {
     serde_json::from_slice(&std::fs::read(d.dir.join(".memdir/sync/state.json")).unwrap()).unwrap()
 }
 
-// spec/sync.md#foreign: each fixture pulls to the files it was made from, is
+// spec/sync.md#foreign-dags: each fixture pulls to the files it was made from, is
 // re-encoded to the profile root the reference importer computes for them, and both
 // roots are reported and recorded; the next push publishes the profile root.
 #[test]
@@ -107,7 +107,7 @@ fn cars_from_other_tools_are_pulled_and_re_encoded() {
     }
 }
 
-// spec/sync.md#foreign: the text output names both roots.
+// spec/sync.md#foreign-dags: the text output names both roots.
 #[test]
 fn a_re_encoded_pull_says_so() {
     let c = cases()
@@ -137,7 +137,7 @@ fn refused(d: &Device, root: &str) -> String {
     stderr(&o)
 }
 
-// spec/sync.md#foreign: a tampered block or a missing block of another tool's CAR is
+// spec/sync.md#foreign-dags: a tampered block or a missing block of another tool's CAR is
 // still exit 4, naming the CID.
 #[test]
 fn a_tampered_or_incomplete_foreign_car_exits_4() {
@@ -192,7 +192,7 @@ fn store_blocks(d: &Device, root: &Cid, blocks: &[(Cid, Vec<u8>)]) {
     std::fs::write(d.remote.join(format!("cars/{root}.car")), out).unwrap();
 }
 
-// spec/sync.md#foreign: what is not a UnixFS directory of a memory is refused, naming
+// spec/sync.md#foreign-dags: what is not a UnixFS directory of a memory is refused, naming
 // the CID and the problem, and a CIDv0 is never told "the data did not match its CID".
 #[test]
 fn what_is_not_a_memory_directory_is_refused_by_name() {

@@ -288,7 +288,7 @@ fn an_unsyncable_name_is_not_pushed_and_is_printed_escaped() {
     assert!(!stdout(&st).contains("a\nforged"), "{}", stdout(&st));
 }
 
-// spec/sync.md#foreign: IPFS data memdir refuses is refused with exit 4 and a message
+// spec/sync.md#foreign-dags: IPFS data memdir refuses is refused with exit 4 and a message
 // that says what it is, never "the data did not match its CID": a CIDv0 root whose
 // block the archive does not hold, an unlinked CIDv0 block. (Data from other tools
 // that is well-formed is accepted: tests/sync/foreign.rs.)

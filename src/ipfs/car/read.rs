@@ -384,7 +384,7 @@ fn read_block_cid<R: Read>(input: &mut Input<R>, section: u64) -> Result<Cid, Ca
     let version = input.varint_in(section)?;
     if version == MH_SHA2_256 {
         // 0x12 here starts a CIDv0: a bare sha2-256 multihash naming a dag-pb block,
-        // as other tools write (spec/sync.md#foreign). It is verified the same way.
+        // as other tools write (spec/sync.md#foreign-dags). It is verified the same way.
         let digest_len = input.varint_in(section)?;
         if digest_len != 32 {
             return Err(CarError::UnsupportedCid {

@@ -225,7 +225,7 @@ fn rejections() {
             "identity" => {
                 matches!(err, CarError::IdentityCid { offset } if offset == car.len() as u64)
             }
-            // spec/sync.md#foreign: a CIDv0 block is read and verified like any other;
+            // spec/sync.md#foreign-dags: a CIDv0 block is read and verified like any other;
             // this one is refused only because nothing links to it.
             "v0" => {
                 matches!(err, CarError::Unreachable { cid } if cid.version() == cid::Version::V0)
@@ -268,7 +268,7 @@ fn rejections() {
         expect_err(&car, &v0_root, &limits),
         CarError::MissingBlock { cid } if cid == v0_root
     ));
-    // spec/sync.md#foreign: a requested root memdir cannot verify names the CID and
+    // spec/sync.md#foreign-dags: a requested root memdir cannot verify names the CID and
     // the problem, never "did not match its CID".
     let sha512 = Cid::new_v1(
         crate::ipfs::unixfs::CODEC_DAG_PB,
@@ -287,7 +287,7 @@ fn rejections() {
     );
 }
 
-// spec/sync.md#foreign: CIDv0 (dag-pb, sha2-256) blocks and roots, as Kubo and older
+// spec/sync.md#foreign-dags: CIDv0 (dag-pb, sha2-256) blocks and roots, as Kubo and older
 // importers write them, are read and verified; a tampered one is a hash mismatch.
 #[test]
 fn cidv0_blocks_are_verified() {

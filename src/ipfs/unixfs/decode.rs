@@ -349,7 +349,7 @@ pub fn decode(
     decode_with(root, blocks, limits, PROFILE)
 }
 
-/// Decodes the tree under `root` from another tool's DAG (spec/sync.md#foreign).
+/// Decodes the tree under `root` from another tool's DAG (spec/sync.md#foreign-dags).
 ///
 /// Reads any well-formed UnixFS DAG: CIDv0 or CIDv1 blocks hashed with sha2-256,
 /// files as raw leaves or dag-pb File (or Raw) nodes with any chunking and layout,

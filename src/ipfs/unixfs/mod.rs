@@ -1,6 +1,7 @@
 //! UnixFS v1 blocks for the IPIP-499 `unixfs-v1-2025` CID profile: encoding a tree
 //! of files and directories into content-addressed blocks, and strictly decoding
-//! such blocks back into a tree.
+//! such blocks back into a tree (or, from another tool's DAG, decoding any
+//! well-formed UnixFS tree so that the caller can re-encode it under the profile).
 //!
 //! This module owns the byte-exact rules that make our CIDs equal to the ones the
 //! reference IPFS importers compute: dag-pb with all Links before Data and the
@@ -13,8 +14,8 @@
 //! Callers hand it an in-memory tree (or a block map) and get blocks (or a tree)
 //! back. Everything it decodes is untrusted, so the decoder never indexes without
 //! a bounds check, never unwraps input-derived values, bounds all work by
-//! [`Limits`] and finally re-encodes what it decoded to prove the DAG is the one
-//! our own encoder would have produced.
+//! [`Limits`] and, in the strict [`decode`], finally re-encodes what it decoded to
+//! prove the DAG is the one our own encoder would have produced.
 
 // Errors carry the CIDs that failed by value (a `Cid` is about 90 bytes), so
 // some variants exceed clippy's 128-byte guideline. They are built only on the

@@ -1009,7 +1009,7 @@ fn decode_rejects_bad_hamt() {
     );
 }
 
-// -- decoding other tools' DAGs (spec/sync.md#foreign) ---------------------
+// -- decoding other tools' DAGs (spec/sync.md#foreign-dags) ---------------------
 
 fn foreign_ok(root: &Cid, blocks: &[(Cid, Vec<u8>)]) -> Node {
     let map: HashMap<Cid, Vec<u8>> = blocks.iter().cloned().collect();
