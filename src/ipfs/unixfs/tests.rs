@@ -1309,10 +1309,37 @@ proptest! {
         prop_assert_eq!(decoded, Ok(tree));
     }
 
+    /// spec/sync.md#foreign-dags: whatever chunking, width and sharding another tool
+    /// used, the foreign decoder gives the tree back, and re-encoding it gives the
+    /// profile root.
+    #[test]
+    fn foreign_decode_reads_any_params(
+        tree in tree_strategy(),
+        chunk_size in 1usize..8,
+        max_links in 2usize..5,
+        shard_threshold in 0usize..200,
+    ) {
+        let params = Params { chunk_size, max_links, shard_threshold };
+        let dag = build_with(&tree, params).expect("build");
+        let decoded = decode_foreign(&dag.root, &block_map(&dag), &Limits::default());
+        prop_assert_eq!(decoded.as_ref(), Ok(&tree));
+        prop_assert_eq!(root_cid(&decoded.expect("decoded")).expect("root"), root_cid(&tree).expect("root"));
+    }
+
     #[test]
     fn decode_pb_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
         let _ = decode_pb(&bytes);
         let _ = decode_unixfs(&bytes, false);
+        let _ = decode_unixfs(&bytes, true);
         let _ = parse_cid(&bytes);
+    }
+
+    /// The foreign decoder on a random block as the root, and as the only child of a
+    /// directory: an error or a tree, never a panic.
+    #[test]
+    fn foreign_decode_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+        let cid = block_cid(CODEC_DAG_PB, &bytes);
+        let map: HashMap<Cid, Vec<u8>> = [(cid, bytes)].into_iter().collect();
+        let _ = decode_foreign(&cid, &map, &Limits::default());
     }
 }
