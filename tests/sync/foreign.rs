@@ -137,6 +137,29 @@ fn refused(d: &Device, root: &str) -> String {
     stderr(&o)
 }
 
+// spec/sync.md#foreign-dags: in every fixture, one flipped byte inside its largest
+// block is still exit 4, naming that block, and changes nothing.
+#[test]
+fn every_foreign_fixture_tampered_exits_4() {
+    for c in cases() {
+        let car = std::fs::read(fixture(&format!("foreign/{}.car", c.name))).unwrap();
+        let root: Cid = c.root.parse().unwrap();
+        let blocks = read_car(car.as_slice(), &root, &CarLimits::default()).unwrap();
+        let (big, data) = blocks.iter().max_by_key(|(_, b)| b.len()).unwrap();
+        let at = car
+            .windows(data.len())
+            .position(|w| w == data.as_slice())
+            .unwrap();
+        let mut tampered = car.clone();
+        tampered[at + data.len() / 2] ^= 1;
+        let tmp = tempfile::tempdir().unwrap();
+        let d = device_with(tmp.path(), &c.root, &tampered);
+        let err = refused(&d, &c.root);
+        assert!(err.contains(&format!("block {big}")), "{}: {err}", c.name);
+        assert!(err.contains("does not match its hash"), "{}: {err}", c.name);
+    }
+}
+
 // spec/sync.md#foreign-dags: a tampered block or a missing block of another tool's CAR is
 // still exit 4, naming the CID.
 #[test]
