@@ -282,3 +282,25 @@ fn dir_block(entries: &[(&str, &Cid)]) -> Vec<u8> {
     out.extend_from_slice(&[0x0a, 0x02, 0x08, 0x01]);
     out
 }
+
+// spec/sync.md#foreign-dags: a directory whose small files are inline raw leaves
+// (identity CIDs, `ipfs add --inline`) pulls, and is re-encoded with real leaves.
+#[test]
+fn inline_leaves_are_pulled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = device_with(tmp.path(), "none", b"");
+    let inline = Cid::new_v1(
+        unixfs::CODEC_RAW,
+        cid::multihash::Multihash::<64>::wrap(0, b"inline note\n").unwrap(),
+    );
+    let dir = dir_block(&[("a.md", &inline)]);
+    let root = v0_of(&dir);
+    store_blocks(&d, &root, &[(root, dir)]);
+    let o = d.ok(&["pull", &root.to_string(), "--json"]);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(std::fs::read(d.dir.join("a.md")).unwrap(), b"inline note\n");
+    let tree = Node::Dir([("a.md".to_string(), Node::File(b"inline note\n".to_vec()))].into());
+    let profile = unixfs::build(&tree).unwrap().root.to_string();
+    assert_eq!(r["plain_root"], profile.as_str());
+    assert_eq!(r["re_encoded"], true);
+}

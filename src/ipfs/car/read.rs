@@ -12,7 +12,8 @@ use cid::multihash::Multihash;
 use sha2::{Digest, Sha256};
 
 use crate::ipfs::unixfs::{
-    CODEC_DAG_PB, CODEC_RAW, MH_IDENTITY, MH_SHA2_256, decode_pb, is_supported_cid, read_varint,
+    CODEC_DAG_PB, CODEC_RAW, MH_IDENTITY, MH_SHA2_256, decode_pb, is_inline_raw, is_supported_cid,
+    read_varint,
 };
 
 use super::*;
@@ -248,6 +249,10 @@ impl Reach {
             };
             self.accepted.insert(cid, bytes);
             for link in links {
+                // An inline raw leaf carries its bytes in the CID: no block to wait for.
+                if is_inline_raw(&link) {
+                    continue;
+                }
                 if !is_supported_cid(&link) {
                     return Err(CarError::UnsupportedLink { parent: cid, link });
                 }

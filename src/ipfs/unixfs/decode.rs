@@ -14,6 +14,8 @@ use super::*;
 
 struct Decoder<'a> {
     blocks: &'a HashMap<Cid, Vec<u8>>,
+    /// Inline raw leaves (identity CIDs) linked from `blocks`, with their bytes.
+    inline: &'a HashMap<Cid, Vec<u8>>,
     limits: Limits,
     entries: u64,
     visited: u64,
@@ -31,15 +33,19 @@ impl<'a> Decoder<'a> {
     /// Looks a block up, enforcing the CID policy and the work budget.
     fn block(&mut self, cid: &Cid) -> Result<&'a [u8], UnixfsError> {
         let supported = if self.foreign {
-            is_supported_cid(cid)
+            is_supported_cid(cid) || is_inline_raw(cid)
         } else {
             is_profile_cid(cid)
         };
         if !supported {
             return Err(UnixfsError::UnsupportedCid { cid: *cid });
         }
-        let bytes = self
-            .blocks
+        let store = if is_inline_raw(cid) {
+            self.inline
+        } else {
+            self.blocks
+        };
+        let bytes = store
             .get(cid)
             .ok_or(UnixfsError::MissingBlock { cid: *cid })?;
         // +1 so that even empty blocks cost something and visits stay bounded.
@@ -311,8 +317,10 @@ pub(super) fn decode_with(
     limits: &Limits,
     params: Params,
 ) -> Result<Node, UnixfsError> {
+    let none = HashMap::new();
     let mut decoder = Decoder {
         blocks,
+        inline: &none,
         limits: Limits {
             max_depth: limits.max_depth.min(MAX_DEPTH),
             ..*limits
@@ -354,7 +362,8 @@ pub fn decode(
 /// Reads any well-formed UnixFS DAG: CIDv0 or CIDv1 blocks hashed with sha2-256,
 /// files as raw leaves or dag-pb File (or Raw) nodes with any chunking and layout,
 /// flat directories and HAMT shards of any power-of-two fanout up to 1024, with
-/// mode and mtime skipped. Everything else is checked as strictly as in
+/// mode and mtime skipped, and inline raw leaves (identity CIDs of codec raw, whose
+/// bytes are the CID itself, as `ipfs add --inline` writes small files). Everything else is checked as strictly as in
 /// [`decode`] (names, sizes, duplicate entries, symlinks and other node types,
 /// [`Limits`]), but the tree is not required to re-encode to `root`: the caller
 /// re-encodes it under the profile and keeps both roots.
@@ -363,8 +372,23 @@ pub fn decode_foreign(
     blocks: &HashMap<Cid, Vec<u8>>,
     limits: &Limits,
 ) -> Result<Node, UnixfsError> {
+    // The bytes of inline leaves are their CIDs' digests; collecting them up front keeps
+    // one lookup path (and one budget) for every block. Blocks that do not parse are
+    // skipped here and reported by the decoder if it reaches them.
+    let mut inline = HashMap::new();
+    for (cid, bytes) in blocks {
+        if cid.codec() != CODEC_DAG_PB {
+            continue;
+        }
+        for link in decode_pb(bytes).map(|pb| pb.links).unwrap_or_default() {
+            if is_inline_raw(&link.cid) {
+                inline.insert(link.cid, link.cid.hash().digest().to_vec());
+            }
+        }
+    }
     let mut decoder = Decoder {
         blocks,
+        inline: &inline,
         limits: Limits {
             max_depth: limits.max_depth.min(MAX_DEPTH),
             ..*limits

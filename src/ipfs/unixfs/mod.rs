@@ -411,11 +411,20 @@ pub fn is_supported_cid(cid: &Cid) -> bool {
         && cid.hash().size() == 32
 }
 
+/// Whether `cid` is an inline raw leaf: CIDv1, codec raw, identity "hash", so the
+/// CID carries the bytes themselves (at most 64, the multihash bound). Nothing needs
+/// verifying; other tools' DAGs may link small files this way.
+pub fn is_inline_raw(cid: &Cid) -> bool {
+    cid.version() == cid::Version::V1
+        && cid.codec() == CODEC_RAW
+        && cid.hash().code() == MH_IDENTITY
+}
+
 /// What is wrong with a CID memdir does not read, for messages.
 pub fn cid_problem(cid: &Cid) -> String {
     let hash = cid.hash();
     if hash.code() == MH_IDENTITY {
-        "it is an identity (inline) CID, which memdir does not read".into()
+        "it is an identity (inline) CID, which memdir reads only as an inline raw leaf (codec 0x55) of a DAG another tool made".into()
     } else if hash.code() != MH_SHA2_256 || hash.size() != 32 {
         format!(
             "its hash function is {:#x} with a {}-byte digest; memdir verifies sha2-256 (0x12, 32 bytes) only",

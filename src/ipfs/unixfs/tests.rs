@@ -1159,8 +1159,8 @@ fn foreign_refusals_name_the_cid_and_the_problem() {
             "block {lc} is a UnixFS symlink node (type 4), which a memory directory cannot hold"
         )
     );
-    // Identity (inline) and sha2-512 links.
-    let identity = Cid::new_v1(CODEC_RAW, Multihash::<64>::wrap(0, b"x").expect("mh"));
+    // Identity (inline) dag-pb nodes and sha2-512 links.
+    let identity = Cid::new_v1(CODEC_DAG_PB, Multihash::<64>::wrap(0, b"x").expect("mh"));
     let sha512 = Cid::new_v1(
         CODEC_RAW,
         Multihash::<64>::wrap(0x13, &[0; 64]).expect("mh"),
@@ -1213,6 +1213,43 @@ fn foreign_refusals_name_the_cid_and_the_problem() {
         decode_foreign(&root, &map, &tight),
         Err(UnixfsError::SizeLimit { limit: 6000, .. })
     ));
+}
+
+// spec/sync.md#foreign-dags: inline raw leaves (identity CIDs, `ipfs add --inline`)
+// are read from the CID itself, as a whole small file and as a chunk of a larger one.
+#[test]
+fn foreign_inline_raw_leaves() {
+    let inline =
+        |bytes: &[u8]| Cid::new_v1(CODEC_RAW, Multihash::<64>::wrap(0, bytes).expect("mh"));
+    let (hi, rest) = (inline(b"hi "), inline(b"there"));
+    let parent = encode_pb(
+        &[
+            LinkOut {
+                cid: &hi,
+                name: b"",
+                tsize: 3,
+            },
+            LinkOut {
+                cid: &rest,
+                name: b"",
+                tsize: 5,
+            },
+        ],
+        &hex("08 02 18 08 20 03 20 05"),
+    );
+    let p = block_cid(CODEC_DAG_PB, &parent);
+    let small = inline(b"tiny\n");
+    let (root, block) = raw_dir(&[(b"a.md", &p, 9), (b"b.md", &small, 5)], &[8, 1]);
+    let blocks = [(root, block), (p, parent)];
+    assert_eq!(
+        foreign_ok(&root, &blocks),
+        dir(vec![("a.md", file(b"hi there")), ("b.md", file(b"tiny\n"))])
+    );
+    // The strict decoder still refuses them.
+    assert_eq!(
+        decode_err(&root, &blocks, &Limits::default()),
+        UnixfsError::UnsupportedCid { cid: hi }
+    );
 }
 
 #[test]
