@@ -83,7 +83,8 @@ fn cars_from_other_tools_are_pulled_and_re_encoded() {
         assert_eq!(base["root"], c.profile_root.as_str(), "{}", c.name);
         assert_eq!(stdout(&d.ok(&["cid"])).trim(), c.profile_root, "{}", c.name);
         if foreign {
-            let text = stderr(&d.ok(&["status"])) + &stdout(&d.ok(&["status"]));
+            let st = d.ok(&["status"]);
+            let text = stdout(&st) + &stderr(&st);
             assert!(
                 text.contains(&format!(
                     "re-encoded under unixfs-v1-2025 as: {}",
