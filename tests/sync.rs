@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::common::{memdir, run, stderr, stdout, tree};
 
+mod foreign;
 mod hostile;
 mod races;
 

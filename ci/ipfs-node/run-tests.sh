@@ -3,7 +3,8 @@
 # (ci/ipfs-node/start.sh; installs it on first use), runs the provider tests
 # (provider conformance and the sync suite's node tests) with
 # MEMDIR_REQUIRE_IPFS=1 so a missing node fails instead of skipping,
-# always stops the node, and exits with the tests' status.
+# always stops the node, and exits with the tests' status. js-ipfs is deprecated
+# upstream and kept pinned only as a Kubo-RPC server (see start.sh).
 #
 #   ci/ipfs-node/run-tests.sh [extra cargo test args...]
 set -euo pipefail

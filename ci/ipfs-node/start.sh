@@ -3,6 +3,12 @@
 # (pinned by package-lock.json next to this script), offline, its Kubo-style
 # RPC API and its gateway bound to free ports on 127.0.0.1 only.
 #
+# js-ipfs is deprecated upstream (archived; superseded by Helia, which has no Kubo
+# RPC server) and Kubo cannot be installed offline here, so it stays pinned at
+# 0.66.1 for one job: serving the Kubo RPC subset memdir's kubo provider speaks.
+# Interoperability with today's JS stack (Helia, ipfs-car, @ipld/car, the
+# exporter) is checked by ci/verify/ instead (spec/decisions.md, 2026-11-24).
+#
 #   eval "$(ci/ipfs-node/start.sh STATE_DIR)"
 #
 # Prints on stdout (everything else goes to stderr):

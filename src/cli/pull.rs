@@ -14,8 +14,10 @@ use crate::sync::plan::{Outcome, escape};
 /// Download a pushed version by CID, verify every block, and merge it in.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Every block is checked against its CID, the DAG is decoded strictly (unsafe
-names, non-canonical DAGs and oversize data are refused) and, in encrypted-ipfs mode,
+    after_help = "Every block is checked against its CID, the DAG is decoded (unsafe names and
+oversize data are refused; a DAG another IPFS tool made, CIDv0 or with other chunking,
+sharding or mtime, is re-encoded under unixfs-v1-2025 and both roots are reported;
+encrypted blobs are decoded strictly) and, in encrypted-ipfs mode,
 the blob is opened with your key and its MAC and inner root checked, all before a file
 changes. A failure changes nothing and exits with code 4 (integrity) or 3 (network).
 
@@ -127,6 +129,12 @@ pub fn print(r: &PullReport, out: &mut Out) {
     );
     if r.decisions.is_empty() {
         head.push_str("; already in sync");
+    }
+    if r.re_encoded {
+        out.note(&format!(
+            "{} was made by another tool; re-encoded under unixfs-v1-2025 as {} (recorded with it as the base; the next push publishes that root)",
+            r.root, r.plain_root
+        ));
     }
     out.text(&head);
     for l in lines {

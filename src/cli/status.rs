@@ -5,7 +5,7 @@ use serde_json::json;
 use super::Out;
 use crate::engine::Memory;
 use crate::report::Failure;
-use crate::sync::config::Config;
+use crate::sync::config::{Config, Mode};
 use crate::sync::plan::escape;
 
 /// Show the sync status (offline): what is unpushed, what is in conflict.
@@ -56,7 +56,12 @@ pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
                 b.at.format("%Y-%m-%dT%H:%M:%SZ")
             ));
             if b.network_root != b.root {
-                t.push(format!("  plaintext root (local only): {}", b.root));
+                if b.mode == Mode::Ipfs {
+                    // spec/sync.md#foreign-dags: another tool's DAG, re-encoded by memdir.
+                    t.push(format!("  re-encoded under unixfs-v1-2025 as: {}", b.root));
+                } else {
+                    t.push(format!("  plaintext root (local only): {}", b.root));
+                }
             }
         }
     }

@@ -253,12 +253,30 @@ impl ProviderError {
                 Some("the provider re-encoded or substituted the data; nothing was recorded".into())
             }
             ProviderError::Car {
-                source: CarError::UnsupportedRoot { .. } | CarError::CidV0 { .. },
+                source: CarError::UnsupportedRoot { .. } | CarError::UnsupportedCid { .. } | CarError::UnsupportedLink { .. } | CarError::IdentityCid { .. },
                 ..
             } => Some(
-                "the data may be valid IPFS, but memdir reads only the unixfs-v1-2025 profile (CIDv1, raw leaves, 1 MiB chunks, no mode or mtime; spec/sync.md); nothing was changed"
+                "memdir reads UnixFS DAGs of raw and dag-pb blocks hashed with sha2-256 (CIDv0 or CIDv1; spec/sync.md#foreign-dags); nothing was changed"
                     .into(),
             ),
+            ProviderError::Car {
+                source: CarError::MissingBlock { .. },
+                ..
+            } => Some(
+                "the archive lacks a block its DAG links to (an incomplete CAR); nothing was changed"
+                    .into(),
+            ),
+            ProviderError::Car {
+                source: CarError::Unreachable { .. },
+                ..
+            } => Some(
+                "the archive holds a block the requested root does not link to (a CAR of another DAG, or of more than one); nothing was changed"
+                    .into(),
+            ),
+            ProviderError::Car {
+                source: CarError::DagPb { .. },
+                ..
+            } => Some("a block is not well-formed dag-pb, so it is no UnixFS DAG memdir can read; nothing was changed".into()),
             ProviderError::Car { .. }
             | ProviderError::BadBlock { .. }
             | ProviderError::AllFailed { .. }

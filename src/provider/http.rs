@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::{Blocks, Direction, Env, Progress, ProviderError};
 use crate::ipfs::car::{self, CarError, CarLimits};
-use crate::ipfs::unixfs::is_profile_cid;
+use crate::ipfs::unixfs::{cid_problem, is_supported_cid};
 
 /// Environment variable: request timeout in seconds.
 pub const TIMEOUT_VAR: &str = "MEMDIR_HTTP_TIMEOUT";
@@ -449,11 +449,11 @@ impl Read for ChannelReader {
     }
 }
 
-/// Checks one block fetched on its own: a CID in our profile, within the
+/// Checks one block fetched on its own: a CID memdir can verify, within the
 /// size limit, bytes hashing to the CID.
 pub(crate) fn check_block(cid: &Cid, data: &[u8], limits: &CarLimits) -> Result<(), String> {
-    if !is_profile_cid(cid) {
-        return Err("has a CID outside the unixfs-v1-2025 profile".into());
+    if !is_supported_cid(cid) {
+        return Err(format!("is not supported: {}", cid_problem(cid)));
     }
     if data.len() > limits.max_block_size {
         return Err(format!(

@@ -77,8 +77,9 @@ pub enum SyncError {
     /// An encrypted pull found a directory where the sealed file was expected.
     #[error("{root} is a directory, not a sealed memdir blob")]
     NotSealed { root: Cid },
-    /// The downloaded DAG did not decode strictly.
-    #[error("{root} failed strict decoding: {source}")]
+    /// The downloaded DAG is not a UnixFS tree memdir reads (decoded strictly in
+    /// `encrypted-ipfs`, as any tool's DAG in `ipfs` mode: spec/sync.md#foreign-dags).
+    #[error("{root} is not a UnixFS DAG memdir can apply: {source}")]
     Decode {
         root: Cid,
         #[source]

@@ -45,9 +45,9 @@ fn fetch(
             source: Box::new(e),
         })
     };
-    let outer = decode(root, &blocks)?;
     if remote.encrypted() {
-        let Node::File(bytes) = outer else {
+        // A sealed blob is memdir's own, so it is decoded strictly.
+        let Node::File(bytes) = decode(root, &blocks)? else {
             return Err(SyncError::NotSealed { root: *root });
         };
         let plain = seal::open(
@@ -78,15 +78,23 @@ fn fetch(
             lineage,
         })
     } else {
+        // Any well-formed UnixFS DAG is read, whichever tool made it (spec/sync.md#foreign-dags),
+        // and re-encoded under the profile: a memdir DAG re-encodes to its own root, another
+        // tool's to the profile root memdir records beside the root it was pulled by.
+        let outer =
+            unixfs::decode_foreign(root, &blocks, &expansion_limits(&blocks)).map_err(|e| {
+                SyncError::Decode {
+                    root: *root,
+                    source: Box::new(e),
+                }
+            })?;
         if matches!(outer, Node::File(_)) {
             return Err(SyncError::NotADirectory { root: *root });
         }
         check_tree(root, &outer)?;
-        // The strict decoder proved the blocks canonical, so rebuilding them gives the
-        // same root and the same CAR the other device pushed.
         let dag = build(&outer, mem)?;
         Ok(Fetched {
-            plain_root: *root,
+            plain_root: dag.root,
             plain_car: car::car_bytes(&dag),
             tree: outer,
             lineage: None,
@@ -173,6 +181,7 @@ pub fn pull(
         dry_run,
         root: root.to_string(),
         plain_root: String::new(),
+        re_encoded: false,
         had_base: true,
         behind,
         diverged: false,
@@ -279,6 +288,7 @@ pub fn pull(
             dry_run,
             root: root.to_string(),
             plain_root: fetched.plain_root.to_string(),
+            re_encoded: !remote.encrypted() && fetched.plain_root != *root,
             had_base,
             behind: false,
             diverged,

@@ -255,11 +255,16 @@ pub(crate) enum Upload {
 pub(crate) fn plan_push(i: &PushInputs<'_>) -> Result<PushPlan> {
     let base = i.state.base.as_ref();
     let base_network = base.map(|b| b.network_cid()).transpose()?;
+    // A plain base pulled from another tool's DAG was re-encoded: the provider holds
+    // the foreign root, not ours, so the profile root is still to be published and no
+    // block of ours can be assumed there (spec/sync.md#foreign-dags).
+    let re_encoded = base.is_some_and(|b| b.mode == Mode::Ipfs && b.root != b.network_root);
     // Already there: the base is this exact version and it is the provider's head (or,
     // without a head, a pin we made on this provider).
     if let Some(b) = base
         && b.root == i.root.to_string()
         && b.mode == i.mode
+        && !re_encoded
     {
         let pinned_here = i
             .state
@@ -287,6 +292,7 @@ pub(crate) fn plan_push(i: &PushInputs<'_>) -> Result<PushPlan> {
         });
     }
     let delta = i.mode == Mode::Ipfs
+        && !re_encoded
         && i.keeps_blocks
         && base.is_some_and(|b| b.mode == Mode::Ipfs && base_on(i.state, b, i.provider));
     Ok(PushPlan::Upload(if delta {
@@ -450,6 +456,22 @@ mod tests {
         };
         assert_eq!(
             check(&elsewhere, &b, Mode::Ipfs, None, false, true),
+            PushPlan::Upload(Upload::Full)
+        );
+        // spec/sync.md#foreign-dags: a base pulled from another tool's DAG `h`, re-encoded
+        // to `a`. Unchanged, its head still `h`: the profile root is published (not
+        // "up to date"), in full (the provider holds h's blocks, not a's), and the
+        // head is not "ahead" (it is the base).
+        let foreign = State {
+            base: Some(base(&a, &h, Mode::Ipfs, "kubo")),
+            ..State::default()
+        };
+        assert_eq!(
+            check(&foreign, &a, Mode::Ipfs, Some(h), false, true),
+            PushPlan::Upload(Upload::Full)
+        );
+        assert_eq!(
+            check(&foreign, &b, Mode::Ipfs, Some(h), false, true),
             PushPlan::Upload(Upload::Full)
         );
     }

@@ -171,8 +171,14 @@ pub struct PullReport {
     pub dry_run: bool,
     /// The CID asked for.
     pub root: String,
-    /// The plaintext root it holds.
+    /// The plaintext root it holds, as memdir encodes it (unixfs-v1-2025): in `ipfs`
+    /// mode equal to `root` unless another tool made the DAG.
     pub plain_root: String,
+    /// In `ipfs` mode, `root` was made by another tool (other CID version, chunking,
+    /// sharding, metadata...) and was re-encoded under the profile to `plain_root`,
+    /// which is what the sync state records as the base (spec/sync.md#foreign-dags).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub re_encoded: bool,
     /// Whether a recorded base took part (otherwise a first sync: two-way).
     pub had_base: bool,
     /// The remote is a version this directory already passed: nothing was applied

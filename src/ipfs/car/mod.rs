@@ -7,8 +7,8 @@
 //! it (`order=dfs; dups=n` in gateway terms).
 //!
 //! The reader treats every byte as hostile. It verifies each block's sha2-256
-//! digest against its CID, accepts only CIDv1 raw/dag-pb sha2-256 blocks (never
-//! identity CIDs), bounds each block and the whole stream, ignores the header's
+//! digest against its CID, accepts only CIDv0 and CIDv1 raw/dag-pb sha2-256 blocks
+//! (never identity CIDs or other hashes, which it cannot verify the same way), bounds each block and the whole stream, ignores the header's
 //! roots in favour of the root the caller asked for (as the trustless gateway
 //! spec requires), tolerates duplicate blocks, keeps only blocks reachable from
 //! that root and fails unless every link under the root is present.
@@ -139,9 +139,9 @@ pub enum CarError {
         /// Where the section starts.
         offset: u64,
     },
-    /// A block CID outside the profile (version, codec or hash).
+    /// A block CID memdir cannot verify or decode (version, codec or hash).
     #[error(
-        "unsupported CID (version {version}, codec {codec:#x}, hash {hash_code:#x}/{digest_len}) at byte {offset}"
+        "unsupported CID (version {version}, codec {codec:#x}, hash {hash_code:#x}/{digest_len}) at byte {offset}: memdir reads raw and dag-pb blocks hashed with sha2-256"
     )]
     UnsupportedCid {
         /// Where the section starts.
@@ -155,16 +155,11 @@ pub enum CarError {
         /// Digest length.
         digest_len: u64,
     },
-    /// A block CID that is a CIDv0 (a bare sha2-256 multihash, `Qm…`).
+    /// The root the caller asked for is not a CID memdir can verify or decode.
     #[error(
-        "CIDv0 block (Qm…) at byte {offset}: the unixfs-v1-2025 profile uses CIDv1 blocks only"
+        "requested root {cid} is not supported: {}",
+        crate::ipfs::unixfs::cid_problem(cid)
     )]
-    CidV0 {
-        /// Where the section starts.
-        offset: u64,
-    },
-    /// The root the caller asked for is itself outside the profile.
-    #[error("{}", unsupported_root(cid))]
     UnsupportedRoot {
         /// The requested root.
         cid: Cid,
@@ -185,8 +180,11 @@ pub enum CarError {
         /// What was wrong.
         source: PbError,
     },
-    /// A reachable block links to a CID outside the profile.
-    #[error("block {parent} links to unsupported CID {link}")]
+    /// A reachable block links to a CID memdir cannot verify or decode.
+    #[error(
+        "block {parent} links to unsupported CID {link}: {}",
+        crate::ipfs::unixfs::cid_problem(link)
+    )]
     UnsupportedLink {
         /// The linking block.
         parent: Cid,
@@ -214,14 +212,3 @@ mod write;
 
 pub use read::read_car;
 pub use write::{car_bytes, car_header, write_car, write_car_blocks};
-
-/// What a requested root outside the profile is told; a CIDv0 says so.
-fn unsupported_root(cid: &Cid) -> String {
-    if cid.version() == cid::Version::V0 {
-        format!(
-            "CIDv0 (Qm…) roots are not the unixfs-v1-2025 profile: {cid} (memdir reads CIDv1 roots, base32 `bafy…`/`bafk…`)"
-        )
-    } else {
-        format!("requested root {cid} is outside the unixfs-v1-2025 profile")
-    }
-}

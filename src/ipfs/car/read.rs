@@ -12,7 +12,8 @@ use cid::multihash::Multihash;
 use sha2::{Digest, Sha256};
 
 use crate::ipfs::unixfs::{
-    CODEC_DAG_PB, CODEC_RAW, MH_IDENTITY, MH_SHA2_256, decode_pb, is_profile_cid, read_varint,
+    CODEC_DAG_PB, CODEC_RAW, MH_IDENTITY, MH_SHA2_256, decode_pb, is_inline_raw, is_supported_cid,
+    read_varint,
 };
 
 use super::*;
@@ -248,7 +249,11 @@ impl Reach {
             };
             self.accepted.insert(cid, bytes);
             for link in links {
-                if !is_profile_cid(&link) {
+                // An inline raw leaf carries its bytes in the CID: no block to wait for.
+                if is_inline_raw(&link) {
+                    continue;
+                }
+                if !is_supported_cid(&link) {
                     return Err(CarError::UnsupportedLink { parent: cid, link });
                 }
                 if self.accepted.contains_key(&link) || self.wanted.contains_key(&link) {
@@ -286,7 +291,7 @@ impl Reach {
 ///
 /// The header's roots are parsed for well-formedness and otherwise ignored:
 /// the caller's `root` is what the blocks must hang from. Every block must be
-/// a CIDv1 raw or dag-pb block whose sha2-256 digest matches, no larger than
+/// a CIDv0, or a CIDv1 raw or dag-pb block, whose sha2-256 digest matches, no larger than
 /// `limits.max_block_size`; the whole stream may not exceed
 /// `limits.max_total_bytes`. Duplicates are tolerated; blocks may arrive in
 /// any order, but at the end every block must be reachable from `root` and
@@ -296,7 +301,7 @@ pub fn read_car<R: Read>(
     root: &Cid,
     limits: &CarLimits,
 ) -> Result<HashMap<Cid, Vec<u8>>, CarError> {
-    if !is_profile_cid(root) {
+    if !is_supported_cid(root) {
         return Err(CarError::UnsupportedRoot { cid: *root });
     }
     let mut input = Input {
@@ -382,9 +387,30 @@ pub fn read_car<R: Read>(
 /// that follows can be read into its own buffer without shifting it.
 fn read_block_cid<R: Read>(input: &mut Input<R>, section: u64) -> Result<Cid, CarError> {
     let version = input.varint_in(section)?;
-    if version == 0x12 {
-        // 0x12 here is a CIDv0 (bare sha2-256 multihash), which this profile never uses.
-        return Err(CarError::CidV0 { offset: section });
+    if version == MH_SHA2_256 {
+        // 0x12 here starts a CIDv0: a bare sha2-256 multihash naming a dag-pb block,
+        // as other tools write (spec/sync.md#foreign-dags). It is verified the same way.
+        let digest_len = input.varint_in(section)?;
+        if digest_len != 32 {
+            return Err(CarError::UnsupportedCid {
+                offset: section,
+                version: 0,
+                codec: CODEC_DAG_PB,
+                hash_code: MH_SHA2_256,
+                digest_len,
+            });
+        }
+        let mut digest = [0u8; 32];
+        input.exact(&mut digest, section)?;
+        let hash = Multihash::<64>::wrap(MH_SHA2_256, &digest)
+            .expect("a 32-byte digest fits a 64-byte multihash");
+        return Cid::new_v0(hash).map_err(|_| CarError::UnsupportedCid {
+            offset: section,
+            version: 0,
+            codec: CODEC_DAG_PB,
+            hash_code: MH_SHA2_256,
+            digest_len,
+        });
     }
     if version != 1 {
         return Err(CarError::UnsupportedCid {

@@ -205,7 +205,8 @@ fn rejections() {
         CarError::TotalTooLarge { limit: 4096, .. }
     ));
 
-    // Identity CID, unknown codec (dag-cbor), CIDv0, sha2-512.
+    // Identity CID, unknown codec (dag-cbor), CIDv0 (valid, but linked from nothing),
+    // sha2-512.
     let data = b"x";
     let identity = [hex("01 55 00 01"), data.to_vec()].concat();
     let digest = Sha256::digest(data);
@@ -224,11 +225,10 @@ fn rejections() {
             "identity" => {
                 matches!(err, CarError::IdentityCid { offset } if offset == car.len() as u64)
             }
-            // spec/sync.md#carv1-srcipfscarrs: a CIDv0 block is named as such, not as
-            // "version 18, codec 0x0".
+            // spec/sync.md#foreign-dags: a CIDv0 block is read and verified like any other;
+            // this one is refused only because nothing links to it.
             "v0" => {
-                matches!(err, CarError::CidV0 { offset } if offset == car.len() as u64)
-                    && err.to_string().starts_with("CIDv0 block (Qm…)")
+                matches!(err, CarError::Unreachable { cid } if cid.version() == cid::Version::V0)
             }
             _ => {
                 matches!(err, CarError::UnsupportedCid { offset, .. } if offset == car.len() as u64)
@@ -261,20 +261,67 @@ fn rejections() {
         expect_err(&car[..header_len], &root, &limits),
         CarError::MissingBlock { cid } if cid == root
     ));
-    // A requested root outside the profile.
+    // The CIDv0 form of a CIDv1 root is another CID (codec and version are part of
+    // it), so its block is simply not in the archive.
     let v0_root = Cid::new_v0(*root.hash()).expect("v0");
-    let err = expect_err(&car, &v0_root, &limits);
+    assert!(matches!(
+        expect_err(&car, &v0_root, &limits),
+        CarError::MissingBlock { cid } if cid == v0_root
+    ));
+    // spec/sync.md#foreign-dags: a requested root memdir cannot verify names the CID and
+    // the problem, never "did not match its CID".
+    let sha512 = Cid::new_v1(
+        crate::ipfs::unixfs::CODEC_DAG_PB,
+        cid::multihash::Multihash::<64>::wrap(0x13, &[0u8; 64]).expect("mh"),
+    );
+    let err = expect_err(&car, &sha512, &limits);
     assert!(
-        matches!(err, CarError::UnsupportedRoot { cid } if cid == v0_root),
+        matches!(err, CarError::UnsupportedRoot { cid } if cid == sha512),
         "{err:?}"
     );
-    // spec/sync.md#carv1-srcipfscarrs: a CIDv0 root says so.
     assert_eq!(
         err.to_string(),
         format!(
-            "CIDv0 (Qm…) roots are not the unixfs-v1-2025 profile: {v0_root} (memdir reads CIDv1 roots, base32 `bafy…`/`bafk…`)"
+            "requested root {sha512} is not supported: its hash function is 0x13 with a 64-byte digest; memdir verifies sha2-256 (0x12, 32 bytes) only"
         )
     );
+}
+
+// spec/sync.md#foreign-dags: CIDv0 (dag-pb, sha2-256) blocks and roots, as Kubo and older
+// importers write them, are read and verified; a tampered one is a hash mismatch.
+#[test]
+fn cidv0_blocks_are_verified() {
+    let leaf = b"leaf bytes".to_vec();
+    let leaf_cid = block_cid(crate::ipfs::unixfs::CODEC_RAW, &leaf);
+    // A dag-pb node linking the leaf: Links[{Hash, Name "", Tsize}], Data {Type: File}.
+    let mut link = vec![0x0a, 36];
+    link.extend_from_slice(&leaf_cid.to_bytes());
+    link.extend_from_slice(&[0x12, 0x00, 0x18, leaf.len() as u8]);
+    let mut node = vec![0x12, link.len() as u8];
+    node.extend_from_slice(&link);
+    node.extend_from_slice(&[0x0a, 0x02, 0x08, 0x02]);
+    let digest = Sha256::digest(&node);
+    let hash = cid::multihash::Multihash::<64>::wrap(0x12, &digest).expect("mh");
+    let root = Cid::new_v0(hash).expect("v0");
+    let car = |node: &[u8]| {
+        let mut out = Vec::new();
+        write_car_blocks(
+            &root,
+            [(&root, node), (&leaf_cid, leaf.as_slice())],
+            &mut out,
+        )
+        .expect("write");
+        out
+    };
+    let blocks = read_car(car(&node).as_slice(), &root, &CarLimits::default()).expect("read");
+    assert_eq!(blocks.get(&root), Some(&node));
+    assert_eq!(blocks.get(&leaf_cid), Some(&leaf));
+    let mut tampered = node.clone();
+    *tampered.last_mut().expect("byte") = 0x01;
+    assert!(matches!(
+        expect_err(&car(&tampered), &root, &CarLimits::default()),
+        CarError::HashMismatch { cid, .. } if cid == root
+    ));
 }
 
 #[test]

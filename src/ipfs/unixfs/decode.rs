@@ -1,5 +1,7 @@
-//! Strict tree decoding: blocks back into a tree, bounded by `Limits`, re-encoded
-//! to prove the DAG is the one our encoder would produce.
+//! Tree decoding: blocks back into a tree, bounded by `Limits`. The strict decode
+//! re-encodes to prove the DAG is the one our encoder would produce; the foreign
+//! decode reads any well-formed UnixFS DAG another tool made (CIDv0, dag-pb leaves,
+//! any chunking and layout, HAMTs of any power-of-two fanout, mode and mtime).
 
 // Errors carry CIDs by value; see the note in the module above.
 #![allow(clippy::result_large_err)]
@@ -12,9 +14,13 @@ use super::*;
 
 struct Decoder<'a> {
     blocks: &'a HashMap<Cid, Vec<u8>>,
+    /// Inline raw leaves (identity CIDs) linked from `blocks`, with their bytes.
+    inline: &'a HashMap<Cid, Vec<u8>>,
     limits: Limits,
     entries: u64,
     visited: u64,
+    /// Reading another tool's DAG: the looser rules of [`decode_foreign`].
+    foreign: bool,
 }
 
 /// A dag-pb block with its parsed node and UnixFS data.
@@ -26,11 +32,20 @@ struct Parsed<'b> {
 impl<'a> Decoder<'a> {
     /// Looks a block up, enforcing the CID policy and the work budget.
     fn block(&mut self, cid: &Cid) -> Result<&'a [u8], UnixfsError> {
-        if !is_profile_cid(cid) {
+        let supported = if self.foreign {
+            is_supported_cid(cid) || is_inline_raw(cid)
+        } else {
+            is_profile_cid(cid)
+        };
+        if !supported {
             return Err(UnixfsError::UnsupportedCid { cid: *cid });
         }
-        let bytes = self
-            .blocks
+        let store = if is_inline_raw(cid) {
+            self.inline
+        } else {
+            self.blocks
+        };
+        let bytes = store
             .get(cid)
             .ok_or(UnixfsError::MissingBlock { cid: *cid })?;
         // +1 so that even empty blocks cost something and visits stay bounded.
@@ -44,13 +59,13 @@ impl<'a> Decoder<'a> {
         Ok(bytes)
     }
 
-    fn parse(cid: &Cid, bytes: &'a [u8]) -> Result<Parsed<'a>, UnixfsError> {
+    fn parse(&self, cid: &Cid, bytes: &'a [u8]) -> Result<Parsed<'a>, UnixfsError> {
         let pb = decode_pb(bytes).map_err(|source| UnixfsError::DagPb { cid: *cid, source })?;
         let data = pb
             .data
             .ok_or(UnixfsError::MissingUnixfsData { cid: *cid })?;
-        let ufs =
-            decode_unixfs(data).map_err(|source| UnixfsError::UnixfsData { cid: *cid, source })?;
+        let ufs = decode_unixfs(data, self.foreign)
+            .map_err(|source| UnixfsError::UnixfsData { cid: *cid, source })?;
         Ok(Parsed { pb, ufs })
     }
 
@@ -60,9 +75,14 @@ impl<'a> Decoder<'a> {
         if cid.codec() == CODEC_RAW {
             return Ok(Node::File(bytes.to_vec()));
         }
-        let parsed = Self::parse(cid, bytes)?;
+        let parsed = self.parse(cid, bytes)?;
         match parsed.ufs.kind {
             TYPE_FILE => {
+                let mut out = Vec::new();
+                self.file(cid, &parsed, &mut out, 0)?;
+                Ok(Node::File(out))
+            }
+            TYPE_RAW if self.foreign => {
                 let mut out = Vec::new();
                 self.file(cid, &parsed, &mut out, 0)?;
                 Ok(Node::File(out))
@@ -151,7 +171,11 @@ impl<'a> Decoder<'a> {
             });
         }
         let inline = ufs.data.unwrap_or_default();
-        let declared = ufs.filesize.ok_or(UnixfsError::UnixfsData {
+        // A Raw-type leaf from an older importer may omit filesize; its size is then
+        // what it holds.
+        let implied = (self.foreign && ufs.kind == TYPE_RAW && ufs.filesize.is_none())
+            .then_some(inline.len() as u64);
+        let declared = ufs.filesize.or(implied).ok_or(UnixfsError::UnixfsData {
             cid: *cid,
             source: PbError {
                 offset: 0,
@@ -177,8 +201,9 @@ impl<'a> Decoder<'a> {
             if link.cid.codec() == CODEC_RAW {
                 out.extend_from_slice(bytes);
             } else {
-                let child = Self::parse(&link.cid, bytes)?;
-                if child.ufs.kind != TYPE_FILE {
+                let child = self.parse(&link.cid, bytes)?;
+                let leaf_ok = child.ufs.kind == TYPE_RAW && self.foreign;
+                if child.ufs.kind != TYPE_FILE && !leaf_ok {
                     return Err(UnixfsError::WrongNodeType {
                         cid: link.cid,
                         expected: "file node",
@@ -218,22 +243,32 @@ impl<'a> Decoder<'a> {
         depth: usize,
     ) -> Result<(), UnixfsError> {
         let bad = |problem| UnixfsError::BadHamt { cid: *cid, problem };
-        if level >= HAMT_MAX_LEVELS {
-            return Err(bad(HamtProblem::TooDeep));
-        }
-        if parsed.ufs.fanout != Some(HAMT_FANOUT) {
+        let fanout = parsed.ufs.fanout.unwrap_or(0);
+        let fanout_ok = if self.foreign {
+            fanout.is_power_of_two() && (2..=FOREIGN_MAX_FANOUT).contains(&fanout)
+        } else {
+            fanout == HAMT_FANOUT
+        };
+        if !fanout_ok {
             return Err(bad(HamtProblem::Fanout));
+        }
+        // Each level consumes log2(fanout) bits of the 64-bit hash.
+        let max_levels = 64usize.div_ceil(fanout.trailing_zeros().max(1) as usize);
+        if level >= max_levels {
+            return Err(bad(HamtProblem::TooDeep));
         }
         if parsed.ufs.hash_type != Some(HAMT_HASH_MURMUR3) {
             return Err(bad(HamtProblem::HashType));
         }
-        if parsed.pb.links.len() > HAMT_FANOUT as usize {
+        if parsed.pb.links.len() as u64 > fanout {
             return Err(bad(HamtProblem::TooManyLinks));
         }
+        // Bucket prefixes are upper-case hex, as wide as `fanout - 1` written in hex.
+        let width = format!("{:X}", fanout - 1).len();
         for link in &parsed.pb.links {
             let name = link.name.unwrap_or_default();
             let (prefix, rest) = name
-                .split_at_checked(2)
+                .split_at_checked(width)
                 .ok_or(bad(HamtProblem::BadPrefix))?;
             if !prefix
                 .iter()
@@ -249,7 +284,7 @@ impl<'a> Decoder<'a> {
                         expected: "HAMT shard",
                     });
                 }
-                let sub = Self::parse(&link.cid, bytes)?;
+                let sub = self.parse(&link.cid, bytes)?;
                 if sub.ufs.kind != TYPE_HAMT_SHARD {
                     return Err(UnixfsError::WrongNodeType {
                         cid: link.cid,
@@ -261,7 +296,7 @@ impl<'a> Decoder<'a> {
                 // tree full of empty sub-shards could cause.
                 let before = entries.len();
                 self.shard(&link.cid, &sub, entries, level + 1, depth)?;
-                if entries.len() - before < 2 {
+                if entries.len() - before < 2 && !self.foreign {
                     return Err(UnixfsError::BadHamt {
                         cid: link.cid,
                         problem: HamtProblem::SparseSubShard,
@@ -282,14 +317,17 @@ pub(super) fn decode_with(
     limits: &Limits,
     params: Params,
 ) -> Result<Node, UnixfsError> {
+    let none = HashMap::new();
     let mut decoder = Decoder {
         blocks,
+        inline: &none,
         limits: Limits {
             max_depth: limits.max_depth.min(MAX_DEPTH),
             ..*limits
         },
         entries: 0,
         visited: 0,
+        foreign: false,
     };
     let tree = decoder.node(root, 0)?;
     // Re-encoding is the cheapest complete canonicality check: if our encoder
@@ -317,4 +355,47 @@ pub fn decode(
     limits: &Limits,
 ) -> Result<Node, UnixfsError> {
     decode_with(root, blocks, limits, PROFILE)
+}
+
+/// Decodes the tree under `root` from another tool's DAG (spec/sync.md#foreign-dags).
+///
+/// Reads any well-formed UnixFS DAG: CIDv0 or CIDv1 blocks hashed with sha2-256,
+/// files as raw leaves or dag-pb File (or Raw) nodes with any chunking and layout,
+/// flat directories and HAMT shards of any power-of-two fanout up to 1024, with
+/// mode and mtime skipped, and inline raw leaves (identity CIDs of codec raw, whose
+/// bytes are the CID itself, as `ipfs add --inline` writes small files). Everything else is checked as strictly as in
+/// [`decode`] (names, sizes, duplicate entries, symlinks and other node types,
+/// [`Limits`]), but the tree is not required to re-encode to `root`: the caller
+/// re-encodes it under the profile and keeps both roots.
+pub fn decode_foreign(
+    root: &Cid,
+    blocks: &HashMap<Cid, Vec<u8>>,
+    limits: &Limits,
+) -> Result<Node, UnixfsError> {
+    // The bytes of inline leaves are their CIDs' digests; collecting them up front keeps
+    // one lookup path (and one budget) for every block. Blocks that do not parse are
+    // skipped here and reported by the decoder if it reaches them.
+    let mut inline = HashMap::new();
+    for (cid, bytes) in blocks {
+        if cid.codec() != CODEC_DAG_PB {
+            continue;
+        }
+        for link in decode_pb(bytes).map(|pb| pb.links).unwrap_or_default() {
+            if is_inline_raw(&link.cid) {
+                inline.insert(link.cid, link.cid.hash().digest().to_vec());
+            }
+        }
+    }
+    let mut decoder = Decoder {
+        blocks,
+        inline: &inline,
+        limits: Limits {
+            max_depth: limits.max_depth.min(MAX_DEPTH),
+            ..*limits
+        },
+        entries: 0,
+        visited: 0,
+        foreign: true,
+    };
+    decoder.node(root, 0)
 }

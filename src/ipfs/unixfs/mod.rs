@@ -1,6 +1,7 @@
 //! UnixFS v1 blocks for the IPIP-499 `unixfs-v1-2025` CID profile: encoding a tree
 //! of files and directories into content-addressed blocks, and strictly decoding
-//! such blocks back into a tree.
+//! such blocks back into a tree (or, from another tool's DAG, decoding any
+//! well-formed UnixFS tree so that the caller can re-encode it under the profile).
 //!
 //! This module owns the byte-exact rules that make our CIDs equal to the ones the
 //! reference IPFS importers compute: dag-pb with all Links before Data and the
@@ -13,8 +14,8 @@
 //! Callers hand it an in-memory tree (or a block map) and get blocks (or a tree)
 //! back. Everything it decodes is untrusted, so the decoder never indexes without
 //! a bounds check, never unwraps input-derived values, bounds all work by
-//! [`Limits`] and finally re-encodes what it decoded to prove the DAG is the one
-//! our own encoder would have produced.
+//! [`Limits`] and, in the strict [`decode`], finally re-encodes what it decoded to
+//! prove the DAG is the one our own encoder would have produced.
 
 // Errors carry the CIDs that failed by value (a `Cid` is about 90 bytes), so
 // some variants exceed clippy's 128-byte guideline. They are built only on the
@@ -49,15 +50,36 @@ pub const HAMT_HASH_MURMUR3: u64 = 0x22;
 /// Deepest directory nesting we build and, by default, accept when decoding.
 pub const MAX_DEPTH: usize = 64;
 
-/// A 64-bit hash yields eight bucket bytes, so a HAMT cannot nest deeper than this.
+/// A 64-bit hash yields eight bucket bytes, so a HAMT cannot nest deeper than this
+/// (with fanout 256; the decoder derives the bound from the fanout it reads).
 const HAMT_MAX_LEVELS: usize = 8;
 /// A balanced file tree of this height already addresses 2^80 bytes; anything
 /// deeper is an attack on our stack, not a file.
 const FILE_MAX_LEVELS: usize = 8;
 
+/// UnixFS `Raw`: a dag-pb leaf holding file bytes, written by older importers
+/// (`leafType: 'raw'`); read as file data from other tools, never written.
+const TYPE_RAW: u64 = 0;
 const TYPE_DIRECTORY: u64 = 1;
 const TYPE_FILE: u64 = 2;
 const TYPE_HAMT_SHARD: u64 = 5;
+/// A HAMT fanout accepted from other tools: a power of two up to this (the profile
+/// writes 256; the UnixFS spec allows any power of two, and each level then uses
+/// `log2(fanout)` bits of the hash).
+const FOREIGN_MAX_FANOUT: u64 = 1024;
+
+/// The name of a UnixFS type code, for messages.
+fn type_name(code: u64) -> &'static str {
+    match code {
+        0 => "raw",
+        1 => "directory",
+        2 => "file",
+        3 => "metadata",
+        4 => "symlink",
+        5 => "HAMT shard",
+        _ => "unknown",
+    }
+}
 
 /// A file or directory tree; directory keys are the raw entry names.
 ///
@@ -176,7 +198,7 @@ pub enum PbErrorKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HamtProblem {
     /// fanout is absent or not 256.
-    #[error("fanout is not 256")]
+    #[error("fanout is not 256 (or, from another tool, a power of two up to 1024)")]
     Fanout,
     /// hashType is absent or not murmur3-x64-64.
     #[error("hash type is not murmur3-x64-64")]
@@ -188,7 +210,7 @@ pub enum HamtProblem {
     #[error("link name lacks a two-digit bucket prefix")]
     BadPrefix,
     /// Sub-shards nest deeper than a 64-bit hash allows.
-    #[error("shards nested deeper than 8 levels")]
+    #[error("shards nested deeper than a 64-bit hash allows")]
     TooDeep,
     /// A sub-shard holds fewer than two entries, which no canonical HAMT does.
     #[error("sub-shard holds fewer than two entries")]
@@ -224,8 +246,10 @@ pub enum UnixfsError {
         /// The missing block.
         cid: Cid,
     },
-    /// A CID outside the profile: not CIDv1, not raw/dag-pb, or not sha2-256.
-    #[error("CID {cid} is outside the unixfs-v1-2025 profile")]
+    /// A CID memdir does not read here: outside the profile in a strict decode; in a
+    /// decode of another tool's DAG, a codec other than raw/dag-pb, a hash other than
+    /// sha2-256, or an identity (inline) CID.
+    #[error("CID {cid} is not supported: {}", cid_problem(cid))]
     UnsupportedCid {
         /// The offending CID.
         cid: Cid,
@@ -252,8 +276,11 @@ pub enum UnixfsError {
         /// The block.
         cid: Cid,
     },
-    /// A UnixFS type we do not support (raw, metadata, symlink, unknown).
-    #[error("block {cid} has unsupported UnixFS type {type_code}")]
+    /// A UnixFS type we do not support (metadata, symlink, unknown; raw in a strict decode).
+    #[error(
+        "block {cid} is a UnixFS {} node (type {type_code}), which a memory directory cannot hold",
+        type_name(*type_code)
+    )]
     UnsupportedType {
         /// The block.
         cid: Cid,
@@ -375,6 +402,47 @@ pub fn is_profile_cid(cid: &Cid) -> bool {
         && cid.hash().size() == 32
 }
 
+/// Whether memdir reads `cid` from another tool's DAG: CIDv0 or CIDv1, raw or dag-pb,
+/// sha2-256 with a 32-byte digest. Every such block is verified against its digest
+/// like a profile block; identity (inline) CIDs and other hashes are refused.
+pub fn is_supported_cid(cid: &Cid) -> bool {
+    (cid.codec() == CODEC_RAW || cid.codec() == CODEC_DAG_PB)
+        && cid.hash().code() == MH_SHA2_256
+        && cid.hash().size() == 32
+}
+
+/// Whether `cid` is an inline raw leaf: CIDv1, codec raw, identity "hash", so the
+/// CID carries the bytes themselves (at most 64, the multihash bound). Nothing needs
+/// verifying; other tools' DAGs may link small files this way.
+pub fn is_inline_raw(cid: &Cid) -> bool {
+    cid.version() == cid::Version::V1
+        && cid.codec() == CODEC_RAW
+        && cid.hash().code() == MH_IDENTITY
+}
+
+/// What is wrong with a CID memdir does not read, for messages.
+pub fn cid_problem(cid: &Cid) -> String {
+    let hash = cid.hash();
+    if hash.code() == MH_IDENTITY {
+        "it is an identity (inline) CID, which memdir reads only as an inline raw leaf (codec 0x55) of a DAG another tool made".into()
+    } else if hash.code() != MH_SHA2_256 || hash.size() != 32 {
+        format!(
+            "its hash function is {:#x} with a {}-byte digest; memdir verifies sha2-256 (0x12, 32 bytes) only",
+            hash.code(),
+            hash.size()
+        )
+    } else if cid.codec() != CODEC_RAW && cid.codec() != CODEC_DAG_PB {
+        format!(
+            "its codec is {:#x}; a UnixFS DAG holds raw (0x55) and dag-pb (0x70) blocks only",
+            cid.codec()
+        )
+    } else if cid.version() == cid::Version::V0 {
+        "it is a CIDv0 (Qm…), outside the unixfs-v1-2025 profile".into()
+    } else {
+        "it is outside the unixfs-v1-2025 profile".into()
+    }
+}
+
 /// Whether `name` can be materialized as a single path component on every
 /// platform we care about and is not a hidden (dot) entry, which the profile
 /// excludes from the DAG.
@@ -475,7 +543,7 @@ mod pb;
 pub(crate) mod tests;
 
 pub use build::{build, root_cid};
-pub use decode::decode;
+pub use decode::{decode, decode_foreign};
 pub use murmur3::{murmur3_x64_64, murmur3_x64_128};
 pub use pb::{PbLink, PbNode, decode_pb};
 // The parts of the codec share their private items through this module.

@@ -239,8 +239,9 @@ fn decode_pb_link(bytes: &[u8]) -> Result<PbLink<'_>, PbError> {
     Ok(PbLink { cid, name, tsize })
 }
 
-/// A decoded UnixFS Data message (mode and mtime are never accepted: the
-/// profile does not write them).
+/// A decoded UnixFS Data message (mode and mtime are refused in a strict decode,
+/// since the profile does not write them, and skipped in a decode of another tool's
+/// DAG, since a memory keeps neither).
 #[derive(Debug, Default)]
 pub(super) struct UnixfsData<'a> {
     pub(super) kind: u64,
@@ -252,8 +253,9 @@ pub(super) struct UnixfsData<'a> {
 }
 
 /// Strictly decodes UnixFS Data: fields in ascending order, each at most once
-/// except consecutive unpacked blocksizes; Type required.
-pub(super) fn decode_unixfs(bytes: &[u8]) -> Result<UnixfsData<'_>, PbError> {
+/// except consecutive unpacked blocksizes; Type required. With `metadata`, mode
+/// (7, varint) and mtime (8, a message) are accepted and ignored.
+pub(super) fn decode_unixfs(bytes: &[u8], metadata: bool) -> Result<UnixfsData<'_>, PbError> {
     let mut reader = PbReader::new(bytes);
     let mut out = UnixfsData::default();
     let mut last_field = 0;
@@ -263,6 +265,15 @@ pub(super) fn decode_unixfs(bytes: &[u8]) -> Result<UnixfsData<'_>, PbError> {
         let Some((field, value)) = reader.next()? else {
             break;
         };
+        if metadata && matches!(field, 7 | 8) && field > last_field {
+            match (field, value) {
+                (7, Value::Varint(_)) | (8, Value::Bytes(_)) => {
+                    last_field = field;
+                    continue;
+                }
+                (_, value) => return Err(wrong_wire(offset, field, &value)),
+            }
+        }
         if !(1..=6).contains(&field) {
             let kind = if matches!(field, 7 | 8) {
                 PbErrorKind::Metadata { field }

@@ -116,7 +116,9 @@ fn threshold_dir(last_name_len: usize) -> Node {
 
 fn unixfs_type(block: &[u8]) -> u64 {
     let pb = decode_pb(block).expect("pb");
-    decode_unixfs(pb.data.expect("data")).expect("ufs").kind
+    decode_unixfs(pb.data.expect("data"), false)
+        .expect("ufs")
+        .kind
 }
 
 // -- encoder vectors (reference section 4) --------------------------------
@@ -596,7 +598,9 @@ fn decode_unixfs_rejections() {
         ("08 02 42 00", PbErrorKind::Metadata { field: 8 }),
     ];
     for (input, kind) in cases {
-        let got = decode_unixfs(&hex(input)).map(|_| ()).map_err(|e| e.kind);
+        let got = decode_unixfs(&hex(input), false)
+            .map(|_| ())
+            .map_err(|e| e.kind);
         assert_eq!(got, Err(kind), "{input}");
     }
     // spec/sync.md#content-addressing-memdir-cid-srcipfsunixfsrs: mode and mtime are
@@ -610,7 +614,7 @@ fn decode_unixfs_rejections() {
         "UnixFS mode metadata (field 7) is not supported: the unixfs-v1-2025 profile writes no mode or mtime"
     );
     let bytes = hex("08 02 18 03 20 01 20 02");
-    let ok = decode_unixfs(&bytes).expect("file data");
+    let ok = decode_unixfs(&bytes, false).expect("file data");
     assert_eq!(
         (ok.kind, ok.filesize, ok.blocksizes),
         (2, Some(3), vec![1, 2])
@@ -1005,6 +1009,301 @@ fn decode_rejects_bad_hamt() {
     );
 }
 
+// -- decoding other tools' DAGs (spec/sync.md#foreign-dags) ---------------------
+
+fn foreign_ok(root: &Cid, blocks: &[(Cid, Vec<u8>)]) -> Node {
+    let map: HashMap<Cid, Vec<u8>> = blocks.iter().cloned().collect();
+    decode_foreign(root, &map, &Limits::default()).expect("foreign decode")
+}
+
+fn foreign_err(root: &Cid, blocks: &[(Cid, Vec<u8>)]) -> UnixfsError {
+    let map: HashMap<Cid, Vec<u8>> = blocks.iter().cloned().collect();
+    decode_foreign(root, &map, &Limits::default()).expect_err("foreign decode must fail")
+}
+
+fn v0(block: &[u8]) -> Cid {
+    Cid::new_v0(*block_cid(CODEC_DAG_PB, block).hash()).expect("v0")
+}
+
+#[test]
+fn foreign_layouts_decode_to_the_same_tree() {
+    // The 3 MiB file at 256 KiB chunks and 174 links: refused strictly (above),
+    // read as the same bytes from another tool.
+    let data = Node::File(big_bin().clone());
+    let old = Params {
+        chunk_size: 256 * 1024,
+        max_links: 174,
+        shard_threshold: SHARD_THRESHOLD,
+    };
+    let tree = dir(vec![("big.md", data), ("a.md", file(b"a"))]);
+    let dag = build_with(&tree, old).expect("build");
+    assert_eq!(
+        decode_foreign(&dag.root, &block_map(&dag), &Limits::default()).expect("foreign"),
+        tree
+    );
+    // A small directory sharded anyway.
+    let tree = dir(vec![("hello.md", file(b"hello\n")), ("b.md", file(b"b"))]);
+    let dag = build_with(
+        &tree,
+        Params {
+            shard_threshold: 0,
+            ..PROFILE
+        },
+    )
+    .expect("build");
+    assert_eq!(foreign_ok(&dag.root, &dag.blocks), tree);
+    // A profile DAG reads the same both ways.
+    let dag = build(&memdir(b"x")).expect("build");
+    assert_eq!(foreign_ok(&dag.root, &dag.blocks), memdir(b"x"));
+}
+
+#[test]
+fn foreign_cidv0_dag_pb_leaves_and_metadata() {
+    // dag-pb File leaves holding data (Type File and Type Raw), under a CIDv0 parent
+    // with mode and mtime, in a CIDv0 directory with mode: what `ipfs add` without
+    // raw leaves and importers with `leafType: 'raw'` write.
+    let leaf1 = encode_pb(&[], &hex("08 02 12 02 68 69 18 02")); // File, data "hi", filesize 2
+    let leaf2 = encode_pb(&[], &hex("08 00 12 01 21")); // Raw, data "!", no filesize
+    let (l1, l2) = (v0(&leaf1), v0(&leaf2));
+    let parent = encode_pb(
+        &[
+            LinkOut {
+                cid: &l1,
+                name: b"",
+                tsize: leaf1.len() as u64,
+            },
+            LinkOut {
+                cid: &l2,
+                name: b"",
+                tsize: leaf2.len() as u64,
+            },
+        ],
+        // File, filesize 3, blocksizes 2 and 1, mode 0o644, mtime {secs: 1}.
+        &hex("08 02 18 03 20 02 20 01 38 a4 03 42 02 08 01"),
+    );
+    let p = v0(&parent);
+    let root_block = encode_pb(
+        &[LinkOut {
+            cid: &p,
+            name: b"note.md",
+            tsize: 1,
+        }],
+        &hex("08 01 38 ed 03"),
+    );
+    let root = v0(&root_block);
+    let blocks = [
+        (root, root_block.clone()),
+        (p, parent.clone()),
+        (l1, leaf1),
+        (l2, leaf2),
+    ];
+    assert_eq!(
+        foreign_ok(&root, &blocks),
+        dir(vec![("note.md", file(b"hi!"))])
+    );
+    // The strict decoder names what it refuses: the CIDv0 first.
+    assert_eq!(
+        decode_err(&root, &blocks, &Limits::default()),
+        UnixfsError::UnsupportedCid { cid: root }
+    );
+    assert!(
+        UnixfsError::UnsupportedCid { cid: root }
+            .to_string()
+            .contains("it is a CIDv0 (Qm…), outside the unixfs-v1-2025 profile")
+    );
+    // A blocksize that disagrees with the leaf is still refused.
+    let bad_parent = encode_pb(
+        &[
+            LinkOut {
+                cid: &l1,
+                name: b"",
+                tsize: 1,
+            },
+            LinkOut {
+                cid: &l2,
+                name: b"",
+                tsize: 1,
+            },
+        ],
+        &hex("08 02 18 04 20 03 20 01"),
+    );
+    let bp = v0(&bad_parent);
+    let err = foreign_err(
+        &bp,
+        &[(bp, bad_parent), blocks[2].clone(), blocks[3].clone()],
+    );
+    assert!(
+        matches!(err, UnixfsError::FileSizeMismatch { cid, .. } if cid == l1),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn foreign_refusals_name_the_cid_and_the_problem() {
+    let x = block_cid(CODEC_RAW, b"x");
+    // A symlink entry.
+    let link = encode_pb(&[], &hex("08 04 12 01 78"));
+    let lc = block_cid(CODEC_DAG_PB, &link);
+    let (root, block) = raw_dir(&[(b"a.md", &lc, 1)], &[8, 1]);
+    let err = foreign_err(&root, &[(root, block), (lc, link)]);
+    assert_eq!(
+        err,
+        UnixfsError::UnsupportedType {
+            cid: lc,
+            type_code: 4
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "block {lc} is a UnixFS symlink node (type 4), which a memory directory cannot hold"
+        )
+    );
+    // Identity (inline) dag-pb nodes and sha2-512 links.
+    let identity = Cid::new_v1(CODEC_DAG_PB, Multihash::<64>::wrap(0, b"x").expect("mh"));
+    let sha512 = Cid::new_v1(
+        CODEC_RAW,
+        Multihash::<64>::wrap(0x13, &[0; 64]).expect("mh"),
+    );
+    for (bad, says) in [
+        (identity, "identity (inline) CID"),
+        (sha512, "hash function is 0x13"),
+    ] {
+        let (root, block) = raw_dir(&[(b"a.md", &bad, 1)], &[8, 1]);
+        let err = foreign_err(&root, &[(root, block)]);
+        assert_eq!(err, UnixfsError::UnsupportedCid { cid: bad });
+        assert!(err.to_string().contains(says), "{err}");
+    }
+    // A missing block is named.
+    let (root, block) = raw_dir(&[(b"a.md", &x, 1)], &[8, 1]);
+    assert_eq!(
+        foreign_err(&root, &[(root, block)]),
+        UnixfsError::MissingBlock { cid: x }
+    );
+    // Metadata nodes and unknown fields stay refused.
+    let (root, block) = raw_dir(&[], &hex("08 03"));
+    assert_eq!(
+        foreign_err(&root, &[(root, block)]),
+        UnixfsError::UnsupportedType {
+            cid: root,
+            type_code: 3
+        }
+    );
+    let (root, block) = raw_dir(&[], &hex("08 01 48 01"));
+    assert!(matches!(
+        foreign_err(&root, &[(root, block)]),
+        UnixfsError::UnixfsData {
+            source: PbError {
+                kind: PbErrorKind::UnknownField { field: 9 },
+                ..
+            },
+            ..
+        }
+    ));
+    // Size limits hold: a file that expands past max_total_bytes.
+    let big = vec![7u8; 4096];
+    let bc = block_cid(CODEC_RAW, &big);
+    let (root, block) = raw_dir(&[(b"a.md", &bc, 4096), (b"b.md", &bc, 4096)], &[8, 1]);
+    let map: HashMap<Cid, Vec<u8>> = [(root, block), (bc, big)].into_iter().collect();
+    let tight = Limits {
+        max_total_bytes: 6000,
+        ..Limits::default()
+    };
+    assert!(matches!(
+        decode_foreign(&root, &map, &tight),
+        Err(UnixfsError::SizeLimit { limit: 6000, .. })
+    ));
+}
+
+// spec/sync.md#foreign-dags: inline raw leaves (identity CIDs, `ipfs add --inline`)
+// are read from the CID itself, as a whole small file and as a chunk of a larger one.
+#[test]
+fn foreign_inline_raw_leaves() {
+    let inline =
+        |bytes: &[u8]| Cid::new_v1(CODEC_RAW, Multihash::<64>::wrap(0, bytes).expect("mh"));
+    let (hi, rest) = (inline(b"hi "), inline(b"there"));
+    let parent = encode_pb(
+        &[
+            LinkOut {
+                cid: &hi,
+                name: b"",
+                tsize: 3,
+            },
+            LinkOut {
+                cid: &rest,
+                name: b"",
+                tsize: 5,
+            },
+        ],
+        &hex("08 02 18 08 20 03 20 05"),
+    );
+    let p = block_cid(CODEC_DAG_PB, &parent);
+    let small = inline(b"tiny\n");
+    let (root, block) = raw_dir(&[(b"a.md", &p, 9), (b"b.md", &small, 5)], &[8, 1]);
+    let blocks = [(root, block), (p, parent)];
+    assert_eq!(
+        foreign_ok(&root, &blocks),
+        dir(vec![("a.md", file(b"hi there")), ("b.md", file(b"tiny\n"))])
+    );
+    // The strict decoder still refuses them.
+    assert_eq!(
+        decode_err(&root, &blocks, &Limits::default()),
+        UnixfsError::UnsupportedCid { cid: hi }
+    );
+}
+
+#[test]
+fn foreign_hamt_fanouts() {
+    let x = block_cid(CODEC_RAW, b"x");
+    let xb = (x, b"x".to_vec());
+    // Fanout 16: one hex digit of bucket prefix; murmur3 required as always.
+    let f16 = hex("08 05 12 01 01 28 22 30 10");
+    let (root, block) = raw_dir(&[(b"0a.md", &x, 1), (b"Fb.md", &x, 1)], &f16);
+    assert_eq!(
+        foreign_ok(&root, &[(root, block), xb.clone()]),
+        dir(vec![("a.md", file(b"x")), ("b.md", file(b"x"))])
+    );
+    // A single-entry sub-shard (left behind by a removal) is read.
+    let good = hex("08 05 12 01 01 28 22 30 80 02");
+    let (sub, sub_block) = raw_dir(&[(b"00a.md", &x, 1)], &good);
+    let (root, block) = raw_dir(&[(b"00", &sub, 50)], &good);
+    assert_eq!(
+        foreign_ok(&root, &[(root, block), (sub, sub_block), xb.clone()]),
+        dir(vec![("a.md", file(b"x"))])
+    );
+    // Fanout 3 (not a power of two) and 4096 (too wide) are refused.
+    for data in [
+        "08 05 12 01 01 28 22 30 03",
+        "08 05 12 01 01 28 22 30 80 20",
+    ] {
+        let (root, block) = raw_dir(&[(b"0a.md", &x, 1)], &hex(data));
+        assert_eq!(
+            foreign_err(&root, &[(root, block), xb.clone()]),
+            UnixfsError::BadHamt {
+                cid: root,
+                problem: HamtProblem::Fanout
+            },
+            "{data}"
+        );
+    }
+    // A chain of sub-shards deeper than the hash allows (fanout 256: 8 levels).
+    let mut blocks = vec![xb.clone()];
+    let (mut top, b) = raw_dir(&[(b"00a.md", &x, 1)], &good);
+    blocks.push((top, b));
+    for _ in 0..9 {
+        let (c, b) = raw_dir(&[(b"00", &top, 1)], &good);
+        blocks.push((c, b));
+        top = c;
+    }
+    assert!(matches!(
+        foreign_err(&top, &blocks),
+        UnixfsError::BadHamt {
+            problem: HamtProblem::TooDeep,
+            ..
+        }
+    ));
+}
+
 // -- properties -------------------------------------------------------------
 
 fn name_strategy() -> impl Strategy<Value = String> {
@@ -1047,10 +1346,37 @@ proptest! {
         prop_assert_eq!(decoded, Ok(tree));
     }
 
+    /// spec/sync.md#foreign-dags: whatever chunking, width and sharding another tool
+    /// used, the foreign decoder gives the tree back, and re-encoding it gives the
+    /// profile root.
+    #[test]
+    fn foreign_decode_reads_any_params(
+        tree in tree_strategy(),
+        chunk_size in 1usize..8,
+        max_links in 2usize..5,
+        shard_threshold in 0usize..200,
+    ) {
+        let params = Params { chunk_size, max_links, shard_threshold };
+        let dag = build_with(&tree, params).expect("build");
+        let decoded = decode_foreign(&dag.root, &block_map(&dag), &Limits::default());
+        prop_assert_eq!(decoded.as_ref(), Ok(&tree));
+        prop_assert_eq!(root_cid(&decoded.expect("decoded")).expect("root"), root_cid(&tree).expect("root"));
+    }
+
     #[test]
     fn decode_pb_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
         let _ = decode_pb(&bytes);
-        let _ = decode_unixfs(&bytes);
+        let _ = decode_unixfs(&bytes, false);
+        let _ = decode_unixfs(&bytes, true);
         let _ = parse_cid(&bytes);
+    }
+
+    /// The foreign decoder on a random block as the root, and as the only child of a
+    /// directory: an error or a tree, never a panic.
+    #[test]
+    fn foreign_decode_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+        let cid = block_cid(CODEC_DAG_PB, &bytes);
+        let map: HashMap<Cid, Vec<u8>> = [(cid, bytes)].into_iter().collect();
+        let _ = decode_foreign(&cid, &map, &Limits::default());
     }
 }
