@@ -256,6 +256,8 @@ pub struct Shared {
     pub max_tokens: usize,
     /// URIs the client subscribed to with `resources/subscribe` (2025 protocol).
     pub subscriptions: Mutex<BTreeSet<String>>,
+    /// The push that follows writes in the sync modes (`super::publish`).
+    pub publisher: super::publish::Publisher,
 }
 
 /// The MCP server of one memory store.
@@ -271,14 +273,14 @@ fn report(e: &Failure) -> (String, Value) {
     (lines.join("\n"), doc)
 }
 
-fn tool_error(e: Failure) -> CallToolResult {
+pub(super) fn tool_error(e: Failure) -> CallToolResult {
     let (text, doc) = report(&e);
     let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
     r.structured_content = Some(doc);
     r
 }
 
-fn tool_ok(text: String, doc: Value) -> CallToolResult {
+pub(super) fn tool_ok(text: String, doc: Value) -> CallToolResult {
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
     r.structured_content = Some(doc);
     r
@@ -302,7 +304,7 @@ fn event_json(e: &crate::memory::timeline::Event) -> Value {
 
 impl MemoryServer {
     pub fn new(shared: Arc<Shared>) -> MemoryServer {
-        let mut tool_router = Self::tool_router();
+        let mut tool_router = Self::tool_router() + super::sync_tools::router();
         for route in tool_router.map.values_mut() {
             let mut schema = Value::Object((*route.attr.input_schema).clone());
             portable(&mut schema);
@@ -324,6 +326,11 @@ impl MemoryServer {
             shared,
             tool_router,
         }
+    }
+
+    /// The state this server shares with its sessions and tasks.
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// Runs `f` on the blocking pool and turns its outcome into a tool result.
@@ -873,8 +880,20 @@ impl ServerHandler for MemoryServer {
         {
             return Ok(refused.into());
         }
+        let writes = self
+            .tool_router
+            .get(&name)
+            .is_some_and(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true));
         let call = ToolCallContext::new(self, request, context);
         let response = self.tool_router.call(call).await?;
+        // A tool that may have changed the memory schedules the push of the sync
+        // modes (spec/mcp.md#sync); `sync` pushes by itself.
+        if writes
+            && name != "sync"
+            && matches!(&response, CallToolResponse::Complete(r) if r.is_error != Some(true))
+        {
+            self.shared.publisher.poke();
+        }
         Ok(explain_argument_error(&name, response))
     }
 
