@@ -237,7 +237,9 @@ fn core_flow_tools_resources_and_errors() {
             "note",
             "read_memory",
             "recall",
-            "remember"
+            "remember",
+            "sync",
+            "sync_status"
         ]
     );
     for t in tools.as_array().unwrap() {
@@ -589,20 +591,24 @@ fn manifest_sets_the_budget_and_mode() {
     assert_eq!(r["structuredContent"]["max_tokens"], 300);
     drop(s);
 
-    // A sync mode is reported on stderr; the directory is still served.
+    // A sync mode: the directory is served and writes are pushed with the manifest's
+    // provider (spec/mcp.md#sync); here the folder provider has no folder, so the
+    // push fails, the write stands and stderr says why.
     std::fs::write(
         agent.join("manifest.json"),
-        r#"{"memory":{"mode":"ipfs","provider":"pinata"}}"#,
+        r#"{"memory":{"mode":"ipfs","provider":"folder"}}"#,
     )
     .unwrap();
-    let mut s = Server::start(&dir, &[]);
+    let mut cmd = memdir(&dir);
+    cmd.arg("mcp").env_remove("MEMDIR_FOLDER");
+    let mut s = Server::spawn(cmd);
     s.initialize();
     assert!(!is_error(&s.call("remember", role_args())));
     assert!(dir.join("user_role.md").is_file());
     let (code, err) = s.finish();
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("mode `ipfs` (provider pinata)"), "{err}");
-    assert!(err.contains("serving the local directory"), "{err}");
+    assert!(err.contains("mode ipfs: writes are pushed"), "{err}");
+    assert!(err.contains("saved locally but was not pushed"), "{err}");
 
     // An unknown mode too.
     std::fs::write(
