@@ -52,6 +52,7 @@ impl HttpServer {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = stderr.recv_timeout(left) else {
                 let _ = child.kill();
+                let _ = child.wait();
                 panic!("the server did not say where it listens: {seen:?}");
             };
             if let Some(rest) = line.split(" on http://").nth(1) {
