@@ -1143,7 +1143,14 @@ fn tool_schemas_are_portable() {
     ] {
         let r = s.call(tool, args);
         assert!(!is_error(&r), "{tool}: {r}");
-        for k in out(tool)["required"].as_array().unwrap() {
+        // The success shape is the first branch; the second is the error document.
+        let schema = out(tool);
+        assert_eq!(
+            schema["anyOf"][1]["required"],
+            json!(["error"]),
+            "{tool}: {schema}"
+        );
+        for k in schema["anyOf"][0]["required"].as_array().unwrap() {
             assert!(
                 r["structuredContent"].get(k.as_str().unwrap()).is_some(),
                 "{tool}: {k} missing in {r}"

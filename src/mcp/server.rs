@@ -321,6 +321,9 @@ impl MemoryServer {
             if let Some(Value::Object(o)) = output_schema(&route.attr.name) {
                 route.attr.output_schema = Some(Arc::new(o));
             }
+            if let Some(o) = route.attr.output_schema.take() {
+                route.attr.output_schema = Some(Arc::new(admit_error_document((*o).clone())));
+            }
         }
         MemoryServer {
             shared,
@@ -761,6 +764,44 @@ fn output_schema(tool: &str) -> Option<Value> {
         _ => return None,
     };
     Some(json!({"type": "object", "properties": props, "required": required}))
+}
+
+/// Widens a tool's output schema so that it also admits the error document an
+/// `isError` result carries (spec/mcp.md#schemas): the official TypeScript SDK
+/// validates `structuredContent` against the output schema on error results too,
+/// and would turn every tool error into an exception the model never sees. The
+/// result: the success fields and `error` as properties, and `anyOf` the success
+/// shape (with its `required`) or `{"error": {...}}`. Each branch names the
+/// properties it requires, as Ajv's strict mode asks.
+pub fn admit_error_document(success: Map<String, Value>) -> Map<String, Value> {
+    let error = json!({
+        "type": "object",
+        "description": "The CLI's error document, on error results (isError) only.",
+        "properties": {
+            "message": {"type": "string"},
+            "causes": {"type": "array", "items": {"type": "string"}},
+            "hint": {"description": "What to do about it (a string), or null."},
+            "exit_code": {"type": "integer"}
+        },
+        "required": ["message", "exit_code"]
+    });
+    let mut props = success
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    props.insert("error".into(), error.clone());
+    let mut out = Map::new();
+    out.insert("type".into(), json!("object"));
+    out.insert("properties".into(), Value::Object(props));
+    out.insert(
+        "anyOf".into(),
+        json!([
+            Value::Object(success),
+            {"type": "object", "properties": {"error": error}, "required": ["error"]}
+        ]),
+    );
+    out
 }
 
 /// rmcp reports arguments that do not fit a tool's schema as a bare serde message;
