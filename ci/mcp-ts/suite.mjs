@@ -18,6 +18,7 @@ import addFormats from "ajv-formats";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -348,6 +349,21 @@ async function suite(label, client, dir) {
   check(`${label}: sync in mode local is a tool error saying sync is not configured`, s?.isError === true && text(s).startsWith("error: sync is not configured"), s);
 }
 
+/** A person adds a memory file while the client is connected: it hears of it. */
+async function handEdit(label, client, dir) {
+  let heard = false;
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+    heard = true;
+  });
+  fs.writeFileSync(
+    path.join(dir, "project_by_hand.md"),
+    "---\nname: By hand\ndescription: written in an editor\ntype: project\ncreated: 2026-04-14\nupdated: 2026-04-14\n---\n\nTyped by a person.\n",
+  );
+  const deadline = Date.now() + WAIT_MS;
+  while (!heard && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  check(`${label}: a file added by hand is announced (notifications/resources/list_changed)`, heard);
+}
+
 /** The sync tools in mode none (a manifest with mode none: an in-memory store). */
 async function modeNone(label, client) {
   for (const tool of ["sync", "sync_status"]) {
@@ -399,6 +415,7 @@ function noneManifest(name) {
     const client = await attempt("http: connect", () => connectHttp(server.url));
     if (client) {
       await suite("http", client, dir);
+      await handEdit("http", client, dir);
       // A second client at the same time, on its own session.
       const other = await attempt("http: a second client", () => connectHttp(server.url));
       const r = other && (await attempt("http: second client reads", () => other.callTool({ name: "read_memory", arguments: { key: "user_role" } })));

@@ -113,7 +113,7 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let side = Running::start(mem, &config).await;
+    let side = Running::start(mem, &config, false).await;
     let shared = side.shared.clone();
 
     // Every line reaches rmcp through the framing, which answers those that cannot be
@@ -157,7 +157,7 @@ pub fn serve_http(
                 source,
             })?;
         let bound = listener.local_addr().map_err(ServeError::Serve)?;
-        let running = Running::start(mem, &config).await;
+        let running = Running::start(mem, &config, true).await;
         let shared = running.shared.clone();
         listening(bound);
         let served = http::serve(listener, &opts, move || MemoryServer::new(shared.clone())).await;
@@ -177,7 +177,7 @@ struct Running {
 }
 
 impl Running {
-    async fn start(mem: Memory, config: &Config) -> Running {
+    async fn start(mem: Memory, config: &Config, notify_each_session: bool) -> Running {
         let mem = Arc::new(mem);
         let hub = Hub::new(&mem);
         let shared = Arc::new(Shared {
@@ -191,6 +191,7 @@ impl Running {
                 }
                 _ => publish::Publisher::disabled(),
             },
+            notify_each_session,
         });
 
         let stop = Arc::new(AtomicBool::new(false));
@@ -240,7 +241,7 @@ impl Running {
 /// Sends changes as plain notifications on a session opened with `initialize` (the
 /// 2025 protocols): `list_changed` always, `updated` for subscribed URIs. Sessions on
 /// the 2026 protocol get them through `subscriptions/listen` instead.
-async fn forward(peer: Peer<RoleServer>, shared: Arc<Shared>) {
+pub(crate) async fn forward(peer: Peer<RoleServer>, shared: Arc<Shared>) {
     let mut rx = shared.hub.subscribe();
     loop {
         let change = match rx.recv().await {

@@ -20,7 +20,7 @@ use rmcp::model::{
     ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
     SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -258,6 +258,10 @@ pub struct Shared {
     pub subscriptions: Mutex<BTreeSet<String>>,
     /// The push that follows writes in the sync modes (`super::publish`).
     pub publisher: super::publish::Publisher,
+    /// Each session that completes the handshake gets the change notifications
+    /// (Streamable HTTP, where sessions come and go; stdio's one session gets them
+    /// from `super::serve`).
+    pub notify_each_session: bool,
 }
 
 /// The MCP server of one memory store.
@@ -936,6 +940,12 @@ impl ServerHandler for MemoryServer {
             self.shared.publisher.poke();
         }
         Ok(explain_argument_error(&name, response))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.shared.notify_each_session {
+            tokio::spawn(super::forward(context.peer, self.shared.clone()));
+        }
     }
 
     fn accepted_subscription_filter(
