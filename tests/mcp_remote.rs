@@ -581,3 +581,98 @@ fn sync_is_not_configured_in_modes_none_and_local() {
         "{st}"
     );
 }
+
+// The same against a real IPFS node (js-ipfs on 127.0.0.1; ci/ipfs-node/run-tests.sh
+// starts it and sets IPFS_API; without it the test says it skipped).
+mod node {
+    use super::*;
+    use crate::providers::{ipfs_node, run_tag};
+
+    fn on_node(dir: &Path, api: &str, home: &Path) -> Command {
+        let mut c = device(dir, &home.join("unused-folder"), home);
+        c.env("IPFS_API", api);
+        c
+    }
+
+    // spec/mcp.md#sync: a write through MCP reaches the node's head by itself; another
+    // device syncs it; the sync tool brings that device's write back.
+    #[test]
+    fn mcp_writes_reach_the_node() {
+        let Some(api) = ipfs_node() else { return };
+        let tag = run_tag("mcp");
+        let channel = tag.clone();
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let a = tmp.path().join("a");
+        let b = tmp.path().join("b");
+        for d in [&a, &b] {
+            let mut c = on_node(d, &api, &home);
+            c.args([
+                "init",
+                "--mode",
+                "ipfs",
+                "--provider",
+                "kubo",
+                "--channel",
+                &channel,
+            ]);
+            ok(c);
+        }
+        let mut cmd = on_node(&a, &api, &home);
+        cmd.arg("mcp");
+        let mut s = Stdio_::start(cmd);
+        let r = s.call(
+            "remember",
+            remember("project_node", &format!("on the node {tag}")),
+        );
+        assert_eq!(r["isError"], json!(false), "{r}");
+
+        let status = |d: &Path| -> Value {
+            let mut c = on_node(d, &api, &home);
+            c.args(["--json", "status"]);
+            serde_json::from_str(&ok(c)).unwrap()
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let st = status(&a);
+            if st["unpushed"] == json!([]) && st["base"]["root"] == st["local_root"] {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no push to the node: {st}\n{}",
+                s.stderr_text()
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+
+        let mut c = on_node(&b, &api, &home);
+        c.arg("sync");
+        ok(c);
+        let text = std::fs::read_to_string(b.join("project_node.md")).unwrap();
+        assert!(text.contains(&format!("on the node {tag}")), "{text}");
+        let mut c = on_node(&b, &api, &home);
+        c.args([
+            "write",
+            "user_node",
+            "--name",
+            "N",
+            "--type",
+            "user",
+            "--description",
+            "from b",
+            "--body",
+            &tag,
+        ]);
+        ok(c);
+
+        let r = s.call("sync", json!({}));
+        assert_eq!(r["isError"], json!(false), "{r}");
+        assert!(r["structuredContent"]["pulled"].is_object(), "{r}");
+        let read = s.call("read_memory", json!({"key": "user_node"}));
+        assert_eq!(read["structuredContent"]["body"], json!(tag), "{read}");
+        let st = status(&a);
+        assert_eq!(st["unpushed"], json!([]), "{st}");
+    }
+}
