@@ -1,4 +1,4 @@
-//! The MCP server: seven tools and the `memory://` resources over one [`Memory`].
+//! The MCP server: seven tools (and `sync_tools`' two) and the `memory://` resources over one [`Memory`].
 //!
 //! Every tool runs the same engine call as the CLI command it mirrors, on the
 //! blocking thread pool (the engine does file IO and may wait for the cross-process
