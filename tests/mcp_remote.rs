@@ -385,6 +385,11 @@ fn writes_through_mcp_are_pushed_and_sync_pulls() {
     assert_eq!(r["isError"], json!(false), "{r}");
     // The response came back before the push (which waits for writes to stop).
     assert_eq!(head(&remote), None, "pushed on the request path");
+    // More writes in the same burst: one push carries them all.
+    let r = s.call("note", json!({"type": "decision", "fields": {"text": "x"}}));
+    assert_eq!(r["isError"], json!(false), "{r}");
+    let r = s.call("remember", remember("project_beta", "second"));
+    assert_eq!(r["isError"], json!(false), "{r}");
 
     let local = |d: &PathBuf| {
         let mut c = dev(d);
@@ -406,6 +411,11 @@ fn writes_through_mcp_are_pushed_and_sync_pulls() {
     c.args(["--json", "status"]);
     let st: Value = serde_json::from_str(&ok(c)).unwrap();
     assert_eq!(st["unpushed"], json!([]), "{st}");
+    assert_eq!(
+        st["pushes"]["folder"].as_array().map(Vec::len),
+        Some(1),
+        "three writes in a burst are one push: {st}"
+    );
 
     // sync_status reports the push (wait for the thread to record it).
     let deadline = Instant::now() + WAIT;
