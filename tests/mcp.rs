@@ -242,7 +242,9 @@ fn core_flow_tools_resources_and_errors() {
             "recent_activity",
             "remember",
             "rename_memory",
-            "search"
+            "search",
+            "sync",
+            "sync_status"
         ]
     );
     for t in tools.as_array().unwrap() {
@@ -594,20 +596,24 @@ fn manifest_sets_the_budget_and_mode() {
     assert_eq!(r["structuredContent"]["max_tokens"], 300);
     drop(s);
 
-    // A sync mode is reported on stderr; the directory is still served.
+    // A sync mode: the directory is served and writes are pushed with the manifest's
+    // provider (spec/mcp.md#sync); here the folder provider has no folder, so the
+    // push fails, the write stands and stderr says why.
     std::fs::write(
         agent.join("manifest.json"),
-        r#"{"memory":{"mode":"ipfs","provider":"pinata"}}"#,
+        r#"{"memory":{"mode":"ipfs","provider":"folder"}}"#,
     )
     .unwrap();
-    let mut s = Server::start(&dir, &[]);
+    let mut cmd = memdir(&dir);
+    cmd.arg("mcp").env_remove("MEMDIR_FOLDER");
+    let mut s = Server::spawn(cmd);
     s.initialize();
     assert!(!is_error(&s.call("remember", role_args())));
     assert!(dir.join("user_role.md").is_file());
     let (code, err) = s.finish();
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("mode `ipfs` (provider pinata)"), "{err}");
-    assert!(err.contains("serving the local directory"), "{err}");
+    assert!(err.contains("mode ipfs: writes are pushed"), "{err}");
+    assert!(err.contains("saved locally but was not pushed"), "{err}");
 
     // An unknown mode too.
     std::fs::write(
@@ -1153,7 +1159,14 @@ fn tool_schemas_are_portable() {
     ] {
         let r = s.call(tool, args);
         assert!(!is_error(&r), "{tool}: {r}");
-        for k in out(tool)["required"].as_array().unwrap() {
+        // The success shape is the first branch; the second is the error document.
+        let schema = out(tool);
+        assert_eq!(
+            schema["anyOf"][1]["required"],
+            json!(["error"]),
+            "{tool}: {schema}"
+        );
+        for k in schema["anyOf"][0]["required"].as_array().unwrap() {
             assert!(
                 r["structuredContent"].get(k.as_str().unwrap()).is_some(),
                 "{tool}: {k} missing in {r}"

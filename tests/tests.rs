@@ -12,6 +12,8 @@ mod keygen;
 mod library;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(all(feature = "mcp", feature = "sync"))]
+mod mcp_remote;
 mod props;
 #[cfg(feature = "sync")]
 mod providers;

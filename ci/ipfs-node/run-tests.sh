@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The real-node provider suite: starts a throw-away js-ipfs node on 127.0.0.1
 # (ci/ipfs-node/start.sh; installs it on first use), runs the provider tests
-# (provider conformance and the sync suite's node tests) with
-# MEMDIR_REQUIRE_IPFS=1 so a missing node fails instead of skipping,
+# (provider conformance, the sync suite's node tests and the MCP server's push to
+# the node) with MEMDIR_REQUIRE_IPFS=1 so a missing node fails instead of skipping,
 # always stops the node, and exits with the tests' status. js-ipfs is deprecated
 # upstream and kept pinned only as a Kubo-RPC server (see start.sh).
 #
@@ -23,5 +23,5 @@ echo "[ipfs-node] IPFS_API=$IPFS_API IPFS_GATEWAY=$IPFS_GATEWAY pid $IPFS_NODE_P
 
 cd "$root"
 status=0
-MEMDIR_REQUIRE_IPFS=1 cargo test --locked --test integration "$@" -- providers:: sync::node:: || status=$?
+MEMDIR_REQUIRE_IPFS=1 cargo test --locked --test integration "$@" -- providers:: sync::node:: mcp_remote::node:: || status=$?
 exit "$status"

@@ -1,21 +1,41 @@
-//! `memdir mcp`: serve the memory to an MCP client over stdio.
+//! `memdir mcp`: serve the memory to MCP clients over stdio or Streamable HTTP.
 
 use std::path::{Path, PathBuf};
 
 use super::Out;
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::mcp::http::{self, HttpOptions, Token};
 use crate::mcp::manifest::{self, Mode};
+use crate::mcp::publish::Target;
 use crate::mcp::{Config, DEFAULT_MAX_TOKENS};
 use crate::report::Failure;
 
-/// Serve the MCP tools and resources over stdio (for Claude Desktop and other clients).
+/// The environment variable that may hold the bearer token of `--http`.
+pub const TOKEN_VAR: &str = "MEMDIR_MCP_TOKEN";
+
+/// Serve the MCP tools and resources over stdio, or over HTTP with --http.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Tools: remember, recall, read_memory, forget, note, memory_context,
-list_memories. Resources: memory://index (MEMORY.md) and memory://<key>. stdout carries
-only protocol messages; logs go to stderr. The directory is watched, so clients hear about
-edits people make while the server runs.
+list_memories, sync, sync_status. Resources: memory://index (MEMORY.md) and memory://<key>.
+stdout carries only protocol messages; logs go to stderr. The directory is watched, so
+clients hear about edits people make while the server runs.
+
+Remote clients: --http serves MCP's Streamable HTTP transport at http://ADDR/mcp instead
+of stdio (ADDR defaults to 127.0.0.1:8765; port 0 picks a free port; the address is
+printed on stderr). On a loopback address a token is optional; on any other address
+(0.0.0.0, a LAN address) the server refuses to start without one: --token-file PATH or
+the MEMDIR_MCP_TOKEN environment variable. With a token, every request must carry
+`Authorization: Bearer <token>` or gets 401. Host and Origin headers are checked against
+DNS rebinding: Host must be localhost, 127.0.0.1, ::1, the bound address or a name given
+with --allow-host; a browser Origin must be a page on this machine or one given with
+--allow-origin. SIGINT or SIGTERM stops the server cleanly.
+
+Sync: in mode ipfs or encrypted-ipfs (.memdir/config.toml, or the manifest), the server
+pushes what its tools write a couple of seconds after the last write, in the background;
+a failed push is logged on stderr and shown by the sync_status tool. The sync tool pulls,
+merges and pushes on demand.
 
 A three.ws manifest (`{\"memory\": {\"mode\", \"provider\", \"maxTokens\"}}`) is read from
 --manifest, or else from manifest.json in the memory directory's parent folder when present.
@@ -33,6 +53,61 @@ pub struct Args {
     /// Default token budget of memory_context (default: the manifest's maxTokens, else 2048).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<usize>,
+    /// Serve over Streamable HTTP on ADDR (default 127.0.0.1:8765) instead of stdio.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = http::DEFAULT_ADDR)]
+    pub http: Option<String>,
+    /// Read the bearer token of --http from this file (else MEMDIR_MCP_TOKEN).
+    #[arg(long, value_name = "PATH", requires = "http")]
+    pub token_file: Option<PathBuf>,
+    /// Also accept this Host name (or host:port) with --http; repeatable.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub allow_host: Vec<String>,
+    /// Also accept requests from this browser origin (scheme://host:port, `:*` for any port) with --http; repeatable.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub allow_origin: Vec<String>,
+}
+
+/// The HTTP options `--http` and its companions ask for; an error line and hint
+/// when they cannot be used.
+fn http_options(addr: &str, a: &Args) -> Result<HttpOptions, (String, String)> {
+    let addr = http::parse_addr(addr).map_err(|e| (e.to_string(), e.hint().to_string()))?;
+    let token = match &a.token_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                (
+                    format!("cannot read the token file {}: {e}", path.display()),
+                    "pass a readable file holding the token (one line)".to_string(),
+                )
+            })?;
+            Some(Token::new(&text).ok_or_else(|| {
+                (
+                    format!(
+                        "the token file {} holds no usable token",
+                        path.display()
+                    ),
+                    "put one line of printable characters without spaces in it, e.g. the output of `openssl rand -hex 32`".to_string(),
+                )
+            })?)
+        }
+        None => match std::env::var(TOKEN_VAR) {
+            Ok(v) if !v.trim().is_empty() => Some(Token::new(&v).ok_or_else(|| {
+                (
+                    format!("{TOKEN_VAR} holds no usable token"),
+                    "use printable characters without spaces".to_string(),
+                )
+            })?),
+            _ => None,
+        },
+    };
+    let opts = HttpOptions {
+        addr,
+        token,
+        allow_hosts: a.allow_host.clone(),
+        allow_origins: a.allow_origin.clone(),
+    };
+    http::check(opts.addr, opts.token.as_ref())
+        .map_err(|e| (e.to_string(), e.hint().to_string()))?;
+    Ok(opts)
 }
 
 /// Where the manifest is, if anywhere: `--manifest`, or `<dir>/../manifest.json`.
@@ -79,6 +154,21 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         .or(cfg.max_tokens)
         .unwrap_or(DEFAULT_MAX_TOKENS);
 
+    // Check the HTTP options before anything is opened or created.
+    let http = match a
+        .http
+        .as_deref()
+        .map(|addr| http_options(addr, a))
+        .transpose()
+    {
+        Ok(h) => h,
+        Err((message, hint)) => {
+            out.note(&format!("error: {message}"));
+            out.note(&format!("hint: {hint}"));
+            return Ok(2);
+        }
+    };
+    let mut sync = Target::default();
     let served = match &cfg.mode {
         Some(Mode::None) => {
             out.note(
@@ -88,13 +178,15 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         }
         other => {
             match other {
-                Some(Mode::Sync(m)) => out.note(&format!(
-                    "memdir mcp: note: mode `{m}`{} is synced by `memdir sync`, not by the MCP server; serving the local directory",
-                    cfg.provider
-                        .as_deref()
-                        .map(|p| format!(" (provider {p})"))
-                        .unwrap_or_default()
-                )),
+                Some(Mode::Sync(m)) => {
+                    sync = Target {
+                        mode: crate::sync::config::Mode::parse(m),
+                        provider: cfg.provider.clone(),
+                    };
+                }
+                Some(Mode::Local) => {
+                    sync.mode = Some(crate::sync::config::Mode::Local);
+                }
                 Some(Mode::Unknown(m)) => out.note(&format!(
                     "memdir mcp: warning: unknown memory mode `{m}` (expected none, local, ipfs or encrypted-ipfs); serving the local directory"
                 )),
@@ -111,19 +203,70 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             m
         }
     };
-    out.note(&format!(
-        "memdir mcp: serving {} over stdio (memory_context budget {max_tokens} tokens)",
-        served.root().display()
-    ));
+    let in_memory = !matches!(served.backend(), crate::store::Backend::Dir(_));
+    if !in_memory {
+        out.note(&push_note(&served, &sync));
+    }
+    let root = served.root();
     let config = Config {
         max_tokens,
-        watch: true,
+        sync,
+        ..Config::default()
     };
-    match crate::mcp::serve_stdio(served, config) {
+    let result = match http {
+        None => {
+            out.note(&format!(
+                "memdir mcp: serving {} over stdio (memory_context budget {max_tokens} tokens)",
+                root.display()
+            ));
+            crate::mcp::serve_stdio(served, config)
+        }
+        Some(opts) => {
+            let token = if opts.token.is_some() {
+                "bearer token required"
+            } else {
+                "no token"
+            };
+            crate::mcp::serve_http(served, config, opts, |bound| {
+                // Printed once the socket is bound: scripts wait for this line.
+                eprintln!(
+                    "memdir mcp: serving {} on http://{bound}{} ({token}; memory_context budget {max_tokens} tokens)",
+                    root.display(),
+                    http::ENDPOINT
+                );
+            })
+        }
+    };
+    match result {
         Ok(()) => Ok(0),
+        Err(crate::mcp::ServeError::Http(e)) => {
+            out.note(&format!("error: {e}"));
+            out.note(&format!("hint: {}", e.hint()));
+            Ok(if matches!(e, http::HttpError::Bind { .. }) {
+                1
+            } else {
+                2
+            })
+        }
         Err(e) => {
             out.note(&format!("error: {e}"));
             Ok(1)
         }
+    }
+}
+
+/// Says on stderr whether the server pushes what it writes.
+fn push_note(mem: &Memory, sync: &Target) -> String {
+    let mode = match sync.mode {
+        Some(m) => Ok(m),
+        None => crate::sync::config::Config::load(mem.backend()).map(|c| c.mode),
+    };
+    match mode {
+        Ok(m) if m.syncs() => format!(
+            "memdir mcp: mode {m}: writes are pushed {}s after the last one; the sync tool pulls and merges",
+            crate::mcp::publish::PUSH_DELAY.as_secs()
+        ),
+        Ok(m) => format!("memdir mcp: mode {m}: nothing is pushed"),
+        Err(e) => format!("memdir mcp: warning: {e}"),
     }
 }

@@ -153,7 +153,7 @@ pub enum Command {
     /// Create a key pair for encrypted-ipfs sync (no recovery if lost).
     #[cfg(feature = "sync")]
     Keygen(keygen::Args),
-    /// Serve the MCP tools and resources over stdio.
+    /// Serve the MCP tools and resources over stdio, or over Streamable HTTP with --http.
     #[cfg(feature = "mcp")]
     Mcp(mcp::Args),
     /// Measure memdir on a public benchmark (LoCoMo evidence recall).

@@ -1,24 +1,29 @@
 //! The MCP server (`memdir mcp`): the only code that speaks JSON-RPC / MCP.
 //!
-//! It serves one [`Memory`] over stdio with the official Rust SDK (`rmcp`): the tools
-//! `remember`, `recall`, `read_memory`, `forget`, `note`, `memory_context` and
-//! `list_memories` (`server`), `edit_memory`, `rename_memory`, `recent_activity`,
-//! `search` and `fetch` (`ops`), the resources `memory://index` (MEMORY.md) and
-//! `memory://<key>` (one memory file), the `memory://{key}` template with key
-//! completion and two prompts (`prompts`). stdout carries protocol messages only; logs go
+//! It serves one [`Memory`] over stdio, or over Streamable HTTP (`http`), with the
+//! official Rust SDK (`rmcp`): the tools `remember`, `recall`, `read_memory`, `forget`,
+//! `note`, `memory_context`, `list_memories`, `sync` and `sync_status` (`server`),
+//! `edit_memory`, `rename_memory`, `recent_activity`, `search` and `fetch` (`ops`),
+//! the resources `memory://index` (MEMORY.md) and `memory://<key>` (one memory file),
+//! the `memory://{key}` template with key completion and two prompts (`prompts`).
+//! stdout carries protocol messages only; logs go
 //! to stderr. A directory is watched while the server runs, so a client hears of a
 //! person's edits (`notifications/resources/list_changed`, and
 //! `notifications/resources/updated` for subscribed URIs, through `resources/subscribe`
-//! on the 2025 protocol or `subscriptions/listen` on 2026-07-28). It must not print
+//! on the 2025 protocol or `subscriptions/listen` on 2026-07-28). In the sync modes
+//! the writes of its tools are pushed in the background (`publish`). It must not print
 //! to stdout, exit the process or touch files except through the engine.
 //! spec: spec/mcp.md.
 
 pub mod changes;
 pub mod framing;
+pub mod http;
 pub mod manifest;
 pub mod ops;
 pub mod prompts;
+pub mod publish;
 pub mod server;
+pub mod sync_tools;
 pub mod uri;
 
 use std::collections::BTreeSet;
@@ -51,6 +56,10 @@ pub struct Config {
     pub max_tokens: usize,
     /// Watch the directory for changes made by people and other processes.
     pub watch: bool,
+    /// The manifest's sync mode and provider, over `.memdir/config.toml`.
+    pub sync: publish::Target,
+    /// How long after the last write the push of the sync modes starts.
+    pub push_delay: Duration,
 }
 
 impl Default for Config {
@@ -58,6 +67,8 @@ impl Default for Config {
         Config {
             max_tokens: DEFAULT_MAX_TOKENS,
             watch: true,
+            sync: publish::Target::default(),
+            push_delay: publish::PUSH_DELAY,
         }
     }
 }
@@ -71,15 +82,23 @@ pub enum ServeError {
     Session(#[source] Box<ServerInitializeError>),
     #[error("the MCP session ended abnormally: {0}")]
     Join(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Http(#[from] http::HttpError),
+    #[error("serving MCP over HTTP failed: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)
 }
 
 /// Serves `mem` over stdin/stdout until the client closes the connection.
 pub fn serve_stdio(mem: Memory, config: Config) -> Result<(), ServeError> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(ServeError::Runtime)?;
+    let rt = runtime()?;
     let result = rt.block_on(serve(
         mem,
         config,
@@ -98,37 +117,8 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let mem = Arc::new(mem);
-    let hub = Hub::new(&mem);
-    let shared = Arc::new(Shared {
-        mem: mem.clone(),
-        hub: hub.clone(),
-        max_tokens: config.max_tokens,
-        subscriptions: Mutex::new(BTreeSet::new()),
-    });
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let watcher = (config.watch && matches!(mem.backend(), Backend::Dir(_))).then(|| {
-        let (mem, hub, stop) = (mem.clone(), hub.clone(), stop.clone());
-        let (armed_tx, armed) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            if let Err(e) = changes::watch(&mem, &hub, &stop, armed_tx) {
-                eprintln!(
-                    "memdir mcp: warning: {e}; clients will not be told about edits made outside this server"
-                );
-            }
-        });
-        (thread, armed)
-    });
-    // Serve only once the watch is in place: an edit made right after the client is
-    // initialized must not be missed. A watcher that fails says so and drops its sender.
-    let watcher = match watcher {
-        Some((thread, armed)) => {
-            let _ = tokio::task::spawn_blocking(move || armed.recv_timeout(ARM_TIMEOUT)).await;
-            Some(thread)
-        }
-        None => None,
-    };
+    let side = Running::start(mem, &config, false).await;
+    let shared = side.shared.clone();
 
     // Every line reaches rmcp through the framing, which answers those that cannot be
     // messages (spec/mcp.md#transport).
@@ -148,18 +138,114 @@ where
     }
     .await;
     framing.finish().await;
-
-    stop.store(true, Ordering::Relaxed);
-    if let Some(w) = watcher {
-        let _ = tokio::task::spawn_blocking(move || w.join()).await;
-    }
+    side.stop().await;
     result
+}
+
+/// Serves `mem` over Streamable HTTP on `opts.addr` until SIGINT or SIGTERM.
+/// `listening` is called with the bound address (port 0 picks a free one) once
+/// clients can connect.
+pub fn serve_http(
+    mem: Memory,
+    config: Config,
+    opts: http::HttpOptions,
+    listening: impl FnOnce(std::net::SocketAddr),
+) -> Result<(), ServeError> {
+    http::check(opts.addr, opts.token.as_ref())?;
+    let rt = runtime()?;
+    let result = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(opts.addr)
+            .await
+            .map_err(|source| http::HttpError::Bind {
+                addr: opts.addr,
+                source,
+            })?;
+        let bound = listener.local_addr().map_err(ServeError::Serve)?;
+        let running = Running::start(mem, &config, true).await;
+        let shared = running.shared.clone();
+        listening(bound);
+        let served = http::serve(listener, &opts, move || MemoryServer::new(shared.clone())).await;
+        running.stop().await;
+        served.map_err(ServeError::Serve)
+    });
+    rt.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+/// What runs beside the sessions: the shared state, the directory watcher and the
+/// background push.
+struct Running {
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+    watcher: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    async fn start(mem: Memory, config: &Config, notify_each_session: bool) -> Running {
+        let mem = Arc::new(mem);
+        let hub = Hub::new(&mem);
+        let shared = Arc::new(Shared {
+            mem: mem.clone(),
+            hub: hub.clone(),
+            max_tokens: config.max_tokens,
+            subscriptions: Mutex::new(BTreeSet::new()),
+            publisher: match mem.backend() {
+                Backend::Dir(_) => {
+                    publish::Publisher::start(mem.clone(), config.sync.clone(), config.push_delay)
+                }
+                _ => publish::Publisher::disabled(),
+            },
+            notify_each_session,
+        });
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let watcher = (config.watch && matches!(mem.backend(), Backend::Dir(_))).then(|| {
+            let (mem, hub, stop) = (mem.clone(), hub.clone(), stop.clone());
+            let (armed_tx, armed) = std::sync::mpsc::channel();
+            let thread = std::thread::spawn(move || {
+                if let Err(e) = changes::watch(&mem, &hub, &stop, armed_tx) {
+                    eprintln!(
+                        "memdir mcp: warning: {e}; clients will not be told about edits made outside this server"
+                    );
+                }
+            });
+            (thread, armed)
+        });
+        // Serve only once the watch is in place: an edit made right after the client is
+        // initialized must not be missed. A watcher that fails says so and drops its sender.
+        let watcher = match watcher {
+            Some((thread, armed)) => {
+                let _ = tokio::task::spawn_blocking(move || armed.recv_timeout(ARM_TIMEOUT)).await;
+                Some(thread)
+            }
+            None => None,
+        };
+        Running {
+            shared,
+            stop,
+            watcher,
+        }
+    }
+
+    /// Stops the watcher and waits for the last push (bounded).
+    async fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let shared = self.shared;
+        let watcher = self.watcher;
+        let _ = tokio::task::spawn_blocking(move || {
+            shared.publisher.finish();
+            if let Some(w) = watcher {
+                let _ = w.join();
+            }
+        })
+        .await;
+    }
 }
 
 /// Sends changes as plain notifications on a session opened with `initialize` (the
 /// 2025 protocols): `list_changed` always, `updated` for subscribed URIs. Sessions on
 /// the 2026 protocol get them through `subscriptions/listen` instead.
-async fn forward(peer: Peer<RoleServer>, shared: Arc<Shared>) {
+pub(crate) async fn forward(peer: Peer<RoleServer>, shared: Arc<Shared>) {
     let mut rx = shared.hub.subscribe();
     loop {
         let change = match rx.recv().await {

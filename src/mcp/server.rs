@@ -1,5 +1,6 @@
 //! The MCP server: the first seven tools and the `memory://` resources over one
-//! [`Memory`] (more tools: `ops.rs`; prompts, template, completion: `prompts.rs`).
+//! [`Memory`] (more tools: `ops.rs`, `sync_tools.rs`; prompts, template, completion:
+//! `prompts.rs`).
 //!
 //! Every tool runs the same engine call as the CLI command it mirrors, on the
 //! blocking thread pool (the engine does file IO and may wait for the cross-process
@@ -23,7 +24,7 @@ use rmcp::model::{
     ResourceContents, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -267,6 +268,12 @@ pub struct Shared {
     pub max_tokens: usize,
     /// URIs the client subscribed to with `resources/subscribe` (2025 protocol).
     pub subscriptions: Mutex<BTreeSet<String>>,
+    /// The push that follows writes in the sync modes (`super::publish`).
+    pub publisher: super::publish::Publisher,
+    /// Each session that completes the handshake gets the change notifications
+    /// (Streamable HTTP, where sessions come and go; stdio's one session gets them
+    /// from `super::serve`).
+    pub notify_each_session: bool,
 }
 
 /// The MCP server of one memory store.
@@ -282,14 +289,14 @@ fn report(e: &Failure) -> (String, Value) {
     (lines.join("\n"), doc)
 }
 
-fn tool_error(e: Failure) -> CallToolResult {
+pub(super) fn tool_error(e: Failure) -> CallToolResult {
     let (text, doc) = report(&e);
     let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
     r.structured_content = Some(doc);
     r
 }
 
-fn tool_ok(text: String, doc: Value) -> CallToolResult {
+pub(super) fn tool_ok(text: String, doc: Value) -> CallToolResult {
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
     r.structured_content = Some(doc);
     r
@@ -313,8 +320,9 @@ fn event_json(e: &crate::memory::timeline::Event) -> Value {
 
 impl MemoryServer {
     pub fn new(shared: Arc<Shared>) -> MemoryServer {
-        // The first seven tools, then those of `ops.rs`.
-        let mut tool_router = Self::tool_router() + Self::ops_router();
+        // The first seven tools, then those of `ops.rs` and `sync_tools.rs`.
+        let mut tool_router =
+            Self::tool_router() + Self::ops_router() + super::sync_tools::router();
         for route in tool_router.map.values_mut() {
             let mut schema = Value::Object((*route.attr.input_schema).clone());
             portable(&mut schema);
@@ -333,11 +341,19 @@ impl MemoryServer {
             {
                 route.attr.output_schema = Some(Arc::new(o));
             }
+            if let Some(o) = route.attr.output_schema.take() {
+                route.attr.output_schema = Some(Arc::new(admit_error_document((*o).clone())));
+            }
         }
         MemoryServer {
             shared,
             tool_router,
         }
+    }
+
+    /// The state this server shares with its sessions and tasks.
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// Runs `f` on the blocking pool and turns its outcome into a tool result.
@@ -783,6 +799,44 @@ fn output_schema(tool: &str) -> Option<Value> {
     Some(json!({"type": "object", "properties": props, "required": required}))
 }
 
+/// Widens a tool's output schema so that it also admits the error document an
+/// `isError` result carries (spec/mcp.md#schemas): the official TypeScript SDK
+/// validates `structuredContent` against the output schema on error results too,
+/// and would turn every tool error into an exception the model never sees. The
+/// result: the success fields and `error` as properties, and `anyOf` the success
+/// shape (with its `required`) or `{"error": {...}}`. Each branch names the
+/// properties it requires, as Ajv's strict mode asks.
+pub fn admit_error_document(success: Map<String, Value>) -> Map<String, Value> {
+    let error = json!({
+        "type": "object",
+        "description": "The CLI's error document, on error results (isError) only.",
+        "properties": {
+            "message": {"type": "string"},
+            "causes": {"type": "array", "items": {"type": "string"}},
+            "hint": {"description": "What to do about it (a string), or null."},
+            "exit_code": {"type": "integer"}
+        },
+        "required": ["message", "exit_code"]
+    });
+    let mut props = success
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    props.insert("error".into(), error.clone());
+    let mut out = Map::new();
+    out.insert("type".into(), json!("object"));
+    out.insert("properties".into(), Value::Object(props));
+    out.insert(
+        "anyOf".into(),
+        json!([
+            Value::Object(success),
+            {"type": "object", "properties": {"error": error}, "required": ["error"]}
+        ]),
+    );
+    out
+}
+
 /// rmcp reports arguments that do not fit a tool's schema as a bare serde message;
 /// say it the way the CLI reports usage errors, so the model can fix the call.
 fn explain_argument_error(tool: &str, response: CallToolResponse) -> CallToolResponse {
@@ -955,9 +1009,27 @@ impl ServerHandler for MemoryServer {
         {
             return Ok(refused.into());
         }
+        let writes = self
+            .tool_router
+            .get(&name)
+            .is_some_and(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true));
         let call = ToolCallContext::new(self, request, context);
         let response = self.tool_router.call(call).await?;
+        // A tool that may have changed the memory schedules the push of the sync
+        // modes (spec/mcp.md#sync); `sync` pushes by itself.
+        if writes
+            && name != "sync"
+            && matches!(&response, CallToolResponse::Complete(r) if r.is_error != Some(true))
+        {
+            self.shared.publisher.poke();
+        }
         Ok(explain_argument_error(&name, response))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.shared.notify_each_session {
+            tokio::spawn(super::forward(context.peer, self.shared.clone()));
+        }
     }
 
     fn accepted_subscription_filter(

@@ -42,7 +42,7 @@ NOW = "2026-04-14T12:00:00Z"
 DAY = "2026-04-14"
 TOOLS = {
     "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "search", "fetch",
+    "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
 }
 STEP_TIMEOUT = 60  # seconds for one scenario; every wait below is bounded
 NOTIFY_TIMEOUT = 10
@@ -175,7 +175,10 @@ async def tools_and_resources(root: Path) -> None:
 
         tools = (await s.list_tools()).tools
         names = {t.name for t in tools}
-        S.check("tools/list: every tool", names == TOOLS, names)
+TOOLS = {
+    "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
+    "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
+}
         for t in tools:
             schema = t.input_schema
             S.check(
@@ -443,7 +446,10 @@ async def modern_protocol(root: Path) -> None:
         async with Client(stdio_client(params(dir), errlog=log), mode="auto", cache=None) as c:
             S.check("2026 protocol: negotiated by discover", c.protocol_version == "2026-07-28", c.protocol_version)
             names = {t.name for t in (await c.list_tools()).tools}
-            S.check("2026 protocol: every tool", names == TOOLS, names)
+TOOLS = {
+    "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
+    "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
+}
             r = await c.call_tool("remember", {**ROLE, "key": "user_team", "name": "Team"})
             S.check("2026 protocol: remember", not r.is_error and (dir / "user_team.md").exists(), text(r))
             r = await c.call_tool("read_memory", {"key": "nobody"})
@@ -524,7 +530,9 @@ async def manifest(root: Path) -> None:
             S.check("manifest sync mode: still serves the directory", not r.is_error and (dir / "user_role.md").exists(), text(r))
         log.seek(0)
         err = log.read()
-        S.check("manifest sync mode: reported on stderr", "mode `encrypted-ipfs` (provider pinata)" in err, err)
+        S.check("manifest sync mode: reported on stderr", "mode encrypted-ipfs: writes are pushed" in err, err)
+        # No PINATA_JWT reaches the server: the push after the write fails, the write stands.
+        S.check("manifest sync mode: a failed push is logged", "saved locally but was not pushed" in err, err)
 
     none = root / "none.json"
     none.write_text(json.dumps({"memory": {"mode": "none", "maxTokens": 300}}))

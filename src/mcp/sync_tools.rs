@@ -1,0 +1,364 @@
+//! The `sync` and `sync_status` tools: one sync round (pull, merge, push) on demand,
+//! and what is synced, unpushed and pending (spec/mcp.md#sync).
+//!
+//! `sync` runs `memdir sync` (the library's [`crate::sync::sync`]) on the blocking
+//! pool while holding the publisher's network slot; its result is what the command
+//! prints, with `--json` as structured content, and its errors are the CLI's (same
+//! message, hint and exit class). Both refuse with "sync is not configured" when the
+//! server serves an in-memory store (mode `none`) or the mode is `local`. These tools
+//! must not print to stdout or decide merges.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::server::{MemoryServer, Shared};
+use crate::error::Class;
+
+/// Arguments of `sync`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct SyncArgs {
+    /// On a conflict (both sides changed the same lines): `merge` keeps this device's version (the default), `replace` takes the remote one; the other version is saved as a conflict copy either way.
+    #[serde(default)]
+    #[schemars(extend("enum" = ["merge", "replace"]))]
+    pub strategy: Option<String>,
+    /// Pull this CID instead of the provider's head (for providers that keep no head: pinata, filebase, storacha).
+    #[serde(default)]
+    pub cid: Option<String>,
+}
+
+/// Why the sync tools cannot run at all.
+fn not_configured(why: &str, hint: &str) -> CallToolResult {
+    let message = format!("sync is not configured: {why}");
+    let mut r = CallToolResult::error(vec![ContentBlock::text(format!(
+        "error: {message}\nhint: {hint}"
+    ))]);
+    r.structured_content = Some(json!({"error": {
+        "message": message,
+        "causes": [],
+        "hint": hint,
+        "exit_code": Class::Usage.exit_code(),
+    }}));
+    r
+}
+
+const NONE_WHY: &str =
+    "this server serves an in-memory store (mode none); nothing is kept on disk or synced";
+const NONE_HINT: &str = "serve a memory directory in mode ipfs or encrypted-ipfs (the manifest's memory.mode, or `memdir init --mode ipfs --provider NAME`)";
+#[cfg(feature = "sync")]
+const LOCAL_WHY: &str = "the memory directory is in mode local";
+#[cfg(feature = "sync")]
+const LOCAL_HINT: &str = "set a sync mode and provider: `memdir init --mode ipfs --provider NAME` (or encrypted-ipfs), or the manifest's memory.mode and memory.provider; providers: kubo, pinata, filebase, storacha, folder";
+
+/// The output schemas of these tools (their `structuredContent` on success).
+fn output_schema(tool: &str) -> Option<Value> {
+    let (props, required): (Value, &[&str]) = match tool {
+        "sync" => (
+            json!({
+                "pulled": {"type": "object"},
+                "pushed": {"type": "object"},
+                "behind": {"type": "string"},
+                "rounds": {"type": "integer"}
+            }),
+            &["pushed"],
+        ),
+        "sync_status" => (
+            json!({
+                "mode": {"type": "string"},
+                "provider": {"type": "string"},
+                "channel": {"type": "string"},
+                "local_root": {"type": "string"},
+                "base": {"type": "object"},
+                "unpushed": {"type": "array"},
+                "conflicts": {"type": "array"},
+                "auto_push": {"type": "object"}
+            }),
+            &["mode", "local_root", "unpushed", "conflicts", "auto_push"],
+        ),
+        _ => return None,
+    };
+    Some(json!({"type": "object", "properties": props, "required": required}))
+}
+
+/// The router of these tools with their output schemas, to add to the server's.
+pub fn router() -> rmcp::handler::server::router::tool::ToolRouter<MemoryServer> {
+    let mut r = MemoryServer::sync_tool_router();
+    for route in r.map.values_mut() {
+        if let Some(Value::Object(o)) = output_schema(&route.attr.name) {
+            route.attr.output_schema = Some(Arc::new(o));
+        }
+    }
+    r
+}
+
+#[tool_router(router = sync_tool_router, vis = "pub(super)")]
+impl MemoryServer {
+    #[tool(
+        name = "sync",
+        description = "Sync the memory with the other devices now: pull the latest version from the provider, merge it in (a conflict keeps this device's version and saves the other as a conflict copy, unless strategy is replace), then push the result. Only in the ipfs and encrypted-ipfs modes; writes are also pushed automatically a couple of seconds after the last one. Returns what was pulled, merged and pushed.",
+        annotations(
+            title = "Sync",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = true
+        )
+    )]
+    async fn sync(&self, Parameters(a): Parameters<SyncArgs>) -> CallToolResult {
+        let shared = self.shared().clone();
+        match tokio::task::spawn_blocking(move || run_sync(&shared, a)).await {
+            Ok(r) => r,
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "error: internal error in memdir: {e}"
+            ))]),
+        }
+    }
+
+    #[tool(
+        name = "sync_status",
+        description = "Show the sync status without the network: the mode and provider, the local root, the last synced version, the changes not pushed yet, conflict copies to resolve, and the automatic push (pending, running, and the last attempt with its error if it failed).",
+        annotations(title = "Sync status", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn sync_status(&self) -> CallToolResult {
+        let shared = self.shared().clone();
+        match tokio::task::spawn_blocking(move || run_status(&shared)).await {
+            Ok(r) => r,
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "error: internal error in memdir: {e}"
+            ))]),
+        }
+    }
+}
+
+#[cfg(not(feature = "sync"))]
+fn run_sync(s: &Shared, _: SyncArgs) -> CallToolResult {
+    unsupported(s)
+}
+
+#[cfg(not(feature = "sync"))]
+fn run_status(s: &Shared) -> CallToolResult {
+    unsupported(s)
+}
+
+#[cfg(not(feature = "sync"))]
+fn unsupported(s: &Shared) -> CallToolResult {
+    if !s.publisher.has_directory() {
+        return not_configured(NONE_WHY, NONE_HINT);
+    }
+    not_configured(
+        "this memdir was built without the `sync` feature",
+        "build memdir with its default features",
+    )
+}
+
+#[cfg(feature = "sync")]
+fn failure(e: impl Into<crate::report::Failure>) -> CallToolResult {
+    super::server::tool_error(e.into())
+}
+
+#[cfg(feature = "sync")]
+#[allow(clippy::result_large_err)]
+fn run_sync(s: &Shared, a: SyncArgs) -> CallToolResult {
+    use crate::exchange::merge::Strategy;
+
+    let Some(target) = s.publisher.target().cloned() else {
+        return not_configured(NONE_WHY, NONE_HINT);
+    };
+    match super::publish::mode(&s.mem, &target) {
+        Ok(m) if m.syncs() => {}
+        Ok(_) => return not_configured(LOCAL_WHY, LOCAL_HINT),
+        Err(e) => return failure(e),
+    }
+    let strategy = match a.strategy.as_deref() {
+        None => Strategy::default(),
+        Some(t) => match Strategy::parse(t) {
+            Some(st) => st,
+            None => {
+                return failure(crate::error::Error::Argument {
+                    arg: "strategy".into(),
+                    message: format!("`{t}` is not a strategy; expected merge or replace"),
+                });
+            }
+        },
+    };
+    let from = match a.cid.as_deref().map(|c| c.trim().parse::<cid::Cid>()) {
+        None => None,
+        Some(Ok(c)) => Some(c),
+        Some(Err(_)) => {
+            return failure(crate::error::Error::Argument {
+                arg: "cid".into(),
+                message: format!("`{}` is not a CID", a.cid.as_deref().unwrap_or_default()),
+            });
+        }
+    };
+    let result = s.publisher.exclusive(
+        || -> Result<crate::sync::SyncReport, crate::sync::SyncError> {
+            s.mem.backend().create()?;
+            let opened = crate::sync::open(&s.mem, &super::publish::choice(&target))?;
+            crate::sync::sync(
+                &s.mem,
+                &opened.remote(&crate::provider::NoProgress),
+                from.as_ref(),
+                strategy,
+            )
+        },
+        Result::is_ok,
+    );
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => return failure(e),
+    };
+    // What the pull changed, the client hears of as of any other change.
+    s.hub.refresh(&s.mem);
+    let mut text = Vec::new();
+    match (&r.pulled, &r.behind) {
+        (Some(p), _) => {
+            text.push(format!(
+                "pulled {} from {}: {} written, {} deleted, {} conflict(s)",
+                p.root,
+                p.provider,
+                p.written,
+                p.deleted,
+                p.conflicts.len()
+            ));
+            for c in &p.conflicts {
+                text.push(format!(
+                    "  conflict: the other version of {} is saved as {}",
+                    c.path, c.copy
+                ));
+            }
+            for w in &p.warnings {
+                text.push(format!("warning: {w}"));
+            }
+        }
+        (None, Some(h)) => text.push(format!(
+            "the remote is behind: its head {h} is a version this directory already passed; not applied, pushed over"
+        )),
+        (None, None) => text.push("nothing new on the provider".into()),
+    }
+    if r.rounds > 1 {
+        text.push(format!(
+            "another device pushed at the same time: merged and pushed again ({} rounds)",
+            r.rounds
+        ));
+    }
+    if r.pushed.up_to_date {
+        text.push(format!(
+            "up to date: {} is on {}",
+            r.pushed.network_root, r.pushed.provider
+        ));
+    } else {
+        text.push(format!(
+            "pushed {} to {}",
+            r.pushed.network_root, r.pushed.provider
+        ));
+    }
+    for w in &r.pushed.warnings {
+        text.push(format!("warning: {w}"));
+    }
+    let mut doc = json!({"pushed": r.pushed});
+    if let Some(p) = &r.pulled {
+        doc["pulled"] = serde_json::to_value(p).unwrap_or_default();
+    }
+    if let Some(h) = &r.behind {
+        doc["behind"] = json!(h);
+    }
+    if r.rounds > 1 {
+        doc["rounds"] = json!(r.rounds);
+    }
+    super::server::tool_ok(text.join("\n"), doc)
+}
+
+#[cfg(feature = "sync")]
+fn run_status(s: &Shared) -> CallToolResult {
+    use crate::sync::config::Config;
+
+    let Some(target) = s.publisher.target().cloned() else {
+        return not_configured(NONE_WHY, NONE_HINT);
+    };
+    let config = match Config::load(s.mem.backend()) {
+        Ok(c) => c,
+        Err(e) => return failure(e),
+    };
+    let mode = target.mode.unwrap_or(config.mode);
+    let provider = target.provider.clone().or(config.provider.clone());
+    let st = match crate::sync::status(&s.mem) {
+        Ok(st) => st,
+        Err(e) => return failure(e),
+    };
+    let push = s.publisher.state(mode.syncs());
+    let mut t = vec![format!(
+        "mode: {mode}  provider: {}  channel: {}",
+        provider.as_deref().unwrap_or("(none)"),
+        config.channel()
+    )];
+    t.push(format!("local root: {}", st.local_root));
+    match &st.base {
+        None => t.push("last synced: never".into()),
+        Some(b) => t.push(format!(
+            "last synced: {} ({} {} {})",
+            b.network_root,
+            b.via,
+            if b.via == "push" { "to" } else { "from" },
+            b.provider
+        )),
+    }
+    if st.unpushed.is_empty() {
+        t.push("unpushed changes: none".into());
+    } else {
+        t.push(format!("unpushed changes: {}", st.unpushed.len()));
+    }
+    t.push(format!("conflicts: {}", st.conflicts.len()));
+    if !push.enabled {
+        t.push("automatic push: off (mode local)".into());
+    } else {
+        let mut line = format!(
+            "automatic push: on, {} ms after the last write",
+            push.delay_ms
+        );
+        if push.pending {
+            line.push_str("; a push is pending");
+        }
+        if push.running {
+            line.push_str("; pushing now");
+        }
+        t.push(line);
+        match &push.last {
+            None => {}
+            Some(a) if a.ok => t.push(format!(
+                "last push: {} to {} at {}",
+                a.root.as_deref().unwrap_or("?"),
+                a.provider.as_deref().unwrap_or("?"),
+                a.at
+            )),
+            Some(a) => t.push(format!(
+                "last push failed at {}: {}",
+                a.at,
+                a.error
+                    .as_ref()
+                    .and_then(|e| e["message"].as_str())
+                    .unwrap_or("unknown error")
+            )),
+        }
+    }
+    let mut doc = json!({
+        "mode": mode,
+        "channel": config.channel(),
+        "local_root": st.local_root,
+        "unpushed": st.unpushed,
+        "conflicts": st.conflicts,
+        "auto_push": push,
+    });
+    if let Some(p) = provider {
+        doc["provider"] = json!(p);
+    }
+    if let Some(b) = &st.base {
+        doc["base"] = serde_json::to_value(b).unwrap_or_default();
+    }
+    super::server::tool_ok(t.join("\n"), doc)
+}
