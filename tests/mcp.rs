@@ -234,6 +234,7 @@ fn core_flow_tools_resources_and_errors() {
             "edit_memory",
             "fetch",
             "forget",
+            "get_state",
             "list_memories",
             "memory_context",
             "note",
@@ -243,6 +244,8 @@ fn core_flow_tools_resources_and_errors() {
             "remember",
             "rename_memory",
             "search",
+            "session_transcript",
+            "set_state",
             "sync",
             "sync_status"
         ]
@@ -763,7 +766,7 @@ fn filters_on_recall_context_and_list() {
         (
             "list_memories",
             json!({"types": ["projects"]}),
-            "error: unknown type `projects` in the type filter; known types: user, feedback, project, reference",
+            "error: unknown type `projects` in the type filter; known types: user, feedback, project, reference, state",
         ),
         (
             "list_memories",
@@ -1018,7 +1021,7 @@ fn unknown_arguments_and_out_of_range_values_are_refused() {
         (
             "list_memories",
             json!({"type": "friend"}),
-            "error: unknown type `friend` in the type filter; known types: user, feedback, project, reference",
+            "error: unknown type `friend` in the type filter; known types: user, feedback, project, reference, state",
         ),
     ] {
         let r = s.call(tool, args.clone());

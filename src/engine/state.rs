@@ -131,7 +131,7 @@ impl Memory {
             description: old
                 .as_ref()
                 .map(|p| p.meta.description.clone())
-                .unwrap_or_else(|| format!("agent state `{key}`")),
+                .unwrap_or_else(|| format!("agent state {key}")),
             kind: "state".into(),
             body: value.to_string(),
             ..Draft::default()

@@ -43,6 +43,7 @@ DAY = "2026-04-14"
 TOOLS = {
     "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
     "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
+    "get_state", "set_state", "session_transcript",
 }
 STEP_TIMEOUT = 60  # seconds for one scenario; every wait below is bounded
 NOTIFY_TIMEOUT = 10
@@ -175,10 +176,7 @@ async def tools_and_resources(root: Path) -> None:
 
         tools = (await s.list_tools()).tools
         names = {t.name for t in tools}
-TOOLS = {
-    "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
-}
+        S.check("tools/list: every tool", names == TOOLS, names)
         for t in tools:
             schema = t.input_schema
             S.check(
@@ -446,10 +444,7 @@ async def modern_protocol(root: Path) -> None:
         async with Client(stdio_client(params(dir), errlog=log), mode="auto", cache=None) as c:
             S.check("2026 protocol: negotiated by discover", c.protocol_version == "2026-07-28", c.protocol_version)
             names = {t.name for t in (await c.list_tools()).tools}
-TOOLS = {
-    "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
-}
+            S.check("2026 protocol: every tool", names == TOOLS, names)
             r = await c.call_tool("remember", {**ROLE, "key": "user_team", "name": "Team"})
             S.check("2026 protocol: remember", not r.is_error and (dir / "user_team.md").exists(), text(r))
             r = await c.call_tool("read_memory", {"key": "nobody"})
