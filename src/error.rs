@@ -190,7 +190,7 @@ impl Error {
             Error::NoDir { .. } => Some(
                 "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
             ),
-            Error::Type { .. } => Some("pass --type user|feedback|project|reference".into()),
+            Error::Type { .. } => Some("pass --type user|feedback|project|reference|state".into()),
             Error::Edit { key, .. } => Some(format!(
                 "nothing was written; read the memory (`memdir read {key}`) to see its text and headings"
             )),
