@@ -470,3 +470,56 @@ fn the_session_compaction_example_runs() {
     let check = run(memdir(&dir).args(["check"]));
     assert!(check.status.success(), "{}", stdout(&check));
 }
+
+#[test]
+fn state_and_summaries_round_trip_through_the_blob() {
+    // spec/memory-format.md#agent-state, spec/cli.md#import: a memory/0.1 blob carries
+    // `type: state`, `limit`, `read_only` and `summarizes` as they are.
+    let (tmp, mem) = on_disk();
+    let dir = tmp.path().join("memory");
+    mem.set_state("mood", "calm").unwrap();
+    let p = dir.join("state_mood.md");
+    let t = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(
+        &p,
+        t.replace("type: state\n", "type: state\nlimit: 3\nread_only: true\n"),
+    )
+    .unwrap();
+    mem.note("user_said", fields(json!({"text": "hi", "session": "s1"})))
+        .unwrap();
+    mem.compact_session(
+        "s1",
+        &Draft {
+            key: "project_s1".into(),
+            name: "S1".into(),
+            description: "summary".into(),
+            kind: "project".into(),
+            body: "said hi".into(),
+            ..Draft::default()
+        },
+        None,
+    )
+    .unwrap();
+    let (blob, problems) = mem.export().unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    let other = Memory::in_memory().with_clock(at("2026-04-15T12:00:00Z"));
+    other
+        .import(blob.as_bytes(), memdir::Strategy::Merge, false)
+        .unwrap();
+    let s = other.state("mood").unwrap().unwrap();
+    assert_eq!(
+        (s.value.as_str(), s.limit, s.read_only),
+        ("calm", Some(3), true)
+    );
+    let r = other.read("project_s1").unwrap();
+    assert_eq!(r.meta.summarizes().unwrap().session, "s1");
+    let b = other.context(2000, None).unwrap();
+    assert!(
+        b.text
+            .contains("\n### mood\n\ncal\n[… excerpt: the first 3 of 4 characters")
+    );
+    assert!(
+        !b.text.contains(r#""text":"hi""#),
+        "the compaction holds after import"
+    );
+}
