@@ -4,7 +4,7 @@
 
 use super::{code, stdout, two_devices};
 
-// spec/sync.md#agent-state-and-sessions, rows S1–S3.
+// spec/sync.md#three-way-merge-case-table, rows S1–S4.
 #[test]
 fn state_entries_and_summaries_merge_like_memories() {
     // S1: different state keys on two devices never conflict.
@@ -43,6 +43,12 @@ fn state_entries_and_summaries_merge_like_memories() {
     assert_eq!(b.conflict_copies().len(), 1, "{:?}", b.conflict_copies());
     a.ok(&["sync"]);
     assert_eq!(stdout(&a.ok(&["state", "get", "mood"])).trim(), "happy");
+
+    // S4: an unset (a forget) propagates.
+    a.ok(&["state", "unset", "mood"]);
+    a.ok(&["sync"]);
+    b.ok(&["sync"]);
+    assert_eq!(code(&b.run(&["state", "get", "mood"])), Some(1));
 
     // S3: one session compacted on two devices into two memories: both are kept,
     // and `check` names both.
