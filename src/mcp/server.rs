@@ -49,7 +49,9 @@ across conversations (who the user is, how they want you to work, a project's st
 things), call remember; update a memory by writing its key again, or change part of it with edit_memory \
 (append, replace a section, find and replace), move it to a better key with rename_memory, and forget \
 memories that turned out wrong. Use note to log what happened in a turn, and recent_activity to see \
-what happened lately. Never store secrets: they are refused.";
+what happened lately. Keep small working values (current task, plan step) with set_state and read them \
+with get_state; give note a session id, and when a session grows long read it with session_transcript \
+and save your summary with remember and summarizes. Never store secrets: they are refused.";
 
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -569,7 +571,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_context",
-        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the most salient and recent memories in full, then recent timeline events, all within a token budget (max_tokens; {default} tokens by default). Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
+        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the agent state entries (each within its limit), then the most salient and recent memories in full, then recent timeline events (a compacted session's events replaced by its `compacted` pointer to the summary), all within a token budget (max_tokens; {default} tokens by default). Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
         annotations(
             title = "Memory context",
             read_only_hint = true,
