@@ -1463,14 +1463,16 @@ fn state_tools_and_sessions() {
     );
     assert!(std::fs::read_to_string(&f).unwrap().ends_with("calm\n"));
     // Unknown arguments are refused, as for every tool.
-    let r = s.request(
-        "tools/call",
-        json!({"name": "set_state", "arguments": {"key": "k", "value": "v", "extra": 1}}),
+    let r = s.call("set_state", json!({"key": "k", "value": "v", "extra": 1}));
+    assert!(is_error(&r), "{r}");
+    assert!(text(&r).contains("unknown argument `extra`"), "{r}");
+    assert!(!dir.join("state_k.md").exists());
+    let r = s.call(
+        "remember",
+        json!({"key": "k", "name": "n", "description": "d", "type": "project", "body": "b",
+               "summarizes": {"session": "s1", "until": "x"}}),
     );
-    assert!(
-        r.get("error").is_some() || r["result"]["isError"] == json!(true),
-        "{r}"
-    );
+    assert!(is_error(&r), "{r}");
     // note's session argument, the transcript, and remember with summarizes.
     for i in 0..3 {
         let r = s.call(
