@@ -313,4 +313,70 @@ mod tests {
         assert_eq!(p[0].0.file, "timeline/2026-04-14.jsonl");
         assert_eq!(text(&p[0].1), format!("{A}\n"));
     }
+
+    /// Applies a plan to the files, as the executor does.
+    fn apply(files: &[(String, Vec<u8>)]) -> BTreeMap<String, Vec<u8>> {
+        let mut out: BTreeMap<String, Vec<u8>> = files.iter().cloned().collect();
+        for (r, bytes) in plan(files) {
+            out.insert(r.file, bytes);
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// spec/timeline-format.md#repair: nothing is lost (every distinct event line and
+        /// every unreadable line, with its count, is still there), every event ends up in
+        /// its own day in time order, and repairing twice changes nothing.
+        #[test]
+        fn repair_loses_nothing_and_is_idempotent(
+            lines in proptest::collection::vec((0usize..3, 0u32..3, 0u32..4, 0u8..6), 0..24),
+        ) {
+            let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+            for (file, day, hour, what) in &lines {
+                let line = if *what == 5 {
+                    format!("not json {hour}")
+                } else {
+                    format!(
+                        r#"{{"ts":"2026-04-1{}T0{}:00:00.000Z","type":"e{}"}}"#,
+                        4 + day, hour, what
+                    )
+                };
+                let f = format!("timeline/2026-04-1{}.jsonl", 4 + file);
+                let b = files.entry(f).or_default();
+                b.extend_from_slice(line.as_bytes());
+                b.push(b'\n');
+            }
+            let files: Vec<(String, Vec<u8>)> = files.into_iter().collect();
+            let lines_of = |m: &mut dyn Iterator<Item = &Vec<u8>>| {
+                let mut events = std::collections::BTreeSet::new();
+                let mut bad = Vec::new();
+                for b in m {
+                    for l in split_lines(b) {
+                        match classify(l) {
+                            Line::Event(_, raw) => { events.insert(raw); }
+                            Line::Other(raw) => bad.push(raw),
+                        }
+                    }
+                }
+                bad.sort();
+                (events, bad)
+            };
+            let after = apply(&files);
+            let before_lines = lines_of(&mut files.iter().map(|(_, b)| b));
+            let after_lines = lines_of(&mut after.values());
+            proptest::prop_assert_eq!(before_lines, after_lines);
+            for (name, bytes) in &after {
+                let mut last = None;
+                for l in split_lines(bytes) {
+                    if let Line::Event(e, _) = classify(l) {
+                        proptest::prop_assert_eq!(&e.day_file(), name);
+                        proptest::prop_assert!(last.is_none_or(|t| t <= e.ts));
+                        last = Some(e.ts);
+                    }
+                }
+            }
+            let again: Vec<(String, Vec<u8>)> = after.into_iter().collect();
+            proptest::prop_assert!(plan(&again).is_empty());
+        }
+    }
 }
