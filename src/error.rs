@@ -46,7 +46,7 @@ impl Class {
 pub enum Error {
     #[error(transparent)]
     Key(#[from] KeyError),
-    #[error("type `{value}` is not one of user, feedback, project, reference")]
+    #[error("type `{value}` is not one of user, feedback, project, reference, state")]
     Type { value: String },
     #[error("decay `{value}` is not `never` or `<N>d` (for example 30d)")]
     Decay { value: String },
@@ -131,6 +131,12 @@ pub enum Error {
     NothingToEdit { key: String },
     #[error("cannot rename `{from}` to `{to}`: a memory with key `{to}` already exists")]
     Exists { from: String, to: String },
+    /// A `read_only: true` state entry asked to change (spec/cli.md#state).
+    #[error("state `{key}` is read-only (`read_only: true` in {file}); nothing was changed")]
+    ReadOnly { key: String, file: String },
+    /// A session with no events to compact or show.
+    #[error("no timeline events with session `{session}`")]
+    NoSession { session: String },
     #[error("cannot rename `{key}` to itself")]
     SameKey { key: String },
     /// An argument (of an MCP tool or request) with a value that cannot be used,
@@ -184,7 +190,7 @@ impl Error {
             Error::NoDir { .. } => Some(
                 "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
             ),
-            Error::Type { .. } => Some("pass --type user|feedback|project|reference".into()),
+            Error::Type { .. } => Some("pass --type user|feedback|project|reference|state".into()),
             Error::Edit { key, .. } => Some(format!(
                 "nothing was written; read the memory (`memdir read {key}`) to see its text and headings"
             )),
@@ -194,6 +200,10 @@ impl Error {
             Error::Exists { .. } => Some(
                 "choose another key, or fold one memory into the other (edit) and forget the one left over".into(),
             ),
+            Error::ReadOnly { file, .. } => Some(format!(
+                "a person marked it read-only; edit {file} by hand to change or unmark it"
+            )),
+            Error::NoSession { .. } => Some("`memdir sessions` lists the sessions".into()),
             Error::Foreign(e) => e.hint(),
             _ => None,
         }

@@ -47,8 +47,9 @@ pub mod sync;
 pub use clock::Clock;
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
-    Activity, ActivityQuery, CheckReport, Draft, Edit, FindReplace, Hit, ImportReport,
-    IndexOutcome, Listed, Memory, Problem, SectionEdit, Severity, Snapshot, WriteOutcome,
+    Activity, ActivityQuery, CheckReport, Compacted, Draft, Edit, FindReplace, Hit, ImportReport,
+    IndexOutcome, Listed, Memory, Problem, SectionEdit, Severity, Snapshot, StateEntry,
+    TimelineRepair, WriteOutcome,
 };
 pub use error::{Class, Error, Result};
 pub use exchange::merge::Strategy;
@@ -56,3 +57,4 @@ pub use memory::{Decay, Key, Kind, Meta, Record};
 pub use report::Failure;
 pub use retrieval::context::{Block, DEFAULT_MAX_TOKENS};
 pub use retrieval::filter::{Filter, FilterError, parse_types};
+pub use retrieval::state::{Session, Transcript};

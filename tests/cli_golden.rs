@@ -144,3 +144,5 @@ case!(filters);
 case!(context_budget);
 case!(edit_rename_timeline);
 case!(import_formats);
+case!(state_and_sessions);
+case!(timeline_repair);

@@ -234,6 +234,7 @@ fn core_flow_tools_resources_and_errors() {
             "edit_memory",
             "fetch",
             "forget",
+            "get_state",
             "list_memories",
             "memory_context",
             "note",
@@ -243,6 +244,8 @@ fn core_flow_tools_resources_and_errors() {
             "remember",
             "rename_memory",
             "search",
+            "session_transcript",
+            "set_state",
             "sync",
             "sync_status"
         ]
@@ -763,7 +766,7 @@ fn filters_on_recall_context_and_list() {
         (
             "list_memories",
             json!({"types": ["projects"]}),
-            "error: unknown type `projects` in the type filter; known types: user, feedback, project, reference",
+            "error: unknown type `projects` in the type filter; known types: user, feedback, project, reference, state",
         ),
         (
             "list_memories",
@@ -1018,7 +1021,7 @@ fn unknown_arguments_and_out_of_range_values_are_refused() {
         (
             "list_memories",
             json!({"type": "friend"}),
-            "error: unknown type `friend` in the type filter; known types: user, feedback, project, reference",
+            "error: unknown type `friend` in the type filter; known types: user, feedback, project, reference, state",
         ),
     ] {
         let r = s.call(tool, args.clone());
@@ -1421,4 +1424,84 @@ fn prompts_template_and_completion() {
         let r = s.request("prompts/get", bad.clone());
         assert!(r.get("error").is_some(), "{bad}: {r}");
     }
+}
+
+#[test]
+fn state_tools_and_sessions() {
+    // spec/mcp.md#state-and-sessions
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let r = s.call("get_state", json!({"key": "mood"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["found"], false);
+    let r = s.call("set_state", json!({"key": "mood", "value": "calm"}));
+    assert_eq!(text(&r), "created state mood");
+    assert_eq!(r["structuredContent"]["outcome"], "created");
+    let r = s.call("get_state", json!({"key": "mood"}));
+    assert_eq!(text(&r), "calm");
+    assert_eq!(
+        r["structuredContent"]["entries"][0]["file_key"],
+        "state_mood"
+    );
+    let r = s.call("get_state", json!({}));
+    assert_eq!(text(&r), "mood: calm");
+    // Read-only: refused with the CLI's message, nothing changed.
+    let f = dir.join("state_mood.md");
+    let t = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(
+        &f,
+        t.replace("type: state\n", "type: state\nread_only: true\n"),
+    )
+    .unwrap();
+    let r = s.call("set_state", json!({"key": "mood", "value": "angry"}));
+    assert!(is_error(&r), "{r}");
+    assert!(
+        text(&r).starts_with("error: state `mood` is read-only"),
+        "{r}"
+    );
+    assert!(std::fs::read_to_string(&f).unwrap().ends_with("calm\n"));
+    // Unknown arguments are refused, as for every tool.
+    let r = s.call("set_state", json!({"key": "k", "value": "v", "extra": 1}));
+    assert!(is_error(&r), "{r}");
+    assert!(text(&r).contains("unknown argument `extra`"), "{r}");
+    assert!(!dir.join("state_k.md").exists());
+    let r = s.call(
+        "remember",
+        json!({"key": "k", "name": "n", "description": "d", "type": "project", "body": "b",
+               "summarizes": {"session": "s1", "until": "x"}}),
+    );
+    assert!(is_error(&r), "{r}");
+    // note's session argument, the transcript, and remember with summarizes.
+    for i in 0..3 {
+        let r = s.call(
+            "note",
+            json!({"type": "user_said", "fields": {"text": format!("t{i}")}, "session": "s1"}),
+        );
+        assert_eq!(r["structuredContent"]["session"], "s1", "{r}");
+    }
+    let r = s.call("session_transcript", json!({"session": "s1"}));
+    assert_eq!(r["structuredContent"]["events"], 3);
+    assert!(text(&r).starts_with("# Session s1 (3 events)\n"));
+    let r = s.call("session_transcript", json!({"session": "nope"}));
+    assert!(is_error(&r));
+    let r = s.call(
+        "remember",
+        json!({"key": "project_s1", "name": "S1", "description": "summary", "type": "project",
+               "body": "three turns", "summarizes": {"session": "s1", "through": "not a time"}}),
+    );
+    assert!(is_error(&r));
+    assert!(text(&r).starts_with("error: summarizes.through:"), "{r}");
+    let r = s.call(
+        "remember",
+        json!({"key": "project_s1", "name": "S1", "description": "summary", "type": "project",
+               "body": "three turns", "summarizes": {"session": "s1"}}),
+    );
+    assert_eq!(text(&r), "created project_s1", "{r}");
+    let t = std::fs::read_to_string(dir.join("project_s1.md")).unwrap();
+    assert!(t.contains("summarizes:\n  session: s1\n"), "{t}");
+    let r = s.call("memory_context", json!({"max_tokens": 2000}));
+    assert!(!text(&r).contains("\"t1\""), "{}", text(&r));
+    assert!(text(&r).contains("\"type\":\"compacted\""));
 }

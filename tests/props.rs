@@ -108,7 +108,7 @@ proptest! {
         for (key, name, description, body, kind, important) in &items {
             prop_assume!(!name.trim().is_empty() && !description.trim().is_empty());
             prop_assume!(memdir::memory::secrets::find_secret(&format!("{name}{description}{body}")).is_none());
-            let kind = ["user", "feedback", "project", "reference", "user"][*kind as usize];
+            let kind = ["user", "feedback", "project", "reference", "state"][*kind as usize];
             mem.write(&Draft {
                 key: key.clone(), name: name.clone(), description: description.clone(),
                 kind: kind.into(), body: body.clone(), important: Some(*important),

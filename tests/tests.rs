@@ -21,6 +21,7 @@ mod reliability;
 mod robustness;
 #[cfg(feature = "sync")]
 mod seal;
+mod state;
 mod store_safety;
 #[cfg(feature = "sync")]
 mod support;

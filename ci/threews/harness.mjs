@@ -336,6 +336,8 @@ const bCases = [
 	{ key: 'reference_amp', name: '&co', description: '!urgent: ping @ops', type: 'reference', source: 'note: from #ops' },
 	{ key: 'user_plain', name: 'no', description: '1.10', type: 'user', tags: ['solo'] },
 	{ key: 'user_unicode', name: 'Café ☕', description: 'naïve — 日本語', type: 'user', important: true },
+	// Agent state (issue 16): the runtime keeps any type, so `type: state` goes out as it is.
+	{ key: 'state_mood', name: 'mood', description: 'agent state mood', type: 'state', body: 'calm, focused on the deploy' },
 ];
 for (const c of bCases) {
 	const args = ['write', c.key, '--name', c.name, '--description', c.description, '--type', c.type];

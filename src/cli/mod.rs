@@ -32,6 +32,8 @@ mod recall;
 #[cfg(feature = "sync")]
 mod remote;
 mod rename;
+mod session;
+mod state;
 #[cfg(feature = "sync")]
 mod status;
 #[cfg(feature = "sync")]
@@ -65,6 +67,7 @@ pub use output::Out;
 Environment:
   MEMDIR_DIR   the memory directory when --dir is not given (default ./memory)
   MEMDIR_NOW   an RFC 3339 time that replaces the clock (reproducible output)
+  MEMDIR_SESSION  the session id `note` stamps on events when --session is not given
   MEMDIR_KEY_FILE  the encrypted-ipfs key file (default ~/.config/memdir/key)
   IPFS_API, PINATA_JWT, FILEBASE_KEY/FILEBASE_SECRET/FILEBASE_BUCKET, WEB3_STORAGE_TOKEN,
   MEMDIR_FOLDER, MEMDIR_GATEWAYS   provider credentials and endpoints (spec/providers.md)
@@ -120,6 +123,14 @@ pub enum Command {
     Rename(rename::Args),
     /// Append an event to the timeline.
     Note(note::Args),
+    /// Get, set, list or unset agent state entries (`state_<key>.md`).
+    #[command(subcommand)]
+    State(state::Args),
+    /// List the sessions of the timeline (id, first and last time, count, types).
+    Sessions(session::ListArgs),
+    /// Show a session's transcript or compact it into a summary memory.
+    #[command(subcommand)]
+    Session(session::Args),
     /// Print the most recent timeline events, newest first.
     Timeline(timeline::Args),
     /// Find memories relevant to a query, best first.
@@ -190,6 +201,18 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         Command::Note(a) => note::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
         Command::Edit(a) => edit::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
         Command::Rename(a) => rename::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
+        Command::State(a) => state::run(&mem, a, out).map(|c| match a.push() {
+            Some(p) => after_write(&mem, p, out, c),
+            None => c,
+        }),
+        Command::Sessions(a) => session::list(&mem, a, out),
+        Command::Session(a) => {
+            let code = session::run(&mem, a, out);
+            match a {
+                session::Args::Compact(c) => code.map(|n| after_write(&mem, &c.push, out, n)),
+                session::Args::Show(_) => code,
+            }
+        }
         Command::Timeline(a) => timeline::run(&mem, a, out),
         Command::Recall(a) => recall::run(&mem, a, out),
         Command::Context(a) => context::run(&mem, a, out),

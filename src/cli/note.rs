@@ -24,6 +24,9 @@ pub struct Args {
     /// Fields as a JSON object (values of any JSON type).
     #[arg(long, value_name = "JSON")]
     pub data: Option<String>,
+    /// The session the event belongs to (a `session` field; `memdir sessions`).
+    #[arg(long, env = "MEMDIR_SESSION", value_name = "ID")]
+    pub session: Option<String>,
     #[command(flatten)]
     pub push: super::Offline,
 }
@@ -49,6 +52,12 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             return Err(Error::Usage("a field name is empty (FIELD=VALUE)").into());
         }
         fields.insert(k.to_string(), Value::String(v.to_string()));
+    }
+    // An empty MEMDIR_SESSION means no session; a `session` field given as a field wins.
+    if let Some(id) = a.session.as_deref().filter(|s| !s.trim().is_empty())
+        && !fields.contains_key("session")
+    {
+        fields.insert("session".into(), Value::String(id.to_string()));
     }
     let event = mem.note(&a.kind, fields)?;
     let line = event.encode();

@@ -29,7 +29,7 @@ pub struct Args {
     /// One line, shown in the index and used for relevance.
     #[arg(long)]
     pub description: String,
-    /// user, feedback, project or reference.
+    /// user, feedback, project, reference or state.
     #[arg(long = "type", value_name = "TYPE")]
     pub kind: String,
     /// A tag (repeat for several); replaces the memory's tags.

@@ -6,9 +6,13 @@
 //! processes writing at once lose nothing. Nothing here prints.
 
 mod ops;
+mod repair;
+mod state;
 pub mod watch;
 
 pub use ops::{Activity, ActivityQuery, Edit, FindReplace, SectionEdit};
+pub use repair::TimelineRepair;
+pub use state::{Compacted, StateEntry};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -247,6 +251,9 @@ pub struct CheckReport {
     pub problems: Vec<Problem>,
     /// What `--fix` repaired.
     pub fixed: Vec<String>,
+    /// Timeline day files repaired by `--fix` (without it: that need repair),
+    /// spec/timeline-format.md#repair.
+    pub timeline_repairs: Vec<TimelineRepair>,
 }
 
 impl CheckReport {
@@ -918,6 +925,19 @@ impl Memory {
         decay: Option<Decay>,
         d: &Draft,
     ) -> Result<(WriteOutcome, IndexOutcome)> {
+        self.write_locked_with(key, kind, decay, d, &[])
+    }
+
+    /// [`Memory::write_locked`], also setting the frontmatter keys `extra` beyond the
+    /// known ones (a session summary's `summarizes`, spec/memory-format.md).
+    fn write_locked_with(
+        &self,
+        key: &Key,
+        kind: Kind,
+        decay: Option<Decay>,
+        d: &Draft,
+        extra: &[(&str, Value)],
+    ) -> Result<(WriteOutcome, IndexOutcome)> {
         let key = key.clone();
         let name = key.file_name();
         let before = self.backend.read_text(&name, MAX_MEMORY_FILE)?;
@@ -953,6 +973,9 @@ impl Memory {
             important: d.important.or(old.map(|m| m.important)).unwrap_or(false),
             extra: old.map(|m| m.extra.clone()).unwrap_or_else(Extra::default),
         };
+        for (k, v) in extra {
+            meta.extra.set(k, v.clone());
+        }
         if let Some(p) = &existing
             && crate::memory::content_hash(&meta, &d.body)
                 == crate::memory::content_hash(&p.meta, &p.body)
@@ -1248,8 +1271,20 @@ impl Memory {
             events: events.events.len(),
             problems: snap.problems,
             fixed: Vec::new(),
+            timeline_repairs: Vec::new(),
         };
         report.problems.extend(events.problems);
+        let (repairs, repair_problems) = self.repair_timeline(fix)?;
+        report.problems.extend(repair_problems);
+        if fix {
+            report
+                .fixed
+                .extend(repairs.iter().map(TimelineRepair::describe));
+        }
+        report.timeline_repairs = repairs;
+        report
+            .problems
+            .extend(state::compaction_problems(&snap.records));
         if !fix {
             let want = FileDigest::of(index::render(&snap.records).as_bytes());
             let message = match self.backend.digest(INDEX_FILE) {

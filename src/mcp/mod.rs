@@ -4,6 +4,7 @@
 //! official Rust SDK (`rmcp`): the tools `remember`, `recall`, `read_memory`, `forget`,
 //! `note`, `memory_context`, `list_memories`, `sync` and `sync_status` (`server`),
 //! `edit_memory`, `rename_memory`, `recent_activity`, `search` and `fetch` (`ops`),
+//! `get_state`, `set_state` and `session_transcript` (`state_tools`),
 //! the resources `memory://index` (MEMORY.md) and `memory://<key>` (one memory file),
 //! the `memory://{key}` template with key completion and two prompts (`prompts`).
 //! stdout carries protocol messages only; logs go
@@ -23,6 +24,7 @@ pub mod ops;
 pub mod prompts;
 pub mod publish;
 pub mod server;
+pub mod state_tools;
 pub mod sync_tools;
 pub mod uri;
 

@@ -49,7 +49,9 @@ across conversations (who the user is, how they want you to work, a project's st
 things), call remember; update a memory by writing its key again, or change part of it with edit_memory \
 (append, replace a section, find and replace), move it to a better key with rename_memory, and forget \
 memories that turned out wrong. Use note to log what happened in a turn, and recent_activity to see \
-what happened lately. Never store secrets: they are refused.";
+what happened lately. Keep small working values (current task, plan step) with set_state and read them \
+with get_state; give note a session id, and when a session grows long read it with session_transcript \
+and save your summary with remember and summarizes. Never store secrets: they are refused.";
 
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -78,6 +80,20 @@ pub struct RememberArgs {
     /// Which conversation or event produced the memory. Omit to keep.
     #[serde(default)]
     pub source: Option<String>,
+    /// This memory is the summary of a session: memory_context then shows it (through a `compacted` event) instead of that session's events up to `through`. The events are kept.
+    #[serde(default)]
+    pub summarizes: Option<SummarizesArg>,
+}
+
+/// `summarizes` of `remember`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SummarizesArg {
+    /// The session id (as given to note).
+    pub session: String,
+    /// RFC 3339 time of the newest event the summary covers; omit for the session's newest event.
+    #[serde(default)]
+    pub through: Option<String>,
 }
 
 /// The filters of `recall`, `memory_context` and `list_memories`
@@ -183,6 +199,9 @@ pub struct NoteArgs {
     /// The event's fields, any JSON values, e.g. {"text": "how's my form?"}. `ts` and `type` are set by memdir.
     #[serde(default)]
     pub fields: Option<Map<String, Value>>,
+    /// The session the event belongs to (stored as its `session` field; see session_transcript). Omit for the server's MEMDIR_SESSION, if set.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// Arguments of `memory_context`.
@@ -321,8 +340,10 @@ fn event_json(e: &crate::memory::timeline::Event) -> Value {
 impl MemoryServer {
     pub fn new(shared: Arc<Shared>) -> MemoryServer {
         // The first seven tools, then those of `ops.rs` and `sync_tools.rs`.
-        let mut tool_router =
-            Self::tool_router() + Self::ops_router() + super::sync_tools::router();
+        let mut tool_router = Self::tool_router()
+            + Self::ops_router()
+            + Self::state_router()
+            + super::sync_tools::router();
         for route in tool_router.map.values_mut() {
             let mut schema = Value::Object((*route.attr.input_schema).clone());
             portable(&mut schema);
@@ -336,8 +357,9 @@ impl MemoryServer {
                     .replace("{default}", &shared.max_tokens.to_string())
                     .into();
             }
-            if let Some(Value::Object(o)) =
-                output_schema(&route.attr.name).or_else(|| ops::output_schema(&route.attr.name))
+            if let Some(Value::Object(o)) = output_schema(&route.attr.name)
+                .or_else(|| ops::output_schema(&route.attr.name))
+                .or_else(|| super::state_tools::output_schema(&route.attr.name))
             {
                 route.attr.output_schema = Some(Arc::new(o));
             }
@@ -415,7 +437,25 @@ impl MemoryServer {
                 decay: a.decay,
                 source: a.source,
             };
-            let outcome = s.mem.write(&draft)?;
+            let outcome = match a.summarizes {
+                None => s.mem.write(&draft)?,
+                Some(sum) => {
+                    let through = match sum.through.as_deref() {
+                        None => None,
+                        Some(t) => Some(
+                            chrono::DateTime::parse_from_rfc3339(t.trim())
+                                .map_err(|_| Error::Argument {
+                                    arg: "summarizes.through".into(),
+                                    message: format!("`{t}` is not an RFC 3339 time"),
+                                })?
+                                .with_timezone(&chrono::Utc),
+                        ),
+                    };
+                    s.mem
+                        .compact_session(&sum.session, &draft, through)?
+                        .outcome
+                }
+            };
             let key = Key::parse(&a.key)?;
             if outcome != WriteOutcome::Unchanged {
                 s.hub.refresh(&s.mem);
@@ -513,7 +553,17 @@ impl MemoryServer {
     )]
     async fn note(&self, Parameters(a): Parameters<NoteArgs>) -> CallToolResult {
         self.run(move |s| {
-            let event = s.mem.note(&a.kind, a.fields.unwrap_or_default())?;
+            let mut fields = a.fields.unwrap_or_default();
+            let session = a
+                .session
+                .or_else(|| std::env::var("MEMDIR_SESSION").ok())
+                .filter(|id| !id.trim().is_empty());
+            if let Some(id) = session
+                && !fields.contains_key("session")
+            {
+                fields.insert("session".into(), Value::String(id));
+            }
+            let event = s.mem.note(&a.kind, fields)?;
             Ok((event.encode(), event_json(&event)))
         })
         .await
@@ -521,7 +571,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_context",
-        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the most salient and recent memories in full, then recent timeline events, all within a token budget (max_tokens; {default} tokens by default). Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
+        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the agent state entries (each within its limit), then the most salient and recent memories in full, then recent timeline events (a compacted session's events replaced by its `compacted` pointer to the summary), all within a token budget (max_tokens; {default} tokens by default). Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
         annotations(
             title = "Memory context",
             read_only_hint = true,

@@ -113,6 +113,32 @@ impl Extra {
         &self.order
     }
 
+    /// The value of an unknown key.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, _, v)| v)
+    }
+
+    /// Sets an unknown key (a new one goes after the keys already there; on a new
+    /// memory, after the known keys); its original text is dropped, so it is written
+    /// afresh.
+    pub fn set(&mut self, key: &str, value: Value) {
+        if let Some(e) = self.entries.iter_mut().find(|(k, _, _)| k == key) {
+            e.1 = None;
+            e.2 = value;
+            return;
+        }
+        if self.order.is_empty() {
+            self.order = KNOWN.iter().map(|k| k.to_string()).collect();
+        }
+        if !self.order.iter().any(|k| k == key) {
+            self.order.push(key.to_string());
+        }
+        self.entries.push((key.to_string(), None, value));
+    }
+
     /// Rebuilds the read-only form (no original text) from keys and values, as the
     /// cache stores it.
     pub fn from_values(order: Vec<String>, entries: Vec<(String, Value)>) -> Extra {
@@ -738,7 +764,7 @@ fn from_map(
         warnings.push(Warning {
             line: line_of("type"),
             message: format!(
-                "unknown type `{t}` (expected user, feedback, project or reference); it gets no salience bonus"
+                "unknown type `{t}` (expected user, feedback, project, reference or state); it gets no salience bonus"
             ),
         });
     }

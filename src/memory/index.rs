@@ -77,6 +77,7 @@ fn heading(kind: &Kind) -> String {
         Kind::Feedback => "Feedback".into(),
         Kind::Project => "Project".into(),
         Kind::Reference => "Reference".into(),
+        Kind::State => "State".into(),
         Kind::Other(t) => escape_inline(t),
     }
 }

@@ -110,6 +110,9 @@ pub enum Kind {
     Feedback,
     Project,
     Reference,
+    /// Agent state (`state_<key>.md`, spec/memory-format.md#agent-state): salience 1,
+    /// no decay, shown right after the index in the context block.
+    State,
     /// Any other value: loads with a warning and gets no salience bonus.
     Other(String),
 }
@@ -122,11 +125,13 @@ impl Kind {
             "feedback" => Kind::Feedback,
             "project" => Kind::Project,
             "reference" => Kind::Reference,
+            "state" => Kind::State,
             other => Kind::Other(other.to_string()),
         }
     }
 
-    /// Parses a `type` value for writing: only the four known types are accepted.
+    /// Parses a `type` value for writing: only the known types are accepted (the four
+    /// three.ws types and `state`).
     pub fn parse_strict(s: &str) -> Option<Kind> {
         match Kind::parse(s) {
             Kind::Other(_) => None,
@@ -140,6 +145,7 @@ impl Kind {
             Kind::Feedback => "feedback",
             Kind::Project => "project",
             Kind::Reference => "reference",
+            Kind::State => "state",
             Kind::Other(s) => s,
         }
     }
@@ -150,7 +156,7 @@ impl Kind {
             Kind::Feedback => 0.3,
             Kind::User => 0.2,
             Kind::Project => 0.1,
-            Kind::Reference | Kind::Other(_) => 0.0,
+            Kind::Reference | Kind::State | Kind::Other(_) => 0.0,
         }
     }
 
@@ -161,7 +167,8 @@ impl Kind {
             Kind::Feedback => 1,
             Kind::Project => 2,
             Kind::Reference => 3,
-            Kind::Other(_) => 4,
+            Kind::State => 4,
+            Kind::Other(_) => 5,
         }
     }
 }
@@ -303,6 +310,51 @@ impl Meta {
             o.insert(k.to_string(), v.clone());
         }
         Value::Object(o)
+    }
+}
+
+/// What a session summary summarizes (`summarizes: {session, through}`,
+/// spec/memory-format.md#session-summaries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summarizes {
+    pub session: String,
+    /// The time of the newest event the summary covers.
+    pub through: DateTime<Utc>,
+}
+
+impl Meta {
+    /// `limit:` of a state entry: the most characters the context block shows of it
+    /// (spec/memory-format.md#agent-state). A positive whole number; anything else is
+    /// no limit.
+    pub fn state_limit(&self) -> Option<usize> {
+        match self.extra.get("limit")? {
+            serde_json::Value::Number(n) => n.as_u64().and_then(|n| usize::try_from(n).ok()),
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+        .filter(|n| *n > 0)
+    }
+
+    /// `read_only: true`: `state set` and `state unset` refuse to change the entry.
+    pub fn read_only(&self) -> bool {
+        matches!(
+            self.extra.get("read_only"),
+            Some(serde_json::Value::Bool(true))
+        )
+    }
+
+    /// `summarizes: {session: ID, through: TS}` of a session summary, when well formed.
+    pub fn summarizes(&self) -> Option<Summarizes> {
+        let m = self.extra.get("summarizes")?.as_object()?;
+        let session = match m.get("session")? {
+            serde_json::Value::String(s) if !s.trim().is_empty() => s.clone(),
+            serde_json::Value::Number(n) => n.to_string(),
+            _ => return None,
+        };
+        let through = DateTime::parse_from_rfc3339(m.get("through")?.as_str()?.trim())
+            .ok()?
+            .with_timezone(&Utc);
+        Some(Summarizes { session, through })
     }
 }
 

@@ -24,6 +24,7 @@ use crate::memory::timeline::Event;
 use crate::retrieval::filter::Filter;
 use crate::retrieval::rank;
 use crate::retrieval::search::{self, Corpus, QueryScores};
+use crate::retrieval::state;
 
 /// How many lines of MEMORY.md the block includes at most.
 pub const INDEX_LINE_CAP: usize = 200;
@@ -47,6 +48,11 @@ pub struct Block {
     pub text: String,
     /// Keys of the memories included, in output order, and whether each is an excerpt.
     pub memories: Vec<Included>,
+    /// Agent state entries included (spec/ranking.md#agent-state-in-the-block), in
+    /// output order, and whether each is an excerpt (over its `limit`).
+    pub state: Vec<Included>,
+    /// Agent state entries left out because the budget was too small.
+    pub state_hidden: usize,
     /// Number of timeline events included.
     pub events: usize,
     /// Lines of MEMORY.md left out by the 200-line cap.
@@ -119,7 +125,11 @@ impl Prepared {
     /// (spec/ranking.md#filters). Scores are those of the whole store; the index
     /// section stays the store's index under the budget rule.
     pub fn block_filtered(&self, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
-        let pass = |i: &usize| filter.is_empty() || filter.matches(&self.records[*i].meta);
+        // State entries have their own section right after the index.
+        let pass = |i: &usize| {
+            self.records[*i].meta.kind != crate::memory::Kind::State
+                && (filter.is_empty() || filter.matches(&self.records[*i].meta))
+        };
         let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
             let order: Vec<usize> = rank::order(&self.records, self.now)
                 .into_iter()
@@ -615,20 +625,30 @@ fn assemble(
 ) -> Block {
     let budget = max_tokens.saturating_mul(4);
     let share_chars = (budget as f64 * share).floor() as usize;
-    let (index, packed) = match whole_index(index_text, share_chars) {
+    let entries = state::state_entries(records);
+    let (index, (state_text, state_shown), packed) = match whole_index(index_text, share_chars) {
         Some(ix) => {
             let room = budget - ix.text.chars().count();
-            (ix, pack(room))
+            let st = state::state_part(records, &entries, room);
+            let packed = pack(room - st.0.chars().count());
+            (ix, st, packed)
         }
         None => {
             let index_room = index_room(records, share_chars, budget);
-            let packed = pack(budget - index_room);
+            let st = state::state_part(records, &entries, budget - index_room);
+            let packed = pack(budget - index_room - st.0.chars().count());
             let priority = packed.iter().map(|(i, _)| *i).chain(order.iter().copied());
-            (partial_index(records, priority, index_room), packed)
+            (partial_index(records, priority, index_room), st, packed)
         }
     };
     let index_chars = index.text.chars().count();
     let mut text = index.text;
+    text.push_str(&state_text);
+    let state_hidden = entries.len() - state_shown.len();
+    let state = state_shown
+        .into_iter()
+        .map(|(key, excerpt)| Included { key, excerpt })
+        .collect();
     let mut memories = Vec::new();
     for (r, part) in packed {
         let rec = &records[r];
@@ -642,6 +662,20 @@ fn assemble(
         }
     }
     let used = text.chars().count();
+    // A compacted session's events up to its summary are left out; its `compacted`
+    // event stays as the pointer to the summary (spec/ranking.md#budget).
+    let compacted = state::compactions(records);
+    let visible: Vec<Event>;
+    let events = if compacted.is_empty() {
+        events
+    } else {
+        visible = events
+            .iter()
+            .filter(|e| !state::hidden_by_compaction(e, &compacted))
+            .cloned()
+            .collect();
+        &visible
+    };
     let (tl, n_events) = timeline_part(events, budget.saturating_sub(used));
     text.push_str(&tl);
     debug_assert!(text.chars().count() <= budget);
@@ -649,6 +683,8 @@ fn assemble(
     Block {
         text,
         memories,
+        state,
+        state_hidden,
         events: n_events,
         index_lines_cut: index.lines_cut,
         index_entries_hidden: index.entries_hidden,

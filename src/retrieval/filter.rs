@@ -165,7 +165,13 @@ impl Filter {
         if self.types.is_empty() {
             return Ok(());
         }
-        let mut known: Vec<Kind> = vec![Kind::User, Kind::Feedback, Kind::Project, Kind::Reference];
+        let mut known: Vec<Kind> = vec![
+            Kind::User,
+            Kind::Feedback,
+            Kind::Project,
+            Kind::Reference,
+            Kind::State,
+        ];
         for k in present {
             if !known.contains(k) {
                 known.push(k.clone());
@@ -174,7 +180,7 @@ impl Filter {
         match self.types.iter().find(|t| !known.contains(t)) {
             None => Ok(()),
             Some(t) => {
-                known[4..].sort_by(|a, b| a.as_str().cmp(b.as_str()));
+                known[5..].sort_by(|a, b| a.as_str().cmp(b.as_str()));
                 Err(FilterError::UnknownType {
                     kind: t.as_str().to_string(),
                     known: known.iter().map(|k| k.as_str().to_string()).collect(),
@@ -384,7 +390,7 @@ mod tests {
         let f = Filter::default().types(["user", "projects"]);
         assert_eq!(
             f.unknown_type(&present).unwrap_err().to_string(),
-            "unknown type `projects` in the type filter; known types: user, feedback, project, reference, chores, ops"
+            "unknown type `projects` in the type filter; known types: user, feedback, project, reference, state, chores, ops"
         );
     }
 }

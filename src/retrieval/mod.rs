@@ -7,3 +7,4 @@ pub mod context;
 pub mod filter;
 pub mod rank;
 pub mod search;
+pub mod state;

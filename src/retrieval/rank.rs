@@ -9,14 +9,15 @@ use std::cmp::Ordering;
 
 use chrono::{DateTime, Utc};
 
-use crate::memory::{Decay, Meta, Record};
+use crate::memory::{Decay, Kind, Meta, Record};
 
 /// Default recency half-life in days.
 pub const HALF_LIFE_DAYS: f64 = 7.0;
 
 /// Salience of a memory, in [0.5, 1.0].
 pub fn salience(meta: &Meta) -> f64 {
-    if meta.important {
+    // Agent state is always salient (spec/ranking.md#salience).
+    if meta.important || meta.kind == Kind::State {
         return 1.0;
     }
     // Evaluated in this order (base, then tags) so that results are bit-for-bit those
@@ -28,6 +29,10 @@ pub fn salience(meta: &Meta) -> f64 {
 
 /// Recency of a memory at `now`, in (0, 1].
 pub fn recency(meta: &Meta, now: DateTime<Utc>) -> f64 {
+    // Agent state does not decay (spec/ranking.md#salience).
+    if meta.kind == Kind::State {
+        return 1.0;
+    }
     let half_life = match meta.decay {
         Some(Decay::Never) => return 1.0,
         Some(Decay::Days(n)) => f64::from(n),
@@ -67,7 +72,7 @@ pub fn order(records: &[Record], now: DateTime<Utc>) -> Vec<(usize, f64)> {
 mod tests {
     use super::*;
     use crate::memory::frontmatter::Extra;
-    use crate::memory::{Key, Kind, Stamp};
+    use crate::memory::{Key, Stamp};
 
     fn meta(kind: &str, tags: usize, important: bool, updated: &str, decay: Option<Decay>) -> Meta {
         Meta {

@@ -43,6 +43,7 @@ DAY = "2026-04-14"
 TOOLS = {
     "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
     "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
+    "get_state", "set_state", "session_transcript",
 }
 STEP_TIMEOUT = 60  # seconds for one scenario; every wait below is bounded
 NOTIFY_TIMEOUT = 10
