@@ -340,12 +340,27 @@ impl Memory {
 
     /// Loads every memory, collecting problems instead of failing on bad files.
     ///
-    /// Files are read and hashed on all cores; the frontmatter comes from the parse
-    /// cache when the content is unchanged, and is parsed (on all cores) otherwise.
+    /// A file the search index vouches for by its stat is not opened; the others are
+    /// read and hashed on all cores, and parsed (on all cores) unless the index has
+    /// the parse for that content (spec/architecture.md#search-index).
     pub fn load(&self) -> Result<Snapshot> {
+        self.load_with(false).map(|(snap, _)| snap)
+    }
+
+    /// Loads like [`Memory::load`]; with `terms`, also the corpus of term statistics
+    /// query-aware calls need, from the search index where it has them and computed
+    /// (and saved) for the rest.
+    fn load_with(&self, terms: bool) -> Result<(Snapshot, Option<search::Corpus>)> {
         self.require_dir()?;
+        // Taken before any stat: what the index records as the time of the read.
+        let checked = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
         let mut snap = Snapshot::default();
+        let t0 = std::time::Instant::now();
+        let tr = std::env::var("MEMDIR_TRACE").is_ok();
         let mut cache = Cache::load(&self.backend);
+        if tr { eprintln!("TRACE cache load {:?}", t0.elapsed()); }
         let mut names: Vec<String> = Vec::new();
         for found in self.backend.scan_memories()? {
             match found {
@@ -367,82 +382,152 @@ impl Memory {
                 )),
             }
         }
-        let read: Vec<Result<Option<(String, String)>>> = par_map(&names, |n| {
-            Ok(self
-                .backend
-                .read_text(n, MAX_MEMORY_FILE)?
-                .map(|t| (cache::content_key(t.as_bytes()), t)))
-        });
-        // Cache lookups are serial (cheap); the parses of what missed run in parallel.
-        let mut cached: Vec<Option<(crate::memory::Meta, Vec<frontmatter::Warning>)>> =
-            Vec::with_capacity(read.len());
-        let mut misses: Vec<usize> = Vec::new();
-        let mut pos = 0;
-        for (i, r) in read.iter().enumerate() {
-            let hit = match r {
-                Ok(Some((hash, _))) => {
-                    pos += 1;
-                    cache.get(pos - 1, &names[i], hash)
-                }
-                _ => None,
-            };
-            if hit.is_none() && matches!(r, Ok(Some(_))) {
-                misses.push(i);
-                cache.miss();
-            }
-            cached.push(hit);
-        }
-        let parsed_misses: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
-            par_map(&misses, |&i| match &read[i] {
-                Ok(Some((_, text))) => frontmatter::parse_read(text),
-                _ => unreachable!("misses are files that were read"),
+        let stats: Vec<Option<store::Stat>> = par_map(&names, |n| self.backend.stat(n));
+        // What the index vouches for by stat; the rest is read.
+        let mut files: Vec<Option<LoadedFile>> = names
+            .iter()
+            .zip(&stats)
+            .map(|(n, st)| {
+                let st = (*st)?;
+                let hit = cache.by_stat(n, &st)?;
+                let body = frontmatter::body_of(&hit.text);
+                Some(LoadedFile {
+                    stat: Some(st),
+                    checked: hit.checked,
+                    key: hit.key,
+                    parsed: body.map(|body| Parsed {
+                        meta: hit.meta,
+                        body,
+                        warnings: hit.warnings,
+                    }),
+                    text: hit.text,
+                    warnings: Vec::new(),
+                    data: hit.data,
+                })
+            })
+            .collect();
+        if tr { eprintln!("TRACE stat+hits {:?}", t0.elapsed()); }
+        let to_read: Vec<usize> = (0..names.len()).filter(|&i| files[i].is_none()).collect();
+        let read: Vec<Result<Option<(String, String, Option<store::Stat>)>>> =
+            par_map(&to_read, |&i| {
+                Ok(self
+                    .backend
+                    .read_text_stat(&names[i], MAX_MEMORY_FILE)?
+                    .map(|(t, st)| (cache::content_key(t.as_bytes()), t, st)))
             });
-        let mut miss_results = misses.into_iter().zip(parsed_misses).peekable();
-        let mut loaded: Vec<(
-            &str,
-            String,
-            String,
-            std::result::Result<Parsed, frontmatter::FrontmatterError>,
-        )> = Vec::with_capacity(names.len());
-        for (i, (name, r)) in names.iter().zip(read).enumerate() {
-            let (hash, text) = match r {
-                Ok(Some(x)) => x,
-                Ok(None) => continue, // removed between the scan and the read
+        // Index lookups by content are serial (cheap); the parses of what missed run
+        // in parallel.
+        let mut misses: Vec<(usize, String, String, Option<store::Stat>)> = Vec::new();
+        let mut gone: Vec<bool> = vec![false; names.len()];
+        for (&i, r) in to_read.iter().zip(read) {
+            match r {
+                Ok(Some((key, text, st))) => match cache.by_content(&names[i], &key) {
+                    Some(hit) => {
+                        files[i] = Some(LoadedFile {
+                            stat: st,
+                            checked,
+                            parsed: frontmatter::body_of(&text).map(|body| Parsed {
+                                meta: hit.meta,
+                                body,
+                                warnings: hit.warnings,
+                            }),
+                            key,
+                            text,
+                            warnings: Vec::new(),
+                            data: hit.data,
+                        });
+                    }
+                    None => misses.push((i, key, text, st)),
+                },
+                Ok(None) => gone[i] = true, // removed between the scan and the read
                 Err(e) => {
-                    snap.problems.push(Problem::error(name, None, short_io(&e)));
-                    continue;
+                    gone[i] = true;
+                    snap.problems
+                        .push(Problem::error(&names[i], None, short_io(&e)));
                 }
-            };
-            let parsed = match cached[i].take() {
-                Some((meta, warnings)) => frontmatter::body_of(&text).map(|body| Parsed {
-                    meta,
-                    body,
-                    warnings,
-                }),
-                None => {
-                    miss_results
-                        .next_if(|(j, _)| *j == i)
-                        .expect("a parse for every miss")
-                        .1
+            }
+        }
+        let parsed: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
+            par_map(&misses, |(_, _, text, _)| frontmatter::parse_read(text));
+        for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
+            files[i] = Some(LoadedFile {
+                stat: st,
+                checked,
+                key,
+                text,
+                parsed,
+                warnings: Vec::new(),
+                data: None,
+            });
+        }
+        // Records, with their files' data, in file order.
+        let mut kept: Vec<(usize, LoadedFile)> = Vec::with_capacity(names.len());
+        for (i, f) in files.into_iter().enumerate() {
+            if gone[i] {
+                continue;
+            }
+            let Some(mut f) = f else { continue };
+            match std::mem::replace(&mut f.parsed, Err(frontmatter::FrontmatterError::Missing)) {
+                Ok(p) => {
+                    let name = &names[i];
+                    let stem = &name[..name.len() - 3];
+                    let key = Key::from_file_stem(stem);
+                    if !key.is_canonical() {
+                        snap.problems.push(Problem::warning(
+                            name,
+                            None,
+                            "file name is not a memdir key (a-z, 0-9, `_`, `-`); it loads, but memdir cannot write it",
+                        ));
+                    }
+                    for w in &p.warnings {
+                        snap.problems
+                            .push(Problem::warning(name, Some(w.line), w.message.clone()));
+                    }
+                    f.warnings = p.warnings;
+                    snap.records.push(Record {
+                        key,
+                        meta: p.meta,
+                        body: p.body,
+                    });
+                    kept.push((i, f));
                 }
-            };
-            loaded.push((name, hash, text, parsed));
+                Err(e) => snap.problems.push(Problem::error(
+                    &names[i],
+                    e.line(),
+                    format!("not loaded: {e}"),
+                )),
+            }
         }
-        if cache.needs_save() {
-            cache.save(
-                &self.backend,
-                loaded.iter().filter_map(|(name, hash, _, p)| {
-                    p.as_ref().ok().map(|p| cache::Item {
-                        name,
-                        key: hash,
-                        meta: &p.meta,
-                        warnings: &p.warnings,
-                    })
-                }),
-            );
+        if tr { eprintln!("TRACE records {:?}", t0.elapsed()); }
+        let mut vocab = cache.take_vocab();
+        if terms {
+            for ((_, f), r) in kept.iter_mut().zip(&snap.records) {
+                if f.data.is_none() {
+                    f.data = Some(search::DocData::of(r, &mut vocab));
+                }
+            }
         }
-        for (name, _, text, parsed) in loaded {
-            self.add_loaded(name, text, parsed, &mut snap);
+        let items: Vec<cache::Item<'_>> = kept
+            .iter()
+            .zip(&snap.records)
+            .map(|((i, f), r)| cache::Item {
+                file: &names[*i],
+                stat: f.stat,
+                checked: f.checked,
+                key: &f.key,
+                text: &f.text,
+                meta: &r.meta,
+                warnings: &f.warnings,
+                data: f.data.as_ref(),
+            })
+            .collect();
+        cache.save(&self.backend, &vocab, &items);
+        drop(items);
+        if tr { eprintln!("TRACE saved {:?}", t0.elapsed()); }
+        let mut docs = Vec::with_capacity(kept.len());
+        for ((_, f), r) in kept.into_iter().zip(&snap.records) {
+            docs.push(f.data);
+            snap.texts.insert(r.key.to_string(), f.text);
         }
         // Problems in file order, whatever order the threads met them in.
         snap.problems
@@ -467,43 +552,14 @@ impl Memory {
             .collect();
         dupes.sort_by(|a, b| a.path.cmp(&b.path));
         snap.problems.extend(dupes);
-        Ok(snap)
-    }
-
-    fn add_loaded(
-        &self,
-        name: &str,
-        text: String,
-        parsed: std::result::Result<Parsed, frontmatter::FrontmatterError>,
-        snap: &mut Snapshot,
-    ) {
-        match parsed {
-            Ok(p) => {
-                let stem = &name[..name.len() - 3];
-                let key = Key::from_file_stem(stem);
-                if !key.is_canonical() {
-                    snap.problems.push(Problem::warning(
-                        name,
-                        None,
-                        "file name is not a memdir key (a-z, 0-9, `_`, `-`); it loads, but memdir cannot write it",
-                    ));
-                }
-                for w in p.warnings {
-                    snap.problems
-                        .push(Problem::warning(name, Some(w.line), w.message));
-                }
-                snap.texts.insert(key.to_string(), text);
-                snap.records.push(Record {
-                    key,
-                    meta: p.meta,
-                    body: p.body,
-                });
-            }
-            Err(e) => {
-                snap.problems
-                    .push(Problem::error(name, e.line(), format!("not loaded: {e}")))
-            }
-        }
+        let corpus = terms.then(|| {
+            search::Corpus::from_parts(
+                vocab,
+                docs.into_iter().map(Option::unwrap_or_default).collect(),
+            )
+        });
+        if tr { eprintln!("TRACE corpus {:?}", t0.elapsed()); }
+        Ok((snap, corpus))
     }
 
     /// Reads every timeline event, oldest first.
@@ -1088,11 +1144,11 @@ impl Memory {
         if query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
-        let snap = self.load()?;
+        let (snap, corpus) = self.load_with(true)?;
         check_filter(filter, &snap.records)?;
         let now = self.now();
-        let idx = search::Index::new(snap.records.iter().map(search::DocTerms::of).collect());
-        let rel = search::relevance(&snap.records, &idx, query);
+        let corpus = corpus.expect("a corpus was asked for");
+        let rel = corpus.relevance(&snap.records, query);
         let mut hits: Vec<(usize, f64, f64)> = rel
             .iter()
             .enumerate()
@@ -1150,30 +1206,40 @@ impl Memory {
         query: Option<&str>,
         filter: &Filter,
     ) -> Result<(Block, Vec<Problem>)> {
-        let snap = self.load()?;
+        let has_query = query.is_some_and(|q| !q.trim().is_empty());
+        let (snap, corpus) = self.load_with(has_query)?;
         check_filter(filter, &snap.records)?;
+        let t0 = std::time::Instant::now();
         let (index_text, _) = self.refresh_index_if_stale(&snap.records)?;
+        if std::env::var("MEMDIR_TRACE").is_ok() { eprintln!("TRACE index {:?}", t0.elapsed()); }
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
+        if std::env::var("MEMDIR_TRACE").is_ok() { eprintln!("TRACE events {:?}", t0.elapsed()); }
         let mut problems = snap.problems;
         problems.extend(events.problems);
-        let prepared =
+        let mut prepared =
             context::Prepared::with_index(snap.records, index_text, events.events, self.now());
-        Ok((prepared.block_filtered(max_tokens, query, filter), problems))
+        if let Some(c) = corpus {
+            prepared.set_corpus(c);
+        }
+        let b = prepared.block_filtered(max_tokens, query, filter);
+        if std::env::var("MEMDIR_TRACE").is_ok() { eprintln!("TRACE block {:?}", t0.elapsed()); }
+        Ok((b, problems))
     }
 
     /// Loads the store once for many context blocks (a benchmark, a server answering
     /// many turns): `prepared.block(max_tokens, query)` is exactly what
     /// [`Memory::context`] returns for the store as it was loaded here.
     pub fn prepare_context(&self) -> Result<(context::Prepared, Vec<Problem>)> {
-        let snap = self.load()?;
+        let (snap, corpus) = self.load_with(true)?;
         self.refresh_index_if_stale(&snap.records)?;
         let events = self.events()?;
         let mut problems = snap.problems;
         problems.extend(events.problems);
-        Ok((
-            context::Prepared::new(snap.records, events.events, self.now()),
-            problems,
-        ))
+        let mut prepared = context::Prepared::new(snap.records, events.events, self.now());
+        if let Some(c) = corpus {
+            prepared.set_corpus(c);
+        }
+        Ok((prepared, problems))
     }
 
     /// Reports malformed files and timeline lines; with `fix`, repairs what is safe.
@@ -1576,3 +1642,16 @@ fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
         .unknown_type(records.iter().map(|r| &r.meta.kind))
         .map_err(bad)
 }
+
+/// One memory file during a load.
+struct LoadedFile {
+    stat: Option<store::Stat>,
+    checked: i64,
+    key: String,
+    text: String,
+    parsed: std::result::Result<Parsed, frontmatter::FrontmatterError>,
+    /// The parse's warnings, once the parse has become a record.
+    warnings: Vec<frontmatter::Warning>,
+    data: Option<search::DocData>,
+}
+

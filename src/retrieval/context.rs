@@ -105,6 +105,13 @@ impl Prepared {
         }
     }
 
+    /// Uses `corpus` (the term statistics of exactly these records, in their order)
+    /// instead of computing it on the first query.
+    pub fn set_corpus(&mut self, corpus: Corpus) {
+        debug_assert_eq!(corpus.len(), self.records.len());
+        self.corpus = OnceLock::from(corpus);
+    }
+
     /// The memories the blocks are built from.
     pub fn records(&self) -> &[Record] {
         &self.records
@@ -393,7 +400,7 @@ impl<'a> Body<'a> {
             record,
             lines,
             chars,
-            whole: whole(record).chars().count(),
+            whole: whole_len(record),
         }
     }
 
@@ -473,7 +480,8 @@ fn plan(
     scores: &QueryScores,
     room: usize,
 ) -> Vec<(usize, Part)> {
-    let bodies: Vec<Body<'_>> = records.iter().map(Body::new).collect();
+    // Bodies are split into lines only for the memories the plan looks at.
+    let mut bodies: Vec<Option<Body<'_>>> = (0..records.len()).map(|_| None).collect();
     let short_cap = (SHORT_CHARS as f64).min(room as f64 * SHORT_SHARE);
     // (value, (position in order, line)), for lines of relevant memories.
     let mut values: Vec<(f64, (usize, usize))> = Vec::new();
@@ -505,7 +513,7 @@ fn plan(
             break;
         }
         let r = order[pos];
-        let b = &bodies[r];
+        let b = bodies[r].get_or_insert_with(|| Body::new(&records[r]));
         let mut shown = match &parts[r] {
             Some(Part::Whole) => continue,
             Some(Part::Lines(s)) => s.clone(),
@@ -534,16 +542,24 @@ fn plan(
         }
     }
     for &r in order {
-        if parts[r].is_none() && used + bodies[r].whole <= room {
-            used += bodies[r].whole;
-            parts[r] = Some(Part::Whole);
+        if used + MIN_SECTION > room {
+            break;
+        }
+        if parts[r].is_none() {
+            let whole = bodies[r].as_ref().map_or_else(|| whole_len(&records[r]), |b| b.whole);
+            if used + whole <= room {
+                used += whole;
+                parts[r] = Some(Part::Whole);
+            }
         }
     }
     order
         .iter()
         .filter_map(|&r| parts[r].take().map(|p| (r, p)))
         .map(|(r, p)| match p {
-            Part::Lines(l) if l.len() == bodies[r].lines.len() => (r, Part::Whole),
+            Part::Lines(l) if bodies[r].as_ref().is_some_and(|b| l.len() == b.lines.len()) => {
+                (r, Part::Whole)
+            }
             p => (r, p),
         })
         .collect()

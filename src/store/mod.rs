@@ -27,6 +27,32 @@ pub enum Backend {
     Mem(Mutex<BTreeMap<String, Vec<u8>>>),
 }
 
+/// Size, modification and change times (nanoseconds) and inode of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stat {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub ino: u64,
+}
+
+impl Stat {
+    fn of(m: &fs::Metadata) -> Stat {
+        use std::os::unix::fs::MetadataExt;
+        Stat {
+            size: m.len(),
+            mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
+            ctime_ns: m.ctime().saturating_mul(1_000_000_000).saturating_add(m.ctime_nsec()),
+            ino: m.ino(),
+        }
+    }
+
+    /// The later of the modification and change times.
+    pub fn changed_ns(&self) -> i64 {
+        self.mtime_ns.max(self.ctime_ns)
+    }
+}
+
 /// A file found by a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
@@ -185,6 +211,32 @@ impl Backend {
                 Ok(out)
             }
         }
+    }
+
+    /// What the file system says of a regular file (`None` for anything else, a
+    /// missing file, or the in-memory backend): what the search index compares to
+    /// decide whether a file must be read again (spec/architecture.md#search-index).
+    pub fn stat(&self, rel: &str) -> Option<Stat> {
+        match self {
+            Backend::Mem(_) => None,
+            Backend::Dir(root) => fs::symlink_metadata(root.join(rel))
+                .ok()
+                .filter(|m| m.file_type().is_file())
+                .map(|m| Stat::of(&m)),
+        }
+    }
+
+    /// Reads a text file like [`Backend::read_text`], with the file's [`Stat`] as it
+    /// was when opened (before the read; `None` in memory).
+    pub fn read_text_stat(&self, rel: &str, limit: u64) -> Result<Option<(String, Option<Stat>)>> {
+        let stat = match self {
+            Backend::Mem(_) => None,
+            Backend::Dir(root) => match self.open_regular(root, rel)? {
+                None => return Ok(None),
+                Some((f, _)) => f.metadata().ok().map(|m| Stat::of(&m)),
+            },
+        };
+        Ok(self.read_text(rel, limit)?.map(|t| (t, stat)))
     }
 
     /// Reads a file as bytes, refusing links and files over `limit` bytes. `Ok(None)`
