@@ -47,8 +47,8 @@ pub mod sync;
 pub use clock::Clock;
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
-    CheckReport, Draft, Hit, ImportReport, IndexOutcome, Listed, Memory, Problem, Severity,
-    Snapshot, WriteOutcome,
+    CheckReport, Draft, Hit, ImportReport, IndexOutcome, Listed, Memory, Problem,
+    SearchIndexReport, Severity, Snapshot, WriteOutcome,
 };
 pub use error::{Class, Error, Result};
 pub use exchange::merge::Strategy;

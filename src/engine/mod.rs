@@ -128,6 +128,25 @@ impl Problem {
     }
 }
 
+/// What bringing the search index up to date took ([`Memory::search_index`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SearchIndexReport {
+    /// Memories loaded.
+    pub memories: usize,
+    /// Files the index vouched for by their stat (not opened).
+    pub vouched: usize,
+    /// Files read (new, changed, or too recently changed to be vouched for).
+    pub read: usize,
+    /// Files parsed (read, and of content the index did not have).
+    pub parsed: usize,
+    /// Memories whose term data was computed.
+    pub analyzed: usize,
+    /// Terms in the vocabulary.
+    pub terms: usize,
+    /// Size of the index files afterwards, in bytes.
+    pub bytes: u64,
+}
+
 /// The memories of a store and the problems met loading them.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -344,23 +363,31 @@ impl Memory {
     /// read and hashed on all cores, and parsed (on all cores) unless the index has
     /// the parse for that content (spec/architecture.md#search-index).
     pub fn load(&self) -> Result<Snapshot> {
-        self.load_with(false).map(|(snap, _)| snap)
+        self.load_with(false).map(|(snap, _, _)| snap)
+    }
+
+    /// Brings the search index under `.memdir/cache/` up to date, term data included,
+    /// and says what that took (spec/architecture.md#search-index). Every query does
+    /// the same on its way; this is for building it ahead of time and for measuring.
+    pub fn search_index(&self) -> Result<SearchIndexReport> {
+        let (_, _, report) = self.load_with(true)?;
+        Ok(report)
     }
 
     /// Loads like [`Memory::load`]; with `terms`, also the corpus of term statistics
     /// query-aware calls need, from the search index where it has them and computed
     /// (and saved) for the rest.
-    fn load_with(&self, terms: bool) -> Result<(Snapshot, Option<search::Corpus>)> {
+    fn load_with(
+        &self,
+        terms: bool,
+    ) -> Result<(Snapshot, Option<search::Corpus>, SearchIndexReport)> {
         self.require_dir()?;
         // Taken before any stat: what the index records as the time of the read.
         let checked = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
         let mut snap = Snapshot::default();
-        let t0 = std::time::Instant::now();
-        let tr = std::env::var("MEMDIR_TRACE").is_ok();
         let mut cache = Cache::load(&self.backend);
-        if tr { eprintln!("TRACE cache load {:?}", t0.elapsed()); }
         let mut names: Vec<String> = Vec::new();
         for found in self.backend.scan_memories()? {
             match found {
@@ -382,7 +409,7 @@ impl Memory {
                 )),
             }
         }
-        let stats: Vec<Option<store::Stat>> = par_map(&names, |n| self.backend.stat(n));
+        let stats: Vec<Option<store::Stat>> = self.backend.stats(&names);
         // What the index vouches for by stat; the rest is read.
         let mut files: Vec<Option<LoadedFile>> = names
             .iter()
@@ -406,15 +433,19 @@ impl Memory {
                 })
             })
             .collect();
-        if tr { eprintln!("TRACE stat+hits {:?}", t0.elapsed()); }
         let to_read: Vec<usize> = (0..names.len()).filter(|&i| files[i].is_none()).collect();
-        let read: Vec<Result<Option<(String, String, Option<store::Stat>)>>> =
-            par_map(&to_read, |&i| {
-                Ok(self
-                    .backend
-                    .read_text_stat(&names[i], MAX_MEMORY_FILE)?
-                    .map(|(t, st)| (cache::content_key(t.as_bytes()), t, st)))
-            });
+        let mut report = SearchIndexReport {
+            vouched: names.len() - to_read.len(),
+            read: to_read.len(),
+            ..SearchIndexReport::default()
+        };
+        type Read = Result<Option<(String, String, Option<store::Stat>)>>;
+        let read: Vec<Read> = par_map(&to_read, |&i| {
+            Ok(self
+                .backend
+                .read_text_stat(&names[i], MAX_MEMORY_FILE)?
+                .map(|(t, st)| (cache::content_key(t.as_bytes()), t, st)))
+        });
         // Index lookups by content are serial (cheap); the parses of what missed run
         // in parallel.
         let mut misses: Vec<(usize, String, String, Option<store::Stat>)> = Vec::new();
@@ -447,6 +478,7 @@ impl Memory {
                 }
             }
         }
+        report.parsed = misses.len();
         let parsed: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
             par_map(&misses, |(_, _, text, _)| frontmatter::parse_read(text));
         for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
@@ -498,12 +530,12 @@ impl Memory {
                 )),
             }
         }
-        if tr { eprintln!("TRACE records {:?}", t0.elapsed()); }
         let mut vocab = cache.take_vocab();
         if terms {
             for ((_, f), r) in kept.iter_mut().zip(&snap.records) {
                 if f.data.is_none() {
                     f.data = Some(search::DocData::of(r, &mut vocab));
+                    report.analyzed += 1;
                 }
             }
         }
@@ -521,9 +553,10 @@ impl Memory {
                 data: f.data.as_ref(),
             })
             .collect();
-        cache.save(&self.backend, &vocab, &items);
+        report.bytes = cache.save(&self.backend, &vocab, &items);
+        report.memories = items.len();
+        report.terms = vocab.len();
         drop(items);
-        if tr { eprintln!("TRACE saved {:?}", t0.elapsed()); }
         let mut docs = Vec::with_capacity(kept.len());
         for ((_, f), r) in kept.into_iter().zip(&snap.records) {
             docs.push(f.data);
@@ -558,8 +591,7 @@ impl Memory {
                 docs.into_iter().map(Option::unwrap_or_default).collect(),
             )
         });
-        if tr { eprintln!("TRACE corpus {:?}", t0.elapsed()); }
-        Ok((snap, corpus))
+        Ok((snap, corpus, report))
     }
 
     /// Reads every timeline event, oldest first.
@@ -1144,7 +1176,7 @@ impl Memory {
         if query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
-        let (snap, corpus) = self.load_with(true)?;
+        let (snap, corpus, _) = self.load_with(true)?;
         check_filter(filter, &snap.records)?;
         let now = self.now();
         let corpus = corpus.expect("a corpus was asked for");
@@ -1207,13 +1239,10 @@ impl Memory {
         filter: &Filter,
     ) -> Result<(Block, Vec<Problem>)> {
         let has_query = query.is_some_and(|q| !q.trim().is_empty());
-        let (snap, corpus) = self.load_with(has_query)?;
+        let (snap, corpus, _) = self.load_with(has_query)?;
         check_filter(filter, &snap.records)?;
-        let t0 = std::time::Instant::now();
         let (index_text, _) = self.refresh_index_if_stale(&snap.records)?;
-        if std::env::var("MEMDIR_TRACE").is_ok() { eprintln!("TRACE index {:?}", t0.elapsed()); }
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
-        if std::env::var("MEMDIR_TRACE").is_ok() { eprintln!("TRACE events {:?}", t0.elapsed()); }
         let mut problems = snap.problems;
         problems.extend(events.problems);
         let mut prepared =
@@ -1222,7 +1251,6 @@ impl Memory {
             prepared.set_corpus(c);
         }
         let b = prepared.block_filtered(max_tokens, query, filter);
-        if std::env::var("MEMDIR_TRACE").is_ok() { eprintln!("TRACE block {:?}", t0.elapsed()); }
         Ok((b, problems))
     }
 
@@ -1230,7 +1258,7 @@ impl Memory {
     /// many turns): `prepared.block(max_tokens, query)` is exactly what
     /// [`Memory::context`] returns for the store as it was loaded here.
     pub fn prepare_context(&self) -> Result<(context::Prepared, Vec<Problem>)> {
-        let (snap, corpus) = self.load_with(true)?;
+        let (snap, corpus, _) = self.load_with(true)?;
         self.refresh_index_if_stale(&snap.records)?;
         let events = self.events()?;
         let mut problems = snap.problems;
@@ -1654,4 +1682,3 @@ struct LoadedFile {
     warnings: Vec<frontmatter::Warning>,
     data: Option<search::DocData>,
 }
-

@@ -390,17 +390,23 @@ struct Body<'a> {
     chars: Vec<usize>,
     /// Characters of the memory's whole section.
     whole: usize,
+    /// Characters of the heading, and of the footer when it says `0 of N lines`.
+    heading: usize,
+    footer_0: usize,
 }
 
 impl<'a> Body<'a> {
     fn new(record: &'a Record) -> Body<'a> {
         let lines: Vec<&str> = record.body.lines().collect();
         let chars = lines.iter().map(|l| l.chars().count()).collect();
+        let n = lines.len();
         Body {
             record,
             lines,
             chars,
             whole: whole_len(record),
+            heading: heading(record).chars().count(),
+            footer_0: excerpt_footer(record, 0, n).chars().count(),
         }
     }
 
@@ -408,10 +414,9 @@ impl<'a> Body<'a> {
     /// blank line, `…` before each run of lines left out before a shown line, the
     /// shown lines, and the footer.
     fn excerpt_cost(&self, shown: &[usize]) -> usize {
-        let n = self.lines.len();
-        let mut c = heading(self.record).chars().count()
-            + 1
-            + excerpt_footer(self.record, shown.len(), n).chars().count();
+        // The footer names the number of lines shown: one digit for 0.
+        let digits = shown.len().checked_ilog10().map_or(1, |d| d as usize + 1);
+        let mut c = self.heading + 1 + self.footer_0 - 1 + digits;
         let mut prev: Option<usize> = None;
         for &i in shown {
             if prev.map_or(i > 0, |p| i > p + 1) {
@@ -501,7 +506,9 @@ fn plan(
             }
         }
     }
-    values.sort_by(|a, b| {
+    // (position, line) pairs are distinct, so the order is total and an unstable
+    // sort gives the same result.
+    values.sort_unstable_by(|a, b| {
         b.0.partial_cmp(&a.0)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.1.cmp(&b.1))
@@ -546,7 +553,9 @@ fn plan(
             break;
         }
         if parts[r].is_none() {
-            let whole = bodies[r].as_ref().map_or_else(|| whole_len(&records[r]), |b| b.whole);
+            let whole = bodies[r]
+                .as_ref()
+                .map_or_else(|| whole_len(&records[r]), |b| b.whole);
             if used + whole <= room {
                 used += whole;
                 parts[r] = Some(Part::Whole);

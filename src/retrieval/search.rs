@@ -274,7 +274,11 @@ impl DocData {
 
     /// Line `l`: its label terms and its other terms.
     fn line(&self, l: usize) -> (&[u32], &[u32]) {
-        let start = if l == 0 { 0 } else { self.lines[l - 1].0 as usize };
+        let start = if l == 0 {
+            0
+        } else {
+            self.lines[l - 1].0 as usize
+        };
         let (end, label) = self.lines[l];
         let all = &self.tokens[start..end as usize];
         all.split_at(label as usize)
@@ -550,12 +554,39 @@ impl Corpus {
         let bm25 = self.bm25(&terms(query));
         let max = bm25.iter().cloned().fold(0.0_f64, f64::max);
         let q_lower = query.trim().to_lowercase();
+        // A memory that contains the query contains every word of it that has a
+        // separator on both sides as a whole term: memories without one of those
+        // terms are not searched (exact for ASCII queries; the others are searched).
+        let inner: Option<Vec<u32>> = if q_lower.is_ascii() {
+            let segments: Vec<&str> = q_lower.split(|c: char| !c.is_alphanumeric()).collect();
+            let mut ids = Vec::new();
+            let mut possible = true;
+            for seg in segments
+                .iter()
+                .skip(1)
+                .take(segments.len().saturating_sub(2))
+            {
+                if let Some(t) = terms(seg).first() {
+                    match self.vocab.get(t) {
+                        Some(id) => ids.push(id),
+                        None => possible = false,
+                    }
+                }
+            }
+            possible.then_some(ids)
+        } else {
+            Some(Vec::new())
+        };
         records
             .iter()
             .zip(bm25)
-            .map(|(r, s)| {
+            .zip(&self.docs)
+            .map(|((r, s), d)| {
                 let lexical = if max > 0.0 { s / max } else { 0.0 };
-                let phrase = if !q_lower.is_empty() && phrase_hit(r, &q_lower) {
+                let may = inner
+                    .as_ref()
+                    .is_some_and(|ids| ids.iter().all(|&t| d.tf(t).is_some()));
+                let phrase = if !q_lower.is_empty() && may && phrase_hit(r, &q_lower) {
                     1.0
                 } else {
                     0.0
@@ -690,7 +721,9 @@ impl Corpus {
         // In the order of the terms themselves, so that sums do not depend on the
         // order ids were handed out in.
         let mut q = seq.clone();
-        q.sort_unstable_by(|a, b| self.vocab.terms[*a as usize].cmp(&self.vocab.terms[*b as usize]));
+        q.sort_unstable_by(|a, b| {
+            self.vocab.terms[*a as usize].cmp(&self.vocab.terms[*b as usize])
+        });
         q.dedup();
         let mut weights: Vec<(u32, f64)> = q.iter().map(|&t| (t, self.line_idf(t))).collect();
         let pairs: Vec<(u32, u32, f64)> = seq

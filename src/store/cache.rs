@@ -23,7 +23,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::memory::frontmatter::{Extra, Warning};
-use crate::memory::layout::{MAX_SEARCH_INDEX, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
+use crate::memory::layout::{
+    LEGACY_PARSE_CACHE, MAX_SEARCH_INDEX, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE,
+};
 use crate::memory::{Decay, Kind, Meta, Stamp};
 use crate::retrieval::search::{DocData, Vocab};
 use crate::store::{Backend, Stat};
@@ -91,8 +93,6 @@ pub struct Hit {
     pub meta: Meta,
     pub warnings: Vec<Warning>,
     pub data: Option<DocData>,
-    /// Whether its stat alone vouched for it (it was not read).
-    pub by_stat: bool,
     /// When it was last read (wall clock, ns).
     pub checked: i64,
 }
@@ -150,7 +150,11 @@ fn new_generation(old: u64) -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     let g = t ^ (u64::from(std::process::id()) << 32) ^ old.rotate_left(17);
-    if g == 0 || g == old { old.wrapping_add(1).max(1) } else { g }
+    if g == 0 || g == old {
+        old.wrapping_add(1).max(1)
+    } else {
+        g
+    }
 }
 
 impl Cache {
@@ -183,7 +187,8 @@ impl Cache {
         cache.generation = main.generation;
         cache.main_vocab_len = vocab.len();
         cache.vocab = vocab;
-        let mut entries: Vec<(Saved, bool)> = main.entries.into_iter().map(|e| (e, false)).collect();
+        let mut entries: Vec<(Saved, bool)> =
+            main.entries.into_iter().map(|e| (e, false)).collect();
         let main_files: std::collections::HashSet<String> =
             entries.iter().map(|(e, _)| e.file.clone()).collect();
         if let Some((dbytes, Some(delta))) = read(SEARCH_DELTA_FILE)
@@ -266,7 +271,7 @@ impl Cache {
             return None;
         }
         let i = *self.by_file.get(file)?;
-        self.saved[i].take().and_then(|e| e.into_hit(true))
+        self.saved[i].take().and_then(|e| e.into_hit())
     }
 
     /// The parse and term data saved for this content, read under the name `file`
@@ -286,7 +291,7 @@ impl Cache {
                 *by_key.get(key)?
             }
         };
-        self.saved[at].as_ref()?.clone().into_hit(false)
+        self.saved[at].as_ref()?.clone().into_hit()
     }
 
     /// Whether an item is what the load found for its file.
@@ -305,9 +310,11 @@ impl Cache {
     /// everything goes to a new main file. `vocab` is the vocabulary the items' data
     /// uses (this cache's, grown). Failures are ignored: the index is only an
     /// optimization.
-    pub fn save(&self, backend: &Backend, vocab: &Vocab, items: &[Item<'_>]) {
+    ///
+    /// Returns the size of the index files afterwards (0 in memory).
+    pub fn save(&self, backend: &Backend, vocab: &Vocab, items: &[Item<'_>]) -> u64 {
         if !self.enabled {
-            return;
+            return 0;
         }
         let present: std::collections::HashSet<&str> = items.iter().map(|i| i.file).collect();
         let changed = items.iter().filter(|it| !self.same(it)).count();
@@ -320,10 +327,11 @@ impl Cache {
         let newly_removed = self
             .loaded
             .iter()
-            .filter(|(f, e)| !present.contains(f.as_str()) && !(e.in_delta && e.key.is_empty()))
+            // A file the loaded delta already records as removed is not news.
+            .filter(|(f, e)| !(present.contains(f.as_str()) || e.in_delta && e.key.is_empty()))
             .count();
         if changed == 0 && newly_removed == 0 && vocab.len() == self.loaded_vocab_len {
-            return;
+            return self.bytes();
         }
         let version = env!("CARGO_PKG_VERSION").to_string();
         let delta_size = self.delta_files + changed + newly_removed;
@@ -335,9 +343,7 @@ impl Cache {
             // true unless changed again) and what changed now.
             let entries: Vec<Saved> = items
                 .iter()
-                .filter(|it| {
-                    !self.same(it) || self.loaded.get(it.file).is_none_or(|e| e.in_delta)
-                })
+                .filter(|it| !self.same(it) || self.loaded.get(it.file).is_none_or(|e| e.in_delta))
                 .filter_map(Saved::of)
                 .collect();
             let mut removed = removed;
@@ -351,8 +357,11 @@ impl Cache {
                 entries,
                 removed,
             };
-            let _ = backend.write_atomic(SEARCH_DELTA_FILE, &f.encode());
-            return;
+            let bytes = f.encode();
+            return match backend.write_atomic(SEARCH_DELTA_FILE, &bytes) {
+                Ok(()) => self.main_bytes + bytes.len() as u64,
+                Err(_) => self.bytes(),
+            };
         }
         let f = IndexFile {
             version,
@@ -363,9 +372,15 @@ impl Cache {
             entries: items.iter().filter_map(Saved::of).collect(),
             removed: Vec::new(),
         };
-        if backend.write_atomic(SEARCH_INDEX_FILE, &f.encode()).is_ok() {
+        let bytes = f.encode();
+        if backend.write_atomic(SEARCH_INDEX_FILE, &bytes).is_ok() {
             let _ = backend.remove(SEARCH_DELTA_FILE);
+            if backend.is_file(LEGACY_PARSE_CACHE) {
+                let _ = backend.remove(LEGACY_PARSE_CACHE);
+            }
+            return bytes.len() as u64;
         }
+        self.bytes()
     }
 }
 
@@ -383,7 +398,7 @@ impl Saved {
         })
     }
 
-    fn into_hit(self, by_stat: bool) -> Option<Hit> {
+    fn into_hit(self) -> Option<Hit> {
         let (meta, warnings) = self.meta.into_meta()?;
         Some(Hit {
             key: self.key,
@@ -391,7 +406,6 @@ impl Saved {
             meta,
             warnings,
             data: self.data,
-            by_stat,
             checked: self.checked,
         })
     }
@@ -696,14 +710,20 @@ fn decode_chunks(chunks: &[&[u8]]) -> Option<Vec<Saved>> {
     let one = |c: &[u8]| -> Option<Vec<Saved>> {
         let mut r = Reader(c);
         let n = r.count_of(1)?;
-        let out = (0..n).map(|_| Saved::decode(&mut r)).collect::<Option<Vec<_>>>()?;
+        let out = (0..n)
+            .map(|_| Saved::decode(&mut r))
+            .collect::<Option<Vec<_>>>()?;
         r.0.is_empty().then_some(out)
     };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
     if threads < 2 || chunks.len() < 2 {
-        return chunks.iter().map(|c| one(c)).collect::<Option<Vec<_>>>().map(|v| v.concat());
+        return chunks
+            .iter()
+            .map(|c| one(c))
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.concat());
     }
     let per = chunks.len().div_ceil(threads);
     let parts: Vec<Option<Vec<Saved>>> = std::thread::scope(|scope| {
@@ -856,5 +876,48 @@ mod tests {
         w.u32(0);
         w.u64(u64::MAX);
         assert_eq!(IndexFile::decode(&w.0), None);
+    }
+
+    #[test]
+    fn only_entries_settled_before_their_read_are_vouched_for() {
+        let stat = |changed: i64| Stat {
+            size: 10,
+            mtime_ns: changed,
+            ctime_ns: changed - 5,
+            ino: 3,
+        };
+        let mut c = Cache::default();
+        let mut add = |file: &str, changed: i64, checked: i64| {
+            c.loaded.insert(
+                file.into(),
+                Loaded {
+                    stat: stat(changed),
+                    checked,
+                    key: "k".into(),
+                    has_data: false,
+                    in_main: true,
+                    in_delta: false,
+                },
+            );
+        };
+        let t = 1_000 * RACY_NS;
+        add("old.md", t, t + RACY_NS + 1);
+        add("racy.md", t, t + RACY_NS);
+        add("recent.md", t, t + 1);
+        assert!(c.trusted("old.md", &stat(t)));
+        // Within the margin (git's racily clean entries): read again.
+        assert!(!c.trusted("racy.md", &stat(t)));
+        assert!(!c.trusted("recent.md", &stat(t)));
+        // Any difference in the stat: read again.
+        let mut other = stat(t);
+        other.ino = 4;
+        assert!(!c.trusted("old.md", &other));
+        other = stat(t);
+        other.size = 11;
+        assert!(!c.trusted("old.md", &other));
+        other = stat(t);
+        other.ctime_ns += 1;
+        assert!(!c.trusted("old.md", &other));
+        assert!(!c.trusted("missing.md", &stat(t)));
     }
 }
