@@ -327,3 +327,54 @@ fn edits_made_while_queries_run_are_seen() {
         );
     }
 }
+
+/// A memory kept warm answers exactly as a fresh load does, through edits (same size
+/// or not), additions and removals, inside and outside the margin for recent changes.
+#[test]
+fn a_warm_memory_answers_as_a_fresh_one() {
+    let (_tmp, dir) = settled_store(40);
+    let warm = mem(&dir).keep_warm();
+    let mut rng = crate::common::Lcg(7);
+    let check = |round: usize| {
+        let fresh = mem(&dir);
+        for q in ["zebra 3", "walrus", "line one", "Note 12"] {
+            assert_eq!(
+                warm.recall(q, 10).unwrap(),
+                fresh.recall(q, 10).unwrap(),
+                "recall {q:?}, round {round}"
+            );
+            assert_eq!(
+                warm.context(1500, Some(q)).unwrap(),
+                fresh.context(1500, Some(q)).unwrap(),
+                "context {q:?}, round {round}"
+            );
+        }
+    };
+    check(0);
+    for round in 1..=40 {
+        let k = rng.next() % 50;
+        match rng.next() % 4 {
+            0 => {
+                let _ = std::fs::remove_file(dir.join(format!("k{k}.md")));
+            }
+            1 => write_raw(
+                &dir,
+                &format!("k{k}"),
+                "Walrus",
+                &format!("a walrus, round {round}"),
+            ),
+            _ => write_raw(
+                &dir,
+                &format!("k{k}"),
+                &format!("Note {k}"),
+                &format!("line one of {k}\nzebra {k} r{round:02}"),
+            ),
+        }
+        check(round);
+    }
+    // Settled again: the warm memory keeps what it has and still agrees.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    check(41);
+    write_raw(&dir, "k1", "Walrus", "walrus after the pause");
+    check(42);
+}

@@ -5,6 +5,7 @@
 //! what it changes, and rebuilds MEMORY.md before releasing the lock, so several
 //! processes writing at once lose nothing. Nothing here prints.
 
+mod warm;
 pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
@@ -295,6 +296,8 @@ pub struct Memory {
     backend: Backend,
     clock: Clock,
     mem_lock: Mutex<()>,
+    /// The loaded store of a long-running process ([`Memory::keep_warm`]).
+    warm: Option<Mutex<Option<warm::Warm>>>,
 }
 
 impl Memory {
@@ -306,6 +309,7 @@ impl Memory {
             backend: Backend::Dir(dir.as_ref().to_path_buf()),
             clock,
             mem_lock: Mutex::new(()),
+            warm: None,
         })
     }
 
@@ -315,6 +319,7 @@ impl Memory {
             backend: Backend::Mem(Mutex::new(BTreeMap::new())),
             clock: Clock::system(),
             mem_lock: Mutex::new(()),
+            warm: None,
         }
     }
 
@@ -366,6 +371,29 @@ impl Memory {
         self.load_with(false).map(|(snap, _, _)| snap)
     }
 
+    /// The memory files of the directory, with a problem for each entry that is not
+    /// one memdir reads.
+    fn scan_names(&self, problems: &mut Vec<Problem>) -> Result<Vec<String>> {
+        let mut names: Vec<String> = Vec::new();
+        for found in self.backend.scan_memories()? {
+            match found {
+                Found::Symlink(n) => problems.push(Problem::error(
+                    &n,
+                    None,
+                    "symbolic link not followed; memdir only reads regular files inside the directory",
+                )),
+                Found::BadName(n) => problems.push(Problem::error(
+                    &n,
+                    None,
+                    "file name is not valid UTF-8; skipped",
+                )),
+                Found::File(n) => names.push(n),
+                Found::NotAFile(n) => problems.push(Problem::error(&n, None, NOT_A_FILE)),
+            }
+        }
+        Ok(names)
+    }
+
     /// Brings the search index under `.memdir/cache/` up to date, term data included,
     /// and says what that took (spec/architecture.md#search-index). Every query does
     /// the same on its way; this is for building it ahead of time and for measuring.
@@ -381,6 +409,20 @@ impl Memory {
         &self,
         terms: bool,
     ) -> Result<(Snapshot, Option<search::Corpus>, SearchIndexReport)> {
+        self.load_files(terms)
+            .map(|(snap, corpus, report, _)| (snap, corpus, report))
+    }
+
+    /// [`Memory::load_with`], with what was found of each record's file.
+    fn load_files(
+        &self,
+        terms: bool,
+    ) -> Result<(
+        Snapshot,
+        Option<search::Corpus>,
+        SearchIndexReport,
+        Vec<warm::FileInfo>,
+    )> {
         self.require_dir()?;
         // Taken before any stat: what the index records as the time of the read.
         let checked = std::time::SystemTime::now()
@@ -388,27 +430,7 @@ impl Memory {
             .map_or(0, |d| d.as_nanos() as i64);
         let mut snap = Snapshot::default();
         let mut cache = Cache::load(&self.backend);
-        let mut names: Vec<String> = Vec::new();
-        for found in self.backend.scan_memories()? {
-            match found {
-                Found::Symlink(n) => snap.problems.push(Problem::error(
-                    &n,
-                    None,
-                    "symbolic link not followed; memdir only reads regular files inside the directory",
-                )),
-                Found::BadName(n) => snap.problems.push(Problem::error(
-                    &n,
-                    None,
-                    "file name is not valid UTF-8; skipped",
-                )),
-                Found::File(n) => names.push(n),
-                Found::NotAFile(n) => snap.problems.push(Problem::error(
-                    &n,
-                    None,
-                    NOT_A_FILE,
-                )),
-            }
-        }
+        let mut names = self.scan_names(&mut snap.problems)?;
         let stats: Vec<Option<store::Stat>> = self.backend.stats(&names);
         // What the index vouches for by stat; the rest is read.
         let mut files: Vec<Option<LoadedFile>> = names
@@ -558,40 +580,26 @@ impl Memory {
         report.terms = vocab.len();
         drop(items);
         let mut docs = Vec::with_capacity(kept.len());
-        for ((_, f), r) in kept.into_iter().zip(&snap.records) {
+        let mut infos = Vec::with_capacity(kept.len());
+        for ((i, f), r) in kept.into_iter().zip(&snap.records) {
             docs.push(f.data);
             snap.texts.insert(r.key.to_string(), f.text);
+            infos.push(warm::FileInfo {
+                name: std::mem::take(&mut names[i]),
+                stat: f.stat,
+                checked: f.checked,
+                key: f.key,
+                warnings: f.warnings,
+            });
         }
-        // Problems in file order, whatever order the threads met them in.
-        snap.problems
-            .sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
-        let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
-        for r in &snap.records {
-            lower
-                .entry(r.key.as_str().to_lowercase())
-                .or_default()
-                .push(r.key.as_str());
-        }
-        let mut dupes: Vec<Problem> = lower
-            .values()
-            .filter(|v| v.len() > 1)
-            .map(|v| {
-                Problem::warning(
-                    &format!("{}.md", v[0]),
-                    None,
-                    format!("keys differ only by case: {}", v.join(", ")),
-                )
-            })
-            .collect();
-        dupes.sort_by(|a, b| a.path.cmp(&b.path));
-        snap.problems.extend(dupes);
+        finish_problems(&mut snap.problems, &snap.records);
         let corpus = terms.then(|| {
             search::Corpus::from_parts(
                 vocab,
                 docs.into_iter().map(Option::unwrap_or_default).collect(),
             )
         });
-        Ok((snap, corpus, report))
+        Ok((snap, corpus, report, infos))
     }
 
     /// Reads every timeline event, oldest first.
@@ -1176,41 +1184,19 @@ impl Memory {
         if query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
+        if let Some(out) = self.with_warm(|w| {
+            check_filter(filter, w.records())?;
+            Ok((
+                recall_in(w.records(), w.corpus(), query, limit, filter, self.now()),
+                w.problems().to_vec(),
+            ))
+        }) {
+            return out;
+        }
         let (snap, corpus, _) = self.load_with(true)?;
         check_filter(filter, &snap.records)?;
-        let now = self.now();
         let corpus = corpus.expect("a corpus was asked for");
-        let rel = corpus.relevance(&snap.records, query);
-        let mut hits: Vec<(usize, f64, f64)> = rel
-            .iter()
-            .enumerate()
-            .filter(|(i, r)| **r > 0.0 && filter.matches(&snap.records[*i].meta))
-            .map(|(i, r)| {
-                let m = &snap.records[i].meta;
-                (
-                    i,
-                    search::blend(*r, rank::salience(m), rank::recency(m, now)),
-                    *r,
-                )
-            })
-            .collect();
-        hits.sort_by(|a, b| rank::compare((&snap.records[a.0], a.1), (&snap.records[b.0], b.1)));
-        hits.truncate(limit);
-        let out = hits
-            .into_iter()
-            .map(|(i, score, relevance)| {
-                let r = &snap.records[i];
-                Hit {
-                    key: r.key.to_string(),
-                    kind: r.meta.kind.to_string(),
-                    name: r.meta.name.clone(),
-                    description: r.meta.description.clone(),
-                    updated: r.meta.updated.text.clone(),
-                    score,
-                    relevance,
-                }
-            })
-            .collect();
+        let out = recall_in(&snap.records, &corpus, query, limit, filter, self.now());
         Ok((out, snap.problems))
     }
 
@@ -1238,6 +1224,23 @@ impl Memory {
         query: Option<&str>,
         filter: &Filter,
     ) -> Result<(Block, Vec<Problem>)> {
+        if let Some(out) = self.with_warm(|w| {
+            check_filter(filter, w.records())?;
+            let index_text = w.index_text(self)?.to_string();
+            let events = self.recent_events(max_tokens.saturating_mul(4))?;
+            let mut problems = w.problems().to_vec();
+            problems.extend(events.problems);
+            let parts = context::Parts {
+                records: w.records(),
+                corpus: Some(w.corpus()),
+                index_text: &index_text,
+                events: &events.events,
+                now: self.now(),
+            };
+            Ok((context::build(&parts, max_tokens, query, filter), problems))
+        }) {
+            return out;
+        }
         let has_query = query.is_some_and(|q| !q.trim().is_empty());
         let (snap, corpus, _) = self.load_with(has_query)?;
         check_filter(filter, &snap.records)?;
@@ -1632,6 +1635,73 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
             .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     })
+}
+
+/// Sorts a load's problems in file order (whatever order threads met them in) and
+/// adds a warning for keys that differ only by case.
+fn finish_problems(problems: &mut Vec<Problem>, records: &[Record]) {
+    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
+    for r in records {
+        lower
+            .entry(r.key.as_str().to_lowercase())
+            .or_default()
+            .push(r.key.as_str());
+    }
+    let mut dupes: Vec<Problem> = lower
+        .values()
+        .filter(|v| v.len() > 1)
+        .map(|v| {
+            Problem::warning(
+                &format!("{}.md", v[0]),
+                None,
+                format!("keys differ only by case: {}", v.join(", ")),
+            )
+        })
+        .collect();
+    dupes.sort_by(|a, b| a.path.cmp(&b.path));
+    problems.extend(dupes);
+}
+
+/// The hits of a recall over loaded records and their corpus.
+fn recall_in(
+    records: &[Record],
+    corpus: &search::Corpus,
+    query: &str,
+    limit: usize,
+    filter: &Filter,
+    now: DateTime<Utc>,
+) -> Vec<Hit> {
+    let rel = corpus.relevance(records, query);
+    let mut hits: Vec<(usize, f64, f64)> = rel
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| **r > 0.0 && filter.matches(&records[*i].meta))
+        .map(|(i, r)| {
+            let m = &records[i].meta;
+            (
+                i,
+                search::blend(*r, rank::salience(m), rank::recency(m, now)),
+                *r,
+            )
+        })
+        .collect();
+    hits.sort_by(|a, b| rank::compare((&records[a.0], a.1), (&records[b.0], b.1)));
+    hits.truncate(limit);
+    hits.into_iter()
+        .map(|(i, score, relevance)| {
+            let r = &records[i];
+            Hit {
+                key: r.key.to_string(),
+                kind: r.meta.kind.to_string(),
+                name: r.meta.name.clone(),
+                description: r.meta.description.clone(),
+                updated: r.meta.updated.text.clone(),
+                score,
+                relevance,
+            }
+        })
+        .collect()
 }
 
 /// Refuses an event whose line is over [`MAX_EVENT`].

@@ -126,37 +126,77 @@ impl Prepared {
     /// (spec/ranking.md#filters). Scores are those of the whole store; the index
     /// section stays the store's index under the budget rule.
     pub fn block_filtered(&self, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
-        let pass = |i: &usize| filter.is_empty() || filter.matches(&self.records[*i].meta);
-        let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
-            let order: Vec<usize> = rank::order(&self.records, self.now)
-                .into_iter()
-                .map(|(i, _)| i)
-                .collect();
-            let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
-            return assemble(
-                &self.index_text,
-                &self.records,
-                &order,
-                INDEX_SHARE,
-                &self.events,
-                max_tokens,
-                |room| pack_whole(&self.records, &candidates, room),
-            );
-        };
-        let corpus = self.corpus.get_or_init(|| Corpus::new(&self.records));
-        let scores = corpus.score(&self.records, q);
-        let order = query_order(&self.records, &scores.memory, self.now);
-        let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
-        assemble(
-            &self.index_text,
-            &self.records,
-            &order,
-            INDEX_SHARE_QUERY,
-            &self.events,
+        let has_query = query.is_some_and(|q| !q.trim().is_empty());
+        let corpus = has_query.then(|| self.corpus.get_or_init(|| Corpus::new(&self.records)));
+        build(
+            &Parts {
+                records: &self.records,
+                corpus,
+                index_text: &self.index_text,
+                events: &self.events,
+                now: self.now,
+            },
             max_tokens,
-            |room| plan(&self.records, &candidates, &scores, room),
+            query,
+            filter,
         )
     }
+}
+
+/// What a block is built from, borrowed (a process that keeps a store warm builds
+/// blocks without handing its records over).
+pub struct Parts<'a> {
+    pub records: &'a [Record],
+    /// The term statistics of `records` (in their order); needed with a query.
+    pub corpus: Option<&'a Corpus>,
+    /// MEMORY.md as rendered from `records`.
+    pub index_text: &'a str,
+    /// Timeline events, oldest first.
+    pub events: &'a [Event],
+    pub now: DateTime<Utc>,
+}
+
+/// The context block of [`Prepared::block_filtered`], from borrowed parts. A query
+/// without `parts.corpus` gets one computed for this call.
+pub fn build(parts: &Parts<'_>, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
+    let records = parts.records;
+    let pass = |i: &usize| filter.is_empty() || filter.matches(&records[*i].meta);
+    let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
+        let order: Vec<usize> = rank::order(records, parts.now)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
+        let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
+        return assemble(
+            parts.index_text,
+            records,
+            &order,
+            INDEX_SHARE,
+            parts.events,
+            max_tokens,
+            |room| pack_whole(records, &candidates, room),
+        );
+    };
+    let owned;
+    let corpus = match parts.corpus {
+        Some(c) => c,
+        None => {
+            owned = Corpus::new(records);
+            &owned
+        }
+    };
+    let scores = corpus.score(records, q);
+    let order = query_order(records, &scores.memory, parts.now);
+    let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
+    assemble(
+        parts.index_text,
+        records,
+        &order,
+        INDEX_SHARE_QUERY,
+        parts.events,
+        max_tokens,
+        |room| plan(records, &candidates, &scores, room),
+    )
 }
 
 /// With a query: hits first, by relevance blended with salience and recency; the

@@ -440,6 +440,12 @@ impl Corpus {
         (&self.vocab, &self.docs)
     }
 
+    /// The vocabulary and each memory's data, taken apart (to rebuild the corpus
+    /// after some memories changed).
+    pub fn into_parts(self) -> (Vocab, Vec<DocData>) {
+        (self.vocab, self.docs)
+    }
+
     /// The data of a memory, interned in this corpus's vocabulary (not yet added).
     pub fn analyze(&mut self, r: &Record) -> DocData {
         DocData::of(r, &mut self.vocab)
