@@ -1,10 +1,14 @@
-//! Store benchmark: generates memory directories of 1,000 and 10,000 realistic
-//! memories (bodies 200–2,000 characters) and measures, as medians, opening the store,
-//! rebuilding MEMORY.md, `context --max-tokens 8192`, `context` with a query and
-//! `recall`, in-process and as one-shot CLI calls, against the floor of reading
-//! every file of the store once; it prints the ratio and the peak RSS of the CLI.
+//! Store benchmark: generates memory directories of 1,000, 10,000 and 100,000
+//! realistic memories (bodies 200–2,000 characters) and measures, as medians, opening
+//! the store, rebuilding MEMORY.md, `context --max-tokens 8192`, `context` with a
+//! query and `recall`, in-process and as one-shot CLI calls, against the floor of
+//! reading every file of the store once; it prints the ratio and the peak RSS of the
+//! CLI. A second table is the retrieval engine: the first build of the search index
+//! and its size, a warm process (what `memdir mcp` does per call) with and without an
+//! edit before the call, and one-shot calls after an edit.
 //!
-//! Run: `cargo bench --bench store` (add `-- --quick` for fewer rounds).
+//! Run: `cargo bench --bench store` (add `-- --quick` for fewer rounds, `-- --sizes
+//! 1000,10000` to choose the sizes).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -100,11 +104,65 @@ fn inproc(dir: &Path, rounds: usize) {
         mem.context(8192, Some(QUERY)).unwrap().text.len()
     });
     let rec = time(rounds, || mem.recall(QUERY, 10).unwrap().0.len());
-    let v: Vec<String> = [open, rebuild, ctx, ctxq, rec]
+    // A warm process: the first call loads, the others check stats and answer.
+    let warm = Memory::open(dir).unwrap().with_clock(clock()).keep_warm();
+    let warm_q = time(rounds, || {
+        warm.context(8192, Some(QUERY)).unwrap().text.len()
+    });
+    // One memory edited before each call.
+    let victim = first_memory(dir);
+    let mut n = 0;
+    let warm_edit = timed_after(
+        rounds,
+        || {
+            n += 1;
+            edit(&victim, n);
+        },
+        || warm.context(8192, Some(QUERY)).unwrap().text.len(),
+    );
+    let v: Vec<String> = [open, rebuild, ctx, ctxq, rec, warm_q, warm_edit]
         .iter()
         .map(|d| format!("{}", d.as_secs_f64() * 1000.0))
         .collect();
     println!("{}", v.join(" "));
+}
+
+/// The first memory file of a store.
+fn first_memory(dir: &Path) -> PathBuf {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "md")
+                && p.file_name().is_some_and(|n| n != "MEMORY.md")
+        })
+        .collect();
+    names.sort();
+    names.remove(0)
+}
+
+/// Rewrites a memory's body with a round number in it (a real edit every time).
+fn edit(path: &Path, n: usize) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let base = text
+        .split("\nedit round ")
+        .next()
+        .unwrap()
+        .trim_end()
+        .to_string();
+    std::fs::write(path, format!("{base}\nedit round {n}\n")).unwrap();
+}
+
+/// The median time of `f` over `rounds` runs, each after `before` (not timed).
+fn timed_after<T>(rounds: usize, mut before: impl FnMut(), mut f: impl FnMut() -> T) -> Duration {
+    let mut runs = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        before();
+        let t = Instant::now();
+        std::hint::black_box(f());
+        runs.push(t.elapsed());
+    }
+    median(runs)
 }
 
 /// Runs this bench binary again for one phase, so that the parent process never
@@ -132,12 +190,17 @@ fn main() {
     }
     let quick = args.iter().any(|a| a == "--quick");
     let rounds = if quick { 5 } else { 21 };
+    let sizes: Vec<usize> = match args.iter().position(|a| a == "--sizes") {
+        Some(i) => args[i + 1].split(',').map(|x| x.parse().unwrap()).collect(),
+        None => vec![1_000, 10_000, 100_000],
+    };
     println!("memdir store benchmark ({rounds} rounds, medians; 2-core machine)\n");
+    let mut engine_rows = Vec::new();
     println!(
         "| memories | store MB | read every file (floor) | open | rebuild MEMORY.md | context 8192 | context + query | recall | CLI `context` | CLI / floor | CLI `context --query` | CLI `recall` | CLI peak RSS |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for n in [1_000, 10_000] {
+    for n in sizes {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("memory");
         let d = dir.to_str().unwrap();
@@ -148,6 +211,23 @@ fn main() {
             let _ = std::fs::remove_dir_all(&dest);
             copy_dir(&dir, &dest);
         }
+        // The search index vouches for files by stat only once they are two seconds
+        // older than their last read (spec/architecture.md#search-index).
+        std::thread::sleep(Duration::from_millis(2100));
+        // The first build of the search index, from no cache at all.
+        let _ = std::fs::remove_dir_all(dir.join(".memdir/cache"));
+        let t = Instant::now();
+        let out = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_memdir")))
+            .arg("--dir")
+            .arg(&dir)
+            .args(["index", "--search", "--json"])
+            .env("MEMDIR_NOW", "2026-04-14T12:00:00Z")
+            .output()
+            .unwrap();
+        let build = t.elapsed();
+        assert!(out.status.success(), "index --search failed");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let index_bytes = report["search"]["bytes"].as_u64().unwrap_or(0);
         let bytes = read_every_file(&dir);
         let floor = time(rounds, || read_every_file(&dir));
         let inproc: Vec<f64> = phase(&["--inproc", &rounds.to_string(), d])
@@ -161,6 +241,16 @@ fn main() {
             &["context", "--max-tokens", "8192", "--query", QUERY],
         );
         let (cli_r, _) = cli_median(rounds, &dir, &["recall", QUERY]);
+        let victim = first_memory(&dir);
+        let mut k = 1000;
+        let cli_edit = timed_after(
+            rounds,
+            || {
+                k += 1;
+                edit(&victim, k);
+            },
+            || cli(&dir, &["context", "--max-tokens", "8192", "--query", QUERY]),
+        );
         let f = |x: f64| format!("{x:.1} ms");
         println!(
             "| {n} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} | {:.1} MiB |",
@@ -177,5 +267,23 @@ fn main() {
             ms(cli_r),
             rss as f64 / 1024.0
         );
+        engine_rows.push(format!(
+            "| {n} | {} | {:.1} MB | {} | {} | {} | {} | {} |",
+            ms(build),
+            index_bytes as f64 / 1e6,
+            f(inproc[5]),
+            f(inproc[6]),
+            ms(cli_q),
+            ms(cli_edit),
+            ms(cli_r),
+        ));
+    }
+    println!("\nRetrieval engine (search index under .memdir/cache/):\n");
+    println!(
+        "| memories | first index build | index size | warm `context --query` | warm, one memory edited before | CLI `context --query` | CLI, one memory edited before | CLI `recall` |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for r in engine_rows {
+        println!("{r}");
     }
 }

@@ -48,8 +48,8 @@ pub use clock::Clock;
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
     Activity, ActivityQuery, CheckReport, Compacted, Draft, Edit, FindReplace, Hit, ImportReport,
-    IndexOutcome, Listed, Memory, Problem, SectionEdit, Severity, Snapshot, StateEntry,
-    TimelineRepair, WriteOutcome,
+    IndexOutcome, Listed, Memory, Problem, SearchIndexReport, SectionEdit, Severity, Snapshot,
+    StateEntry, TimelineRepair, WriteOutcome,
 };
 pub use error::{Class, Error, Result};
 pub use exchange::merge::Strategy;

@@ -1,5 +1,7 @@
-//! The parse cache under `.memdir/cache/` is invisible: edits that keep the size and
-//! the modification time are seen, and deleting or corrupting the cache loses nothing.
+//! The search index under `.memdir/cache/` is invisible: edits that keep the size and
+//! the modification time are seen, files the index vouches for by their stat are not
+//! read, an edit made while queries run is seen by the next call, and deleting or
+//! corrupting the index loses nothing (spec/architecture.md#search-index).
 
 use std::time::SystemTime;
 
@@ -37,7 +39,7 @@ fn same_size_same_mtime_edits_are_seen() {
     .unwrap();
     assert_eq!(body_of(&dir, "k"), "aaaa");
     assert!(
-        dir.join(memdir::memory::layout::PARSE_CACHE_FILE).exists(),
+        dir.join(memdir::memory::layout::SEARCH_INDEX_FILE).exists(),
         "the load wrote no cache"
     );
     let path = dir.join("k.md");
@@ -79,7 +81,7 @@ fn a_deleted_or_corrupt_cache_loses_nothing() {
         .unwrap();
     }
     let before = m.load().unwrap().records;
-    let cache = dir.join(memdir::memory::layout::PARSE_CACHE_FILE);
+    let cache = dir.join(memdir::memory::layout::SEARCH_INDEX_FILE);
     for garbage in [
         &b"not json"[..],
         b"{\"version\":\"0.1.0\",\"entries\":{\"x\":1}}",
@@ -93,4 +95,286 @@ fn a_deleted_or_corrupt_cache_loses_nothing() {
     // And from the cache, the same records as from the files.
     assert!(cache.exists());
     assert_eq!(mem(&dir).load().unwrap().records, before);
+}
+
+fn write_raw(dir: &std::path::Path, key: &str, name: &str, body: &str) {
+    std::fs::write(
+        dir.join(format!("{key}.md")),
+        format!(
+            "---\nname: {name}\ndescription: about {name}\ntype: project\ncreated: 2026-04-01\nupdated: 2026-04-01\n---\n\n{body}\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// A store whose files are older than the index's margin for recent changes, so
+/// that the index vouches for them by stat.
+fn settled_store(n: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    mem(&dir).init().unwrap();
+    for i in 0..n {
+        write_raw(
+            &dir,
+            &format!("k{i}"),
+            &format!("Note {i}"),
+            &format!("line one of {i}\nzebra {i} and more"),
+        );
+    }
+    // memdir reads a file again while its times are within two seconds of the
+    // moment it was last read (spec/architecture.md#search-index).
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    (tmp, dir)
+}
+
+#[test]
+fn unchanged_files_are_vouched_for_and_changed_ones_read() {
+    let (_tmp, dir) = settled_store(30);
+    let first = mem(&dir).search_index().unwrap();
+    assert_eq!((first.memories, first.read, first.parsed), (30, 30, 30));
+    let second = mem(&dir).search_index().unwrap();
+    assert_eq!(
+        (second.vouched, second.read, second.analyzed),
+        (30, 0, 0),
+        "{second:?}"
+    );
+    // One edit: that file alone is read, parsed and analyzed again, and seen.
+    write_raw(&dir, "k7", "Seven", "rewritten body about a walrus");
+    let third = mem(&dir).search_index().unwrap();
+    assert_eq!(
+        (third.vouched, third.read, third.parsed, third.analyzed),
+        (29, 1, 1, 1),
+        "{third:?}"
+    );
+    let (hits, _) = mem(&dir).recall("walrus", 5).unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.key.as_str()).collect::<Vec<_>>(),
+        ["k7"]
+    );
+    // A removed file is gone, a new one found.
+    std::fs::remove_file(dir.join("k3.md")).unwrap();
+    write_raw(&dir, "k99", "New", "a narwhal");
+    let fourth = mem(&dir).search_index().unwrap();
+    assert_eq!(fourth.memories, 30);
+    assert!(
+        mem(&dir)
+            .recall("zebra 3", 50)
+            .unwrap()
+            .0
+            .iter()
+            .all(|h| h.key != "k3")
+    );
+    assert_eq!(mem(&dir).recall("narwhal", 5).unwrap().0[0].key, "k99");
+    // The delta file holds the changes; the main file was not rewritten.
+    assert!(dir.join(memdir::memory::layout::SEARCH_DELTA_FILE).exists());
+}
+
+#[test]
+fn a_same_size_edit_inside_the_margin_is_seen() {
+    let (_tmp, dir) = settled_store(3);
+    mem(&dir).search_index().unwrap();
+    // Edit, then read at once (inside the margin): read again, not vouched for.
+    let path = dir.join("k1.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let edited = text.replace("zebra 1", "okapi 1");
+    assert_eq!(edited.len(), text.len());
+    std::fs::write(&path, &edited).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let r = mem(&dir).search_index().unwrap();
+    assert_eq!(r.read, 1, "{r:?}");
+    assert_eq!(mem(&dir).recall("okapi", 5).unwrap().0[0].key, "k1");
+    // And again on the next call, as long as the change is recent.
+    let again = mem(&dir).search_index().unwrap();
+    assert_eq!(again.read, 1, "{again:?}");
+    assert_eq!(again.parsed, 0, "{again:?}");
+}
+
+#[test]
+fn damaged_index_files_are_ignored_and_rebuilt() {
+    let (_tmp, dir) = settled_store(12);
+    let m = mem(&dir);
+    m.search_index().unwrap();
+    write_raw(&dir, "k2", "Two", "a changed body");
+    m.search_index().unwrap();
+    let want = m.load().unwrap().records;
+    let want_hits = m.recall("changed body", 5).unwrap().0;
+    let main = dir.join(memdir::memory::layout::SEARCH_INDEX_FILE);
+    let delta = dir.join(memdir::memory::layout::SEARCH_DELTA_FILE);
+    let good_main = std::fs::read(&main).unwrap();
+    let good_delta = std::fs::read(&delta).unwrap();
+    for (file, good) in [(&main, &good_main), (&delta, &good_delta)] {
+        for damage in [0usize, 5, good.len() / 2, good.len() - 1] {
+            let mut bad = good.clone();
+            bad[damage] ^= 0x5a;
+            std::fs::write(file, &bad).unwrap();
+            assert_eq!(
+                mem(&dir).load().unwrap().records,
+                want,
+                "damage at {damage}"
+            );
+            assert_eq!(mem(&dir).recall("changed body", 5).unwrap().0, want_hits);
+            std::fs::write(&main, &good_main).unwrap();
+            std::fs::write(&delta, &good_delta).unwrap();
+        }
+        std::fs::write(file, b"").unwrap();
+        assert_eq!(mem(&dir).load().unwrap().records, want);
+        std::fs::write(&main, &good_main).unwrap();
+        std::fs::write(&delta, &good_delta).unwrap();
+    }
+    // A delta written against another main file is ignored.
+    std::fs::remove_file(&main).unwrap();
+    assert_eq!(mem(&dir).recall("changed body", 5).unwrap().0, want_hits);
+    std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
+    assert_eq!(mem(&dir).load().unwrap().records, want);
+    assert_eq!(mem(&dir).recall("changed body", 5).unwrap().0, want_hits);
+}
+
+#[test]
+fn the_delta_is_folded_into_the_main_file_when_it_grows() {
+    let (_tmp, dir) = settled_store(300);
+    let m = mem(&dir);
+    m.search_index().unwrap();
+    let main = dir.join(memdir::memory::layout::SEARCH_INDEX_FILE);
+    let delta = dir.join(memdir::memory::layout::SEARCH_DELTA_FILE);
+    let before = std::fs::read(&main).unwrap();
+    for i in 0..10 {
+        write_raw(&dir, &format!("k{i}"), "Changed", &format!("edit {i}"));
+    }
+    m.search_index().unwrap();
+    assert_eq!(
+        std::fs::read(&main).unwrap(),
+        before,
+        "ten edits rewrote the main file"
+    );
+    assert!(delta.exists());
+    for i in 0..300 {
+        write_raw(
+            &dir,
+            &format!("k{i}"),
+            "Changed again",
+            &format!("second edit {i}"),
+        );
+    }
+    m.search_index().unwrap();
+    assert_ne!(std::fs::read(&main).unwrap(), before);
+    assert!(!delta.exists(), "the delta was not folded");
+    let hits = m.recall("second edit 250", 3).unwrap().0;
+    assert_eq!(hits[0].key, "k250");
+}
+
+/// Queries in other processes while files change under them: every call answers
+/// (exit 0), and once the edits stop the next call sees exactly the files.
+#[test]
+fn edits_made_while_queries_run_are_seen() {
+    use crate::common::{memdir, run};
+    let (_tmp, dir) = settled_store(200);
+    mem(&dir).search_index().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|r| {
+            let dir = dir.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut calls = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && calls < 200 {
+                    let args: &[&str] = if r == 0 {
+                        &["recall", "zebra"]
+                    } else {
+                        &["context", "--query", "zebra edit", "--max-tokens", "2000"]
+                    };
+                    let o = run(memdir(&dir).args(args));
+                    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                    calls += 1;
+                }
+                calls
+            })
+        })
+        .collect();
+    // Same-size rewrites, each followed by a query of this process.
+    for round in 0..40 {
+        let k = round % 10;
+        write_raw(
+            &dir,
+            &format!("k{k}"),
+            &format!("Note {k}"),
+            &format!("line one of {k}\nzebra {k} r{round:02}"),
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let calls: usize = readers.into_iter().map(|h| h.join().unwrap()).sum();
+    assert!(calls > 0);
+    let got = mem(&dir).load().unwrap().records;
+    std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
+    let fresh = mem(&dir).load().unwrap().records;
+    assert_eq!(got, fresh);
+    for k in 0..10 {
+        let r = got
+            .iter()
+            .find(|r| r.key.as_str() == format!("k{k}"))
+            .unwrap();
+        let last = (0..40).filter(|round| round % 10 == k).max().unwrap();
+        assert!(
+            r.body.ends_with(&format!("r{last:02}")),
+            "{}: {}",
+            r.key,
+            r.body
+        );
+    }
+}
+
+/// A memory kept warm answers exactly as a fresh load does, through edits (same size
+/// or not), additions and removals, inside and outside the margin for recent changes.
+#[test]
+fn a_warm_memory_answers_as_a_fresh_one() {
+    let (_tmp, dir) = settled_store(40);
+    let warm = mem(&dir).keep_warm();
+    let mut rng = crate::common::Lcg(7);
+    let check = |round: usize| {
+        let fresh = mem(&dir);
+        for q in ["zebra 3", "walrus", "line one", "Note 12"] {
+            assert_eq!(
+                warm.recall(q, 10).unwrap(),
+                fresh.recall(q, 10).unwrap(),
+                "recall {q:?}, round {round}"
+            );
+            assert_eq!(
+                warm.context(1500, Some(q)).unwrap(),
+                fresh.context(1500, Some(q)).unwrap(),
+                "context {q:?}, round {round}"
+            );
+        }
+    };
+    check(0);
+    for round in 1..=40 {
+        let k = rng.next() % 50;
+        match rng.next() % 4 {
+            0 => {
+                let _ = std::fs::remove_file(dir.join(format!("k{k}.md")));
+            }
+            1 => write_raw(
+                &dir,
+                &format!("k{k}"),
+                "Walrus",
+                &format!("a walrus, round {round}"),
+            ),
+            _ => write_raw(
+                &dir,
+                &format!("k{k}"),
+                &format!("Note {k}"),
+                &format!("line one of {k}\nzebra {k} r{round:02}"),
+            ),
+        }
+        check(round);
+    }
+    // Settled again: the warm memory keeps what it has and still agrees.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    check(41);
+    write_raw(&dir, "k1", "Walrus", "walrus after the pause");
+    check(42);
 }

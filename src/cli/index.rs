@@ -1,21 +1,56 @@
-//! `memdir index`: rebuild MEMORY.md.
+//! `memdir index`: rebuild MEMORY.md, and with `--search` the search index.
 
 use super::Out;
 use crate::engine::Memory;
 use crate::report::Failure;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Also bring the search index under .memdir/cache/ up to date (every query does
+    /// that on its way; this builds it ahead of time) and say what it took and its size.
+    #[arg(long)]
+    search: bool,
+}
 
-pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
+pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let outcome = mem.index()?;
     out.index_backup(&mem.root(), &outcome);
+    let search = if a.search {
+        Some(mem.search_index()?)
+    } else {
+        None
+    };
     if out.is_json() {
-        out.json(&outcome);
-    } else if outcome.written {
+        match &search {
+            None => out.json(&outcome),
+            Some(s) => out.json(&serde_json::json!({
+                "written": outcome.written,
+                "backup": outcome.backup,
+                "search": s,
+            })),
+        }
+        return Ok(0);
+    }
+    if outcome.written {
         out.text("rebuilt MEMORY.md");
     } else {
         out.text("MEMORY.md is up to date");
+    }
+    if let Some(s) = search {
+        out.text(&format!(
+            "search index: {} memories ({} unchanged, {} read, {} parsed, {} analyzed), {} terms, {} in .memdir/cache/",
+            s.memories,
+            s.vouched,
+            s.read,
+            s.parsed,
+            s.analyzed,
+            s.terms,
+            if s.bytes >= 1_000_000 {
+                format!("{:.1} MB", s.bytes as f64 / 1e6)
+            } else {
+                format!("{:.1} KB", s.bytes as f64 / 1e3)
+            }
+        ));
     }
     Ok(0)
 }

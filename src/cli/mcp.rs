@@ -192,7 +192,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                 )),
                 _ => {}
             }
-            let m = Memory::open(&dir)?;
+            // A long-running server: keep the loaded store between calls.
+            let m = Memory::open(&dir)?.keep_warm();
             if !dir.exists() {
                 m.init()?;
                 out.note(&format!(

@@ -8,6 +8,7 @@
 mod ops;
 mod repair;
 mod state;
+mod warm;
 pub mod watch;
 
 pub use ops::{Activity, ActivityQuery, Edit, FindReplace, SectionEdit};
@@ -134,6 +135,25 @@ impl Problem {
             None => self.path.clone(),
         }
     }
+}
+
+/// What bringing the search index up to date took ([`Memory::search_index`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SearchIndexReport {
+    /// Memories loaded.
+    pub memories: usize,
+    /// Files the index vouched for by their stat (not opened).
+    pub vouched: usize,
+    /// Files read (new, changed, or too recently changed to be vouched for).
+    pub read: usize,
+    /// Files parsed (read, and of content the index did not have).
+    pub parsed: usize,
+    /// Memories whose term data was computed.
+    pub analyzed: usize,
+    /// Terms in the vocabulary.
+    pub terms: usize,
+    /// Size of the index files afterwards, in bytes.
+    pub bytes: u64,
 }
 
 /// The memories of a store and the problems met loading them.
@@ -313,6 +333,8 @@ pub struct Memory {
     backend: Backend,
     clock: Clock,
     mem_lock: Mutex<()>,
+    /// The loaded store of a long-running process ([`Memory::keep_warm`]).
+    warm: Option<Mutex<Option<warm::Warm>>>,
 }
 
 impl Memory {
@@ -324,6 +346,7 @@ impl Memory {
             backend: Backend::Dir(dir.as_ref().to_path_buf()),
             clock,
             mem_lock: Mutex::new(()),
+            warm: None,
         })
     }
 
@@ -333,6 +356,7 @@ impl Memory {
             backend: Backend::Mem(Mutex::new(BTreeMap::new())),
             clock: Clock::system(),
             mem_lock: Mutex::new(()),
+            warm: None,
         }
     }
 
@@ -377,170 +401,242 @@ impl Memory {
 
     /// Loads every memory, collecting problems instead of failing on bad files.
     ///
-    /// Files are read and hashed on all cores; the frontmatter comes from the parse
-    /// cache when the content is unchanged, and is parsed (on all cores) otherwise.
+    /// A file the search index vouches for by its stat is not opened; the others are
+    /// read and hashed on all cores, and parsed (on all cores) unless the index has
+    /// the parse for that content (spec/architecture.md#search-index).
     pub fn load(&self) -> Result<Snapshot> {
-        self.require_dir()?;
-        let mut snap = Snapshot::default();
-        let mut cache = Cache::load(&self.backend);
+        self.load_with(false).map(|(snap, _, _)| snap)
+    }
+
+    /// The memory files of the directory, with a problem for each entry that is not
+    /// one memdir reads.
+    fn scan_names(&self, problems: &mut Vec<Problem>) -> Result<Vec<String>> {
         let mut names: Vec<String> = Vec::new();
         for found in self.backend.scan_memories()? {
             match found {
-                Found::Symlink(n) => snap.problems.push(Problem::error(
+                Found::Symlink(n) => problems.push(Problem::error(
                     &n,
                     None,
                     "symbolic link not followed; memdir only reads regular files inside the directory",
                 )),
-                Found::BadName(n) => snap.problems.push(Problem::error(
+                Found::BadName(n) => problems.push(Problem::error(
                     &n,
                     None,
                     "file name is not valid UTF-8; skipped",
                 )),
                 Found::File(n) => names.push(n),
-                Found::NotAFile(n) => snap.problems.push(Problem::error(
-                    &n,
-                    None,
-                    NOT_A_FILE,
+                Found::NotAFile(n) => problems.push(Problem::error(&n, None, NOT_A_FILE)),
+            }
+        }
+        Ok(names)
+    }
+
+    /// Brings the search index under `.memdir/cache/` up to date, term data included,
+    /// and says what that took (spec/architecture.md#search-index). Every query does
+    /// the same on its way; this is for building it ahead of time and for measuring.
+    pub fn search_index(&self) -> Result<SearchIndexReport> {
+        let (_, _, report) = self.load_with(true)?;
+        Ok(report)
+    }
+
+    /// Loads like [`Memory::load`]; with `terms`, also the corpus of term statistics
+    /// query-aware calls need, from the search index where it has them and computed
+    /// (and saved) for the rest.
+    fn load_with(
+        &self,
+        terms: bool,
+    ) -> Result<(Snapshot, Option<search::Corpus>, SearchIndexReport)> {
+        self.load_files(terms)
+            .map(|(snap, corpus, report, _)| (snap, corpus, report))
+    }
+
+    /// [`Memory::load_with`], with what was found of each record's file.
+    fn load_files(
+        &self,
+        terms: bool,
+    ) -> Result<(
+        Snapshot,
+        Option<search::Corpus>,
+        SearchIndexReport,
+        Vec<warm::FileInfo>,
+    )> {
+        self.require_dir()?;
+        // Taken before any stat: what the index records as the time of the read.
+        let checked = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        let mut snap = Snapshot::default();
+        let mut cache = Cache::load(&self.backend);
+        let mut names = self.scan_names(&mut snap.problems)?;
+        let stats: Vec<Option<store::Stat>> = self.backend.stats(&names);
+        // What the index vouches for by stat; the rest is read.
+        let mut files: Vec<Option<LoadedFile>> = names
+            .iter()
+            .zip(&stats)
+            .map(|(n, st)| {
+                let st = (*st)?;
+                let hit = cache.by_stat(n, &st)?;
+                let body = frontmatter::body_of(&hit.text);
+                Some(LoadedFile {
+                    stat: Some(st),
+                    checked: hit.checked,
+                    key: hit.key,
+                    parsed: body.map(|body| Parsed {
+                        meta: hit.meta,
+                        body,
+                        warnings: hit.warnings,
+                    }),
+                    text: hit.text,
+                    warnings: Vec::new(),
+                    data: hit.data,
+                })
+            })
+            .collect();
+        let to_read: Vec<usize> = (0..names.len()).filter(|&i| files[i].is_none()).collect();
+        let mut report = SearchIndexReport {
+            vouched: names.len() - to_read.len(),
+            read: to_read.len(),
+            ..SearchIndexReport::default()
+        };
+        type Read = Result<Option<(String, String, Option<store::Stat>)>>;
+        let read: Vec<Read> = par_map(&to_read, |&i| {
+            Ok(self
+                .backend
+                .read_text_stat(&names[i], MAX_MEMORY_FILE)?
+                .map(|(t, st)| (cache::content_key(t.as_bytes()), t, st)))
+        });
+        // Index lookups by content are serial (cheap); the parses of what missed run
+        // in parallel.
+        let mut misses: Vec<(usize, String, String, Option<store::Stat>)> = Vec::new();
+        let mut gone: Vec<bool> = vec![false; names.len()];
+        for (&i, r) in to_read.iter().zip(read) {
+            match r {
+                Ok(Some((key, text, st))) => match cache.by_content(&names[i], &key) {
+                    Some(hit) => {
+                        files[i] = Some(LoadedFile {
+                            stat: st,
+                            checked,
+                            parsed: frontmatter::body_of(&text).map(|body| Parsed {
+                                meta: hit.meta,
+                                body,
+                                warnings: hit.warnings,
+                            }),
+                            key,
+                            text,
+                            warnings: Vec::new(),
+                            data: hit.data,
+                        });
+                    }
+                    None => misses.push((i, key, text, st)),
+                },
+                Ok(None) => gone[i] = true, // removed between the scan and the read
+                Err(e) => {
+                    gone[i] = true;
+                    snap.problems
+                        .push(Problem::error(&names[i], None, short_io(&e)));
+                }
+            }
+        }
+        report.parsed = misses.len();
+        let parsed: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
+            par_map(&misses, |(_, _, text, _)| frontmatter::parse_read(text));
+        for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
+            files[i] = Some(LoadedFile {
+                stat: st,
+                checked,
+                key,
+                text,
+                parsed,
+                warnings: Vec::new(),
+                data: None,
+            });
+        }
+        // Records, with their files' data, in file order.
+        let mut kept: Vec<(usize, LoadedFile)> = Vec::with_capacity(names.len());
+        for (i, f) in files.into_iter().enumerate() {
+            if gone[i] {
+                continue;
+            }
+            let Some(mut f) = f else { continue };
+            match std::mem::replace(&mut f.parsed, Err(frontmatter::FrontmatterError::Missing)) {
+                Ok(p) => {
+                    let name = &names[i];
+                    let stem = &name[..name.len() - 3];
+                    let key = Key::from_file_stem(stem);
+                    if !key.is_canonical() {
+                        snap.problems.push(Problem::warning(
+                            name,
+                            None,
+                            "file name is not a memdir key (a-z, 0-9, `_`, `-`); it loads, but memdir cannot write it",
+                        ));
+                    }
+                    for w in &p.warnings {
+                        snap.problems
+                            .push(Problem::warning(name, Some(w.line), w.message.clone()));
+                    }
+                    f.warnings = p.warnings;
+                    snap.records.push(Record {
+                        key,
+                        meta: p.meta,
+                        body: p.body,
+                    });
+                    kept.push((i, f));
+                }
+                Err(e) => snap.problems.push(Problem::error(
+                    &names[i],
+                    e.line(),
+                    format!("not loaded: {e}"),
                 )),
             }
         }
-        let read: Vec<Result<Option<(String, String)>>> = par_map(&names, |n| {
-            Ok(self
-                .backend
-                .read_text(n, MAX_MEMORY_FILE)?
-                .map(|t| (cache::content_key(t.as_bytes()), t)))
-        });
-        // Cache lookups are serial (cheap); the parses of what missed run in parallel.
-        let mut cached: Vec<Option<(crate::memory::Meta, Vec<frontmatter::Warning>)>> =
-            Vec::with_capacity(read.len());
-        let mut misses: Vec<usize> = Vec::new();
-        let mut pos = 0;
-        for (i, r) in read.iter().enumerate() {
-            let hit = match r {
-                Ok(Some((hash, _))) => {
-                    pos += 1;
-                    cache.get(pos - 1, &names[i], hash)
+        let mut vocab = cache.take_vocab();
+        if terms {
+            for ((_, f), r) in kept.iter_mut().zip(&snap.records) {
+                if f.data.is_none() {
+                    f.data = Some(search::DocData::of(r, &mut vocab));
+                    report.analyzed += 1;
                 }
-                _ => None,
-            };
-            if hit.is_none() && matches!(r, Ok(Some(_))) {
-                misses.push(i);
-                cache.miss();
             }
-            cached.push(hit);
         }
-        let parsed_misses: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
-            par_map(&misses, |&i| match &read[i] {
-                Ok(Some((_, text))) => frontmatter::parse_read(text),
-                _ => unreachable!("misses are files that were read"),
-            });
-        let mut miss_results = misses.into_iter().zip(parsed_misses).peekable();
-        let mut loaded: Vec<(
-            &str,
-            String,
-            String,
-            std::result::Result<Parsed, frontmatter::FrontmatterError>,
-        )> = Vec::with_capacity(names.len());
-        for (i, (name, r)) in names.iter().zip(read).enumerate() {
-            let (hash, text) = match r {
-                Ok(Some(x)) => x,
-                Ok(None) => continue, // removed between the scan and the read
-                Err(e) => {
-                    snap.problems.push(Problem::error(name, None, short_io(&e)));
-                    continue;
-                }
-            };
-            let parsed = match cached[i].take() {
-                Some((meta, warnings)) => frontmatter::body_of(&text).map(|body| Parsed {
-                    meta,
-                    body,
-                    warnings,
-                }),
-                None => {
-                    miss_results
-                        .next_if(|(j, _)| *j == i)
-                        .expect("a parse for every miss")
-                        .1
-                }
-            };
-            loaded.push((name, hash, text, parsed));
-        }
-        if cache.needs_save() {
-            cache.save(
-                &self.backend,
-                loaded.iter().filter_map(|(name, hash, _, p)| {
-                    p.as_ref().ok().map(|p| cache::Item {
-                        name,
-                        key: hash,
-                        meta: &p.meta,
-                        warnings: &p.warnings,
-                    })
-                }),
-            );
-        }
-        for (name, _, text, parsed) in loaded {
-            self.add_loaded(name, text, parsed, &mut snap);
-        }
-        // Problems in file order, whatever order the threads met them in.
-        snap.problems
-            .sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
-        let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
-        for r in &snap.records {
-            lower
-                .entry(r.key.as_str().to_lowercase())
-                .or_default()
-                .push(r.key.as_str());
-        }
-        let mut dupes: Vec<Problem> = lower
-            .values()
-            .filter(|v| v.len() > 1)
-            .map(|v| {
-                Problem::warning(
-                    &format!("{}.md", v[0]),
-                    None,
-                    format!("keys differ only by case: {}", v.join(", ")),
-                )
+        let items: Vec<cache::Item<'_>> = kept
+            .iter()
+            .zip(&snap.records)
+            .map(|((i, f), r)| cache::Item {
+                file: &names[*i],
+                stat: f.stat,
+                checked: f.checked,
+                key: &f.key,
+                text: &f.text,
+                meta: &r.meta,
+                warnings: &f.warnings,
+                data: f.data.as_ref(),
             })
             .collect();
-        dupes.sort_by(|a, b| a.path.cmp(&b.path));
-        snap.problems.extend(dupes);
-        Ok(snap)
-    }
-
-    fn add_loaded(
-        &self,
-        name: &str,
-        text: String,
-        parsed: std::result::Result<Parsed, frontmatter::FrontmatterError>,
-        snap: &mut Snapshot,
-    ) {
-        match parsed {
-            Ok(p) => {
-                let stem = &name[..name.len() - 3];
-                let key = Key::from_file_stem(stem);
-                if !key.is_canonical() {
-                    snap.problems.push(Problem::warning(
-                        name,
-                        None,
-                        "file name is not a memdir key (a-z, 0-9, `_`, `-`); it loads, but memdir cannot write it",
-                    ));
-                }
-                for w in p.warnings {
-                    snap.problems
-                        .push(Problem::warning(name, Some(w.line), w.message));
-                }
-                snap.texts.insert(key.to_string(), text);
-                snap.records.push(Record {
-                    key,
-                    meta: p.meta,
-                    body: p.body,
-                });
-            }
-            Err(e) => {
-                snap.problems
-                    .push(Problem::error(name, e.line(), format!("not loaded: {e}")))
-            }
+        report.bytes = cache.save(&self.backend, &vocab, &items);
+        report.memories = items.len();
+        report.terms = vocab.len();
+        drop(items);
+        let mut docs = Vec::with_capacity(kept.len());
+        let mut infos = Vec::with_capacity(kept.len());
+        for ((i, f), r) in kept.into_iter().zip(&snap.records) {
+            docs.push(f.data);
+            snap.texts.insert(r.key.to_string(), f.text);
+            infos.push(warm::FileInfo {
+                name: std::mem::take(&mut names[i]),
+                stat: f.stat,
+                checked: f.checked,
+                key: f.key,
+                warnings: f.warnings,
+            });
         }
+        finish_problems(&mut snap.problems, &snap.records);
+        let corpus = terms.then(|| {
+            search::Corpus::from_parts(
+                vocab,
+                docs.into_iter().map(Option::unwrap_or_default).collect(),
+            )
+        });
+        Ok((snap, corpus, report, infos))
     }
 
     /// Reads every timeline event, oldest first.
@@ -1147,41 +1243,19 @@ impl Memory {
         if query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
-        let snap = self.load()?;
+        if let Some(out) = self.with_warm(|w| {
+            check_filter(filter, w.records())?;
+            Ok((
+                recall_in(w.records(), w.corpus(), query, limit, filter, self.now()),
+                w.problems().to_vec(),
+            ))
+        }) {
+            return out;
+        }
+        let (snap, corpus, _) = self.load_with(true)?;
         check_filter(filter, &snap.records)?;
-        let now = self.now();
-        let idx = search::Index::new(snap.records.iter().map(search::DocTerms::of).collect());
-        let rel = search::relevance(&snap.records, &idx, query);
-        let mut hits: Vec<(usize, f64, f64)> = rel
-            .iter()
-            .enumerate()
-            .filter(|(i, r)| **r > 0.0 && filter.matches(&snap.records[*i].meta))
-            .map(|(i, r)| {
-                let m = &snap.records[i].meta;
-                (
-                    i,
-                    search::blend(*r, rank::salience(m), rank::recency(m, now)),
-                    *r,
-                )
-            })
-            .collect();
-        hits.sort_by(|a, b| rank::compare((&snap.records[a.0], a.1), (&snap.records[b.0], b.1)));
-        hits.truncate(limit);
-        let out = hits
-            .into_iter()
-            .map(|(i, score, relevance)| {
-                let r = &snap.records[i];
-                Hit {
-                    key: r.key.to_string(),
-                    kind: r.meta.kind.to_string(),
-                    name: r.meta.name.clone(),
-                    description: r.meta.description.clone(),
-                    updated: r.meta.updated.text.clone(),
-                    score,
-                    relevance,
-                }
-            })
-            .collect();
+        let corpus = corpus.expect("a corpus was asked for");
+        let out = recall_in(&snap.records, &corpus, query, limit, filter, self.now());
         Ok((out, snap.problems))
     }
 
@@ -1209,30 +1283,53 @@ impl Memory {
         query: Option<&str>,
         filter: &Filter,
     ) -> Result<(Block, Vec<Problem>)> {
-        let snap = self.load()?;
+        if let Some(out) = self.with_warm(|w| {
+            check_filter(filter, w.records())?;
+            let index_text = w.index_text(self)?.to_string();
+            let events = self.recent_events(max_tokens.saturating_mul(4))?;
+            let mut problems = w.problems().to_vec();
+            problems.extend(events.problems);
+            let parts = context::Parts {
+                records: w.records(),
+                corpus: Some(w.corpus()),
+                index_text: &index_text,
+                events: &events.events,
+                now: self.now(),
+            };
+            Ok((context::build(&parts, max_tokens, query, filter), problems))
+        }) {
+            return out;
+        }
+        let has_query = query.is_some_and(|q| !q.trim().is_empty());
+        let (snap, corpus, _) = self.load_with(has_query)?;
         check_filter(filter, &snap.records)?;
         let (index_text, _) = self.refresh_index_if_stale(&snap.records)?;
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
         let mut problems = snap.problems;
         problems.extend(events.problems);
-        let prepared =
+        let mut prepared =
             context::Prepared::with_index(snap.records, index_text, events.events, self.now());
-        Ok((prepared.block_filtered(max_tokens, query, filter), problems))
+        if let Some(c) = corpus {
+            prepared.set_corpus(c);
+        }
+        let b = prepared.block_filtered(max_tokens, query, filter);
+        Ok((b, problems))
     }
 
     /// Loads the store once for many context blocks (a benchmark, a server answering
     /// many turns): `prepared.block(max_tokens, query)` is exactly what
     /// [`Memory::context`] returns for the store as it was loaded here.
     pub fn prepare_context(&self) -> Result<(context::Prepared, Vec<Problem>)> {
-        let snap = self.load()?;
+        let (snap, corpus, _) = self.load_with(true)?;
         self.refresh_index_if_stale(&snap.records)?;
         let events = self.events()?;
         let mut problems = snap.problems;
         problems.extend(events.problems);
-        Ok((
-            context::Prepared::new(snap.records, events.events, self.now()),
-            problems,
-        ))
+        let mut prepared = context::Prepared::new(snap.records, events.events, self.now());
+        if let Some(c) = corpus {
+            prepared.set_corpus(c);
+        }
+        Ok((prepared, problems))
     }
 
     /// Reports malformed files and timeline lines; with `fix`, repairs what is safe.
@@ -1693,6 +1790,73 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     })
 }
 
+/// Sorts a load's problems in file order (whatever order threads met them in) and
+/// adds a warning for keys that differ only by case.
+fn finish_problems(problems: &mut Vec<Problem>, records: &[Record]) {
+    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
+    for r in records {
+        lower
+            .entry(r.key.as_str().to_lowercase())
+            .or_default()
+            .push(r.key.as_str());
+    }
+    let mut dupes: Vec<Problem> = lower
+        .values()
+        .filter(|v| v.len() > 1)
+        .map(|v| {
+            Problem::warning(
+                &format!("{}.md", v[0]),
+                None,
+                format!("keys differ only by case: {}", v.join(", ")),
+            )
+        })
+        .collect();
+    dupes.sort_by(|a, b| a.path.cmp(&b.path));
+    problems.extend(dupes);
+}
+
+/// The hits of a recall over loaded records and their corpus.
+fn recall_in(
+    records: &[Record],
+    corpus: &search::Corpus,
+    query: &str,
+    limit: usize,
+    filter: &Filter,
+    now: DateTime<Utc>,
+) -> Vec<Hit> {
+    let rel = corpus.relevance(records, query);
+    let mut hits: Vec<(usize, f64, f64)> = rel
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| **r > 0.0 && filter.matches(&records[*i].meta))
+        .map(|(i, r)| {
+            let m = &records[i].meta;
+            (
+                i,
+                search::blend(*r, rank::salience(m), rank::recency(m, now)),
+                *r,
+            )
+        })
+        .collect();
+    hits.sort_by(|a, b| rank::compare((&records[a.0], a.1), (&records[b.0], b.1)));
+    hits.truncate(limit);
+    hits.into_iter()
+        .map(|(i, score, relevance)| {
+            let r = &records[i];
+            Hit {
+                key: r.key.to_string(),
+                kind: r.meta.kind.to_string(),
+                name: r.meta.name.clone(),
+                description: r.meta.description.clone(),
+                updated: r.meta.updated.text.clone(),
+                score,
+                relevance,
+            }
+        })
+        .collect()
+}
+
 /// Refuses an event whose line is over [`MAX_EVENT`].
 fn check_event_size(event: &Event, line: &str) -> Result<()> {
     if line.len() > MAX_EVENT {
@@ -1779,4 +1943,16 @@ fn check_draft(key: &Key, d: &Draft) -> Result<()> {
     }
 
     Ok(())
+}
+
+/// One memory file during a load.
+struct LoadedFile {
+    stat: Option<store::Stat>,
+    checked: i64,
+    key: String,
+    text: String,
+    parsed: std::result::Result<Parsed, frontmatter::FrontmatterError>,
+    /// The parse's warnings, once the parse has become a record.
+    warnings: Vec<frontmatter::Warning>,
+    data: Option<search::DocData>,
 }

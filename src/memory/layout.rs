@@ -25,8 +25,15 @@ pub const BLOB_ORDER_FILE: &str = ".memdir/blob-order";
 pub const BACKUPS_DIR: &str = ".memdir/backups";
 /// Derived data, deletable at any time.
 pub const CACHE_DIR: &str = ".memdir/cache";
-/// The parse cache (keyed by each file's content hash).
-pub const PARSE_CACHE_FILE: &str = ".memdir/cache/frontmatter-v1.bin";
+/// The search index: every memory file's stat, content hash, text, parsed
+/// frontmatter and term data (spec/architecture.md#search-index).
+pub const SEARCH_INDEX_FILE: &str = ".memdir/cache/index-v2.bin";
+/// What changed since [`SEARCH_INDEX_FILE`] was written, until it is folded in.
+pub const SEARCH_DELTA_FILE: &str = ".memdir/cache/index-v2.delta.bin";
+/// The parse cache of memdir before the search index; removed when the index is written.
+pub const LEGACY_PARSE_CACHE: &str = ".memdir/cache/frontmatter-v1.bin";
+/// The largest search index file read (a corrupt or hostile one is ignored past this).
+pub const MAX_SEARCH_INDEX: u64 = 2 * 1024 * 1024 * 1024;
 /// The sync configuration.
 pub const CONFIG_FILE: &str = ".memdir/config.toml";
 /// The sync folder: the state and the base CAR of the last synced version.

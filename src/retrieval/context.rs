@@ -111,6 +111,13 @@ impl Prepared {
         }
     }
 
+    /// Uses `corpus` (the term statistics of exactly these records, in their order)
+    /// instead of computing it on the first query.
+    pub fn set_corpus(&mut self, corpus: Corpus) {
+        debug_assert_eq!(corpus.len(), self.records.len());
+        self.corpus = OnceLock::from(corpus);
+    }
+
     /// The memories the blocks are built from.
     pub fn records(&self) -> &[Record] {
         &self.records
@@ -125,41 +132,81 @@ impl Prepared {
     /// (spec/ranking.md#filters). Scores are those of the whole store; the index
     /// section stays the store's index under the budget rule.
     pub fn block_filtered(&self, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
-        // State entries have their own section right after the index.
-        let pass = |i: &usize| {
-            self.records[*i].meta.kind != crate::memory::Kind::State
-                && (filter.is_empty() || filter.matches(&self.records[*i].meta))
-        };
-        let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
-            let order: Vec<usize> = rank::order(&self.records, self.now)
-                .into_iter()
-                .map(|(i, _)| i)
-                .collect();
-            let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
-            return assemble(
-                &self.index_text,
-                &self.records,
-                &order,
-                INDEX_SHARE,
-                &self.events,
-                max_tokens,
-                |room| pack_whole(&self.records, &candidates, room),
-            );
-        };
-        let corpus = self.corpus.get_or_init(|| Corpus::new(&self.records));
-        let scores = corpus.score(&self.records, q);
-        let order = query_order(&self.records, &scores.memory, self.now);
-        let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
-        assemble(
-            &self.index_text,
-            &self.records,
-            &order,
-            INDEX_SHARE_QUERY,
-            &self.events,
+        let has_query = query.is_some_and(|q| !q.trim().is_empty());
+        let corpus = has_query.then(|| self.corpus.get_or_init(|| Corpus::new(&self.records)));
+        build(
+            &Parts {
+                records: &self.records,
+                corpus,
+                index_text: &self.index_text,
+                events: &self.events,
+                now: self.now,
+            },
             max_tokens,
-            |room| plan(&self.records, &candidates, &scores, room),
+            query,
+            filter,
         )
     }
+}
+
+/// What a block is built from, borrowed (a process that keeps a store warm builds
+/// blocks without handing its records over).
+pub struct Parts<'a> {
+    pub records: &'a [Record],
+    /// The term statistics of `records` (in their order); needed with a query.
+    pub corpus: Option<&'a Corpus>,
+    /// MEMORY.md as rendered from `records`.
+    pub index_text: &'a str,
+    /// Timeline events, oldest first.
+    pub events: &'a [Event],
+    pub now: DateTime<Utc>,
+}
+
+/// The context block of [`Prepared::block_filtered`], from borrowed parts. A query
+/// without `parts.corpus` gets one computed for this call.
+pub fn build(parts: &Parts<'_>, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
+    let records = parts.records;
+    // State entries have their own section right after the index.
+    let pass = |i: &usize| {
+        records[*i].meta.kind != crate::memory::Kind::State
+            && (filter.is_empty() || filter.matches(&records[*i].meta))
+    };
+    let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
+        let order: Vec<usize> = rank::order(records, parts.now)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
+        let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
+        return assemble(
+            parts.index_text,
+            records,
+            &order,
+            INDEX_SHARE,
+            parts.events,
+            max_tokens,
+            |room| pack_whole(records, &candidates, room),
+        );
+    };
+    let owned;
+    let corpus = match parts.corpus {
+        Some(c) => c,
+        None => {
+            owned = Corpus::new(records);
+            &owned
+        }
+    };
+    let scores = corpus.score(records, q);
+    let order = query_order(records, &scores.memory, parts.now);
+    let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
+    assemble(
+        parts.index_text,
+        records,
+        &order,
+        INDEX_SHARE_QUERY,
+        parts.events,
+        max_tokens,
+        |room| plan(records, &candidates, &scores, room),
+    )
 }
 
 /// With a query: hits first, by relevance blended with salience and recency; the
@@ -393,17 +440,23 @@ struct Body<'a> {
     chars: Vec<usize>,
     /// Characters of the memory's whole section.
     whole: usize,
+    /// Characters of the heading, and of the footer when it says `0 of N lines`.
+    heading: usize,
+    footer_0: usize,
 }
 
 impl<'a> Body<'a> {
     fn new(record: &'a Record) -> Body<'a> {
         let lines: Vec<&str> = record.body.lines().collect();
         let chars = lines.iter().map(|l| l.chars().count()).collect();
+        let n = lines.len();
         Body {
             record,
             lines,
             chars,
-            whole: whole(record).chars().count(),
+            whole: whole_len(record),
+            heading: heading(record).chars().count(),
+            footer_0: excerpt_footer(record, 0, n).chars().count(),
         }
     }
 
@@ -411,10 +464,9 @@ impl<'a> Body<'a> {
     /// blank line, `…` before each run of lines left out before a shown line, the
     /// shown lines, and the footer.
     fn excerpt_cost(&self, shown: &[usize]) -> usize {
-        let n = self.lines.len();
-        let mut c = heading(self.record).chars().count()
-            + 1
-            + excerpt_footer(self.record, shown.len(), n).chars().count();
+        // The footer names the number of lines shown: one digit for 0.
+        let digits = shown.len().checked_ilog10().map_or(1, |d| d as usize + 1);
+        let mut c = self.heading + 1 + self.footer_0 - 1 + digits;
         let mut prev: Option<usize> = None;
         for &i in shown {
             if prev.map_or(i > 0, |p| i > p + 1) {
@@ -483,7 +535,8 @@ fn plan(
     scores: &QueryScores,
     room: usize,
 ) -> Vec<(usize, Part)> {
-    let bodies: Vec<Body<'_>> = records.iter().map(Body::new).collect();
+    // Bodies are split into lines only for the memories the plan looks at.
+    let mut bodies: Vec<Option<Body<'_>>> = (0..records.len()).map(|_| None).collect();
     let short_cap = (SHORT_CHARS as f64).min(room as f64 * SHORT_SHARE);
     // (value, (position in order, line)), for lines of relevant memories.
     let mut values: Vec<(f64, (usize, usize))> = Vec::new();
@@ -503,7 +556,9 @@ fn plan(
             }
         }
     }
-    values.sort_by(|a, b| {
+    // (position, line) pairs are distinct, so the order is total and an unstable
+    // sort gives the same result.
+    values.sort_unstable_by(|a, b| {
         b.0.partial_cmp(&a.0)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.1.cmp(&b.1))
@@ -515,7 +570,7 @@ fn plan(
             break;
         }
         let r = order[pos];
-        let b = &bodies[r];
+        let b = bodies[r].get_or_insert_with(|| Body::new(&records[r]));
         let mut shown = match &parts[r] {
             Some(Part::Whole) => continue,
             Some(Part::Lines(s)) => s.clone(),
@@ -544,16 +599,26 @@ fn plan(
         }
     }
     for &r in order {
-        if parts[r].is_none() && used + bodies[r].whole <= room {
-            used += bodies[r].whole;
-            parts[r] = Some(Part::Whole);
+        if used + MIN_SECTION > room {
+            break;
+        }
+        if parts[r].is_none() {
+            let whole = bodies[r]
+                .as_ref()
+                .map_or_else(|| whole_len(&records[r]), |b| b.whole);
+            if used + whole <= room {
+                used += whole;
+                parts[r] = Some(Part::Whole);
+            }
         }
     }
     order
         .iter()
         .filter_map(|&r| parts[r].take().map(|p| (r, p)))
         .map(|(r, p)| match p {
-            Part::Lines(l) if l.len() == bodies[r].lines.len() => (r, Part::Whole),
+            Part::Lines(l) if bodies[r].as_ref().is_some_and(|b| l.len() == b.lines.len()) => {
+                (r, Part::Whole)
+            }
             p => (r, p),
         })
         .collect()

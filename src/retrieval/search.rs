@@ -120,89 +120,185 @@ pub fn terms(text: &str) -> Vec<String> {
     out
 }
 
-/// Term statistics of one memory.
+/// A vocabulary: every term a corpus has met, by id. Ids are handed out in order of
+/// first appearance and never reused, so a vocabulary saved with term ids (the
+/// search index under `.memdir/cache/`) can grow as memories change.
 #[derive(Debug, Clone, Default)]
-pub struct DocTerms {
-    /// Weighted term frequency over the fields.
-    pub tf: HashMap<String, f64>,
-    /// Weighted length.
-    pub len: f64,
+pub struct Vocab {
+    ids: HashMap<String, u32>,
+    terms: Vec<String>,
 }
 
-impl DocTerms {
-    /// Term statistics of a memory.
-    pub fn of(r: &Record) -> DocTerms {
-        let mut d = DocTerms::default();
-        d.add(&r.meta.name, W_NAME);
-        d.add(&r.meta.description, W_DESCRIPTION);
-        for t in &r.meta.tags {
-            d.add(t, W_TAGS);
+impl Vocab {
+    /// A vocabulary of `terms`, by position; `None` when a term repeats.
+    pub fn from_terms(terms: Vec<String>) -> Option<Vocab> {
+        let mut ids = HashMap::with_capacity(terms.len());
+        for (i, t) in terms.iter().enumerate() {
+            if ids.insert(t.clone(), i as u32).is_some() {
+                return None;
+            }
         }
-        d.add(&r.body, W_BODY);
+        Some(Vocab { ids, terms })
+    }
+
+    /// Every term, by id.
+    pub fn terms(&self) -> &[String] {
+        &self.terms
+    }
+
+    /// Number of terms.
+    pub fn len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// Whether the vocabulary has no term.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// The id of a term, if known.
+    pub fn get(&self, term: &str) -> Option<u32> {
+        self.ids.get(term).copied()
+    }
+
+    /// The id of a term, added when new.
+    pub fn intern(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        let id = self.terms.len() as u32;
+        self.terms.push(term.to_string());
+        self.ids.insert(term.to_string(), id);
+        id
+    }
+}
+
+/// What one memory brings to a [`Corpus`], in term ids of a [`Vocab`]: the weighted
+/// term frequencies of its fields (BM25F) and the terms of every body line. It
+/// depends only on the memory's text, so it is computed once per content and kept in
+/// the search index under `.memdir/cache/`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DocData {
+    /// Weighted term frequency over the fields, by term id, ascending.
+    pub tf: Vec<(u32, f64)>,
+    /// Weighted length.
+    pub len: f64,
+    /// The terms of every body line, one line after the other; a line's label terms
+    /// come first.
+    pub tokens: Vec<u32>,
+    /// One entry per body line (`str::lines` of the body, blank ones included): where
+    /// its terms end in `tokens`, and how many of them are its label.
+    pub lines: Vec<(u32, u32)>,
+    /// For each term of the body, by id ascending: how many lines contain it.
+    pub line_df: Vec<(u32, u32)>,
+    /// Lines with at least one term.
+    pub n_lines: u32,
+}
+
+impl DocData {
+    /// The terms of a memory, interned in `vocab`.
+    pub fn of(r: &Record, vocab: &mut Vocab) -> DocData {
+        let mut d = DocData::default();
+        let mut tf: HashMap<u32, f64> = HashMap::new();
+        let mut add = |text: &str, weight: f64, len: &mut f64, vocab: &mut Vocab| {
+            for t in terms(text) {
+                *tf.entry(vocab.intern(&t)).or_insert(0.0) += weight;
+                *len += weight;
+            }
+        };
+        let mut len = 0.0;
+        add(&r.meta.name, W_NAME, &mut len, vocab);
+        add(&r.meta.description, W_DESCRIPTION, &mut len, vocab);
+        for t in &r.meta.tags {
+            add(t, W_TAGS, &mut len, vocab);
+        }
+        add(&r.body, W_BODY, &mut len, vocab);
+        d.len = len;
+        d.tf = tf.into_iter().collect();
+        d.tf.sort_unstable_by_key(|x| x.0);
+        for line in r.body.lines() {
+            let mut intern = |text: &str, out: &mut Vec<u32>| {
+                out.extend(terms(text).iter().map(|t| vocab.intern(t)));
+            };
+            let start = d.tokens.len();
+            let label = match split_label(line) {
+                Some((before, label, after)) => {
+                    intern(label, &mut d.tokens);
+                    let n = d.tokens.len() - start;
+                    intern(before, &mut d.tokens);
+                    intern(after, &mut d.tokens);
+                    n
+                }
+                None => {
+                    intern(line, &mut d.tokens);
+                    0
+                }
+            };
+            d.lines.push((d.tokens.len() as u32, label as u32));
+        }
+        d.count_lines();
         d
     }
 
-    fn add(&mut self, text: &str, weight: f64) {
-        for t in terms(text) {
-            *self.tf.entry(t).or_insert(0.0) += weight;
-            self.len += weight;
-        }
-    }
-}
-
-/// A BM25F index over a set of memories.
-#[derive(Debug, Clone, Default)]
-pub struct Index {
-    docs: Vec<DocTerms>,
-    df: HashMap<String, u32>,
-    avg_len: f64,
-}
-
-impl Index {
-    /// Builds the index from per-memory statistics.
-    pub fn new(docs: Vec<DocTerms>) -> Index {
-        let mut df: HashMap<String, u32> = HashMap::new();
-        let mut total = 0.0;
-        for d in &docs {
-            total += d.len;
-            for t in d.tf.keys() {
-                *df.entry(t.clone()).or_insert(0) += 1;
+    /// Fills `line_df` and `n_lines` from the lines.
+    fn count_lines(&mut self) {
+        let mut df: HashMap<u32, u32> = HashMap::new();
+        let mut uniq: Vec<u32> = Vec::new();
+        let mut n_lines = 0;
+        for l in 0..self.lines.len() {
+            let (label, text) = self.line(l);
+            if label.is_empty() && text.is_empty() {
+                continue;
+            }
+            n_lines += 1;
+            uniq.clear();
+            uniq.extend(label.iter().chain(text));
+            uniq.sort_unstable();
+            uniq.dedup();
+            for &t in &uniq {
+                *df.entry(t).or_insert(0) += 1;
             }
         }
-        let avg_len = if docs.is_empty() {
-            1.0
+        self.n_lines = n_lines;
+        self.line_df = df.into_iter().collect();
+        self.line_df.sort_unstable();
+    }
+
+    /// The weighted frequency of a term id in the fields.
+    pub fn tf(&self, term: u32) -> Option<f64> {
+        self.tf
+            .binary_search_by_key(&term, |x| x.0)
+            .ok()
+            .map(|i| self.tf[i].1)
+    }
+
+    /// Line `l`: its label terms and its other terms.
+    fn line(&self, l: usize) -> (&[u32], &[u32]) {
+        let start = if l == 0 {
+            0
         } else {
-            (total / docs.len() as f64).max(1.0)
+            self.lines[l - 1].0 as usize
         };
-        Index { docs, df, avg_len }
+        let (end, label) = self.lines[l];
+        let all = &self.tokens[start..end as usize];
+        all.split_at(label as usize)
     }
 
-    /// Inverse document frequency of a term (BM25's, floored at a small positive value
-    /// so that a term present everywhere still counts a little).
-    pub fn idf(&self, term: &str) -> f64 {
-        let n = self.docs.len() as f64;
-        let df = f64::from(*self.df.get(term).unwrap_or(&0));
-        ((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(1e-6)
-    }
-
-    /// BM25F score of every document for the query terms.
-    pub fn scores(&self, query: &[String]) -> Vec<f64> {
-        let mut unique: Vec<&String> = query.iter().collect();
-        unique.sort();
-        unique.dedup();
-        let idfs: Vec<(&String, f64)> = unique.iter().map(|t| (*t, self.idf(t))).collect();
-        self.docs
-            .iter()
-            .map(|d| {
-                let norm = K1 * (1.0 - B + B * d.len / self.avg_len);
-                idfs.iter()
-                    .map(|(t, idf)| match d.tf.get(*t) {
-                        Some(tf) => idf * tf * (K1 + 1.0) / (tf + norm),
-                        None => 0.0,
-                    })
-                    .sum()
-            })
-            .collect()
+    /// Whether the data is consistent (offsets in order and in range, ids below
+    /// `vocab_len`): a check for data read back from a cache.
+    pub fn is_valid(&self, vocab_len: usize) -> bool {
+        let mut prev = 0u32;
+        for &(end, label) in &self.lines {
+            if end < prev || end as usize > self.tokens.len() || label > end - prev {
+                return false;
+            }
+            prev = end;
+        }
+        self.tf.windows(2).all(|w| w[0].0 < w[1].0)
+            && self.tf.iter().all(|x| (x.0 as usize) < vocab_len)
+            && self.tokens.iter().all(|&t| (t as usize) < vocab_len)
+            && self.line_df.iter().all(|x| (x.0 as usize) < vocab_len)
+            && self.n_lines as usize <= self.lines.len()
     }
 }
 
@@ -216,35 +312,20 @@ pub fn phrase_hit(r: &Record, query_lower: &str) -> bool {
 
 fn contains_lower(hay: &str, needle_lower: &str) -> bool {
     if hay.is_ascii() && needle_lower.is_ascii() {
-        // Fast path without allocating a lowercase copy of the body.
+        // Fast path without allocating a lowercase copy of the body: jump to each
+        // occurrence of the first byte in either case, then compare.
         let (h, n) = (hay.as_bytes(), needle_lower.as_bytes());
-        if n.is_empty() {
+        let Some(&first) = n.first() else {
             return true;
+        };
+        if h.len() < n.len() {
+            return false;
         }
-        return h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+        let last = h.len() - n.len();
+        return memchr::memchr2_iter(first, first.to_ascii_uppercase(), &h[..=last])
+            .any(|i| h[i..i + n.len()].eq_ignore_ascii_case(n));
     }
     hay.to_lowercase().contains(needle_lower)
-}
-
-/// Relevance of every memory to a query, in [0, 1]; 0 means "not a hit".
-pub fn relevance(records: &[Record], index: &Index, query: &str) -> Vec<f64> {
-    let q_terms = terms(query);
-    let bm25 = index.scores(&q_terms);
-    let max = bm25.iter().cloned().fold(0.0_f64, f64::max);
-    let q_lower = query.trim().to_lowercase();
-    records
-        .iter()
-        .zip(bm25)
-        .map(|(r, s)| {
-            let lexical = if max > 0.0 { s / max } else { 0.0 };
-            let phrase = if !q_lower.is_empty() && phrase_hit(r, &q_lower) {
-                1.0
-            } else {
-                0.0
-            };
-            W_BM25 * lexical + W_PHRASE * phrase
-        })
-        .collect()
 }
 
 /// The blended score of a relevant memory.
@@ -268,18 +349,20 @@ pub const PRF_TERMS: usize = 10;
 pub const PRF_WEIGHT: f64 = 0.2;
 
 /// Term statistics of every memory and of every line of every body: what query-aware
-/// context needs that does not depend on the query, built once per loaded store.
+/// context and recall need that does not depend on the query. Built from
+/// [`DocData`], one per memory in the order of the records it serves; kept up to date
+/// memory by memory ([`Corpus::set`], [`Corpus::insert`], [`Corpus::remove`]) by a
+/// process that stays warm.
 #[derive(Debug, Clone, Default)]
 pub struct Corpus {
-    /// Memory-level BM25F.
-    pub index: Index,
-    vocab: HashMap<String, u32>,
-    /// `lines[r][l]`: the terms of line `l` of the body of memory `r`.
-    lines: Vec<Vec<LineTerms>>,
-    /// Number of lines containing each term (by id).
+    vocab: Vocab,
+    docs: Vec<DocData>,
+    /// Number of memories containing each term (by id).
+    df: Vec<u32>,
+    /// Number of non-empty lines containing each term (by id).
     line_df: Vec<u32>,
     n_lines: usize,
-    avg_line_len: f64,
+    line_tokens: usize,
 }
 
 /// Relevance of memories and of their lines to one query.
@@ -291,31 +374,6 @@ pub struct QueryScores {
     /// with line-level IDF, label boost, bigrams, feedback terms), divided by the best
     /// line's score, so the best line has 1 and a line without a query term 0.
     pub lines: Vec<Vec<f64>>,
-}
-
-/// Term ids of one line: its label and the rest, in order.
-#[derive(Debug, Clone, Default)]
-struct LineTerms {
-    label: Vec<u32>,
-    text: Vec<u32>,
-}
-
-impl LineTerms {
-    fn is_empty(&self) -> bool {
-        self.label.is_empty() && self.text.is_empty()
-    }
-
-    fn len(&self) -> usize {
-        self.label.len() + self.text.len()
-    }
-
-    fn tf(&self, t: u32) -> usize {
-        self.label
-            .iter()
-            .chain(&self.text)
-            .filter(|&&x| x == t)
-            .count()
-    }
 }
 
 /// Finds a line's label: `Name` in `Name: text`, optionally after a list marker or a
@@ -355,64 +413,193 @@ fn by_score_desc<T: Ord>(a: &(f64, T), b: &(f64, T)) -> std::cmp::Ordering {
 impl Corpus {
     /// Builds the statistics of `records`.
     pub fn new(records: &[Record]) -> Corpus {
-        let index = Index::new(records.iter().map(DocTerms::of).collect());
-        let mut vocab: HashMap<String, u32> = HashMap::new();
-        let mut line_df: Vec<u32> = Vec::new();
-        let mut n_lines = 0usize;
-        let mut total_len = 0usize;
-        let mut lines = Vec::with_capacity(records.len());
-        for r in records {
-            let mut per = Vec::new();
-            for line in r.body.lines() {
-                let mut intern = |text: &str| -> Vec<u32> {
-                    terms(text)
-                        .into_iter()
-                        .map(|t| {
-                            let next = vocab.len() as u32;
-                            *vocab.entry(t).or_insert(next)
-                        })
-                        .collect()
-                };
-                let lt = match split_label(line) {
-                    Some((before, label, after)) => {
-                        let label = intern(label);
-                        let mut text = intern(before);
-                        text.extend(intern(after));
-                        LineTerms { label, text }
-                    }
-                    None => LineTerms {
-                        label: Vec::new(),
-                        text: intern(line),
-                    },
-                };
-                if !lt.is_empty() {
-                    n_lines += 1;
-                    total_len += lt.len();
-                    line_df.resize(vocab.len(), 0);
-                    let mut uniq: Vec<u32> = lt.label.iter().chain(&lt.text).copied().collect();
-                    uniq.sort_unstable();
-                    uniq.dedup();
-                    for t in uniq {
-                        line_df[t as usize] += 1;
-                    }
-                }
-                per.push(lt);
-            }
-            lines.push(per);
+        let mut vocab = Vocab::default();
+        let docs = records.iter().map(|r| DocData::of(r, &mut vocab)).collect();
+        Corpus::from_parts(vocab, docs)
+    }
+
+    /// Builds the statistics from each memory's [`DocData`] (whose ids are `vocab`'s).
+    pub fn from_parts(vocab: Vocab, docs: Vec<DocData>) -> Corpus {
+        let mut c = Corpus {
+            df: vec![0; vocab.len()],
+            line_df: vec![0; vocab.len()],
+            vocab,
+            docs: Vec::with_capacity(docs.len()),
+            n_lines: 0,
+            line_tokens: 0,
+        };
+        for d in docs {
+            c.count(&d, 1);
+            c.docs.push(d);
         }
-        let avg_line_len = if n_lines == 0 {
+        c
+    }
+
+    /// The vocabulary and each memory's data, for saving.
+    pub fn parts(&self) -> (&Vocab, &[DocData]) {
+        (&self.vocab, &self.docs)
+    }
+
+    /// The vocabulary and each memory's data, taken apart (to rebuild the corpus
+    /// after some memories changed).
+    pub fn into_parts(self) -> (Vocab, Vec<DocData>) {
+        (self.vocab, self.docs)
+    }
+
+    /// The data of a memory, interned in this corpus's vocabulary (not yet added).
+    pub fn analyze(&mut self, r: &Record) -> DocData {
+        DocData::of(r, &mut self.vocab)
+    }
+
+    /// Number of memories.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether the corpus has no memory.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Replaces memory `i`'s data.
+    pub fn set(&mut self, i: usize, d: DocData) {
+        let old = std::mem::take(&mut self.docs[i]);
+        self.count(&old, -1);
+        self.count(&d, 1);
+        self.docs[i] = d;
+    }
+
+    /// Inserts a memory's data at position `i`.
+    pub fn insert(&mut self, i: usize, d: DocData) {
+        self.count(&d, 1);
+        self.docs.insert(i, d);
+    }
+
+    /// Removes memory `i`'s data.
+    pub fn remove(&mut self, i: usize) {
+        let old = self.docs.remove(i);
+        self.count(&old, -1);
+    }
+
+    /// Adds (`sign` 1) or takes away (-1) a memory's share of the frequencies.
+    fn count(&mut self, d: &DocData, sign: i64) {
+        let n = self.vocab.len();
+        self.df.resize(n, 0);
+        self.line_df.resize(n, 0);
+        let apply = |x: &mut u32| *x = (i64::from(*x) + sign).max(0) as u32;
+        for &(t, _) in &d.tf {
+            apply(&mut self.df[t as usize]);
+        }
+        for &(t, n) in &d.line_df {
+            let x = &mut self.line_df[t as usize];
+            *x = (i64::from(*x) + sign * i64::from(n)).max(0) as u32;
+        }
+        let tokens = d.tokens.len();
+        if sign > 0 {
+            self.n_lines += d.n_lines as usize;
+            self.line_tokens += tokens;
+        } else {
+            self.n_lines = self.n_lines.saturating_sub(d.n_lines as usize);
+            self.line_tokens = self.line_tokens.saturating_sub(tokens);
+        }
+    }
+
+    fn avg_len(&self) -> f64 {
+        if self.docs.is_empty() {
+            return 1.0;
+        }
+        let total: f64 = self.docs.iter().map(|d| d.len).sum();
+        (total / self.docs.len() as f64).max(1.0)
+    }
+
+    fn avg_line_len(&self) -> f64 {
+        if self.n_lines == 0 {
             1.0
         } else {
-            (total_len as f64 / n_lines as f64).max(1.0)
-        };
-        Corpus {
-            index,
-            vocab,
-            lines,
-            line_df,
-            n_lines,
-            avg_line_len,
+            (self.line_tokens as f64 / self.n_lines as f64).max(1.0)
         }
+    }
+
+    /// Inverse document frequency of a term (BM25's, floored at a small positive value
+    /// so that a term present everywhere still counts a little).
+    pub fn idf(&self, term: &str) -> f64 {
+        let df = self.vocab.get(term).map_or(0, |t| self.df[t as usize]);
+        let n = self.docs.len() as f64;
+        let df = f64::from(df);
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(1e-6)
+    }
+
+    /// BM25F score of every memory for the query terms.
+    pub fn bm25(&self, query: &[String]) -> Vec<f64> {
+        let mut unique: Vec<&String> = query.iter().collect();
+        unique.sort();
+        unique.dedup();
+        let idfs: Vec<(Option<u32>, f64)> = unique
+            .iter()
+            .map(|t| (self.vocab.get(t), self.idf(t)))
+            .collect();
+        let avg_len = self.avg_len();
+        self.docs
+            .iter()
+            .map(|d| {
+                let norm = K1 * (1.0 - B + B * d.len / avg_len);
+                idfs.iter()
+                    .map(|(t, idf)| match t.and_then(|t| d.tf(t)) {
+                        Some(tf) => idf * tf * (K1 + 1.0) / (tf + norm),
+                        None => 0.0,
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// Relevance of every memory to a query, in [0, 1]; 0 means "not a hit": BM25F
+    /// scaled by the best memory's, blended with whether the memory contains the
+    /// whole query. `records` must be the records the corpus serves.
+    pub fn relevance(&self, records: &[Record], query: &str) -> Vec<f64> {
+        let bm25 = self.bm25(&terms(query));
+        let max = bm25.iter().cloned().fold(0.0_f64, f64::max);
+        let q_lower = query.trim().to_lowercase();
+        // A memory that contains the query contains every word of it that has a
+        // separator on both sides as a whole term: memories without one of those
+        // terms are not searched (exact for ASCII queries; the others are searched).
+        let inner: Option<Vec<u32>> = if q_lower.is_ascii() {
+            let segments: Vec<&str> = q_lower.split(|c: char| !c.is_alphanumeric()).collect();
+            let mut ids = Vec::new();
+            let mut possible = true;
+            for seg in segments
+                .iter()
+                .skip(1)
+                .take(segments.len().saturating_sub(2))
+            {
+                if let Some(t) = terms(seg).first() {
+                    match self.vocab.get(t) {
+                        Some(id) => ids.push(id),
+                        None => possible = false,
+                    }
+                }
+            }
+            possible.then_some(ids)
+        } else {
+            Some(Vec::new())
+        };
+        records
+            .iter()
+            .zip(bm25)
+            .zip(&self.docs)
+            .map(|((r, s), d)| {
+                let lexical = if max > 0.0 { s / max } else { 0.0 };
+                let may = inner
+                    .as_ref()
+                    .is_some_and(|ids| ids.iter().all(|&t| d.tf(t).is_some()));
+                let phrase = if !q_lower.is_empty() && may && phrase_hit(r, &q_lower) {
+                    1.0
+                } else {
+                    0.0
+                };
+                W_BM25 * lexical + W_PHRASE * phrase
+            })
+            .collect()
     }
 
     /// Line-level inverse document frequency of a term id.
@@ -422,43 +609,56 @@ impl Corpus {
         ((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(1e-6)
     }
 
-    /// Score of every line for weighted terms (`(term, weight)`; a query term's
-    /// weight is its IDF) and adjacent pairs (`(first, second, weight)`), not
-    /// normalized. `query` are the query's own terms, whose presence in a label boosts
-    /// the line.
+    /// Score of every line for weighted terms (`(term, weight)`, distinct terms; a
+    /// query term's weight is its IDF) and adjacent pairs (`(first, second, weight)`),
+    /// not normalized. `query` are the query's own terms, whose presence in a label
+    /// boosts the line. Each line's terms are looked up once in a table of the
+    /// weighted terms; the sum runs in the order of `weights`.
     fn line_scores(
         &self,
         weights: &[(u32, f64)],
         pairs: &[(u32, u32, f64)],
         query: &[u32],
     ) -> Vec<Vec<f64>> {
-        self.lines
+        // slot[t]: 1 + the position of term t in `weights`, 0 when not weighted.
+        let mut slot = vec![0u32; self.vocab.len()];
+        for (i, &(t, _)) in weights.iter().enumerate() {
+            slot[t as usize] = i as u32 + 1;
+        }
+        let avg = self.avg_line_len();
+        let mut hits: Vec<u32> = Vec::new();
+        self.docs
             .iter()
-            .map(|per| {
-                per.iter()
-                    .map(|lt| {
-                        if lt.is_empty() || weights.is_empty() {
+            .map(|d| {
+                (0..d.lines.len())
+                    .map(|l| {
+                        let (label, text) = d.line(l);
+                        hits.clear();
+                        hits.extend(
+                            label
+                                .iter()
+                                .chain(text)
+                                .map(|&t| slot[t as usize])
+                                .filter(|&s| s > 0),
+                        );
+                        if hits.is_empty() {
                             return 0.0;
                         }
-                        let norm = K1 * (1.0 - B + B * lt.len() as f64 / self.avg_line_len);
-                        let mut s: f64 = weights
-                            .iter()
-                            .map(|&(t, w)| match lt.tf(t) {
-                                0 => 0.0,
-                                tf => {
-                                    let tf = tf as f64;
-                                    w * tf * (K1 + 1.0) / (tf + norm)
-                                }
-                            })
-                            .sum();
+                        hits.sort_unstable();
+                        let len = (label.len() + text.len()) as f64;
+                        let norm = K1 * (1.0 - B + B * len / avg);
+                        let mut s = 0.0;
+                        for run in hits.chunk_by(|a, b| a == b) {
+                            let w = weights[run[0] as usize - 1].1;
+                            let tf = run.len() as f64;
+                            s += w * tf * (K1 + 1.0) / (tf + norm);
+                        }
                         s += pairs
                             .iter()
-                            .filter(|(a, b, _)| {
-                                lt.text.windows(2).any(|p| p[0] == *a && p[1] == *b)
-                            })
+                            .filter(|(a, b, _)| text.windows(2).any(|p| p[0] == *a && p[1] == *b))
                             .map(|(_, _, w)| w)
                             .sum::<f64>();
-                        if lt.label.iter().any(|l| query.contains(l)) {
+                        if label.iter().any(|l| query.contains(l)) {
                             s *= 1.0 + LABEL_BOOST;
                         }
                         s
@@ -470,7 +670,8 @@ impl Corpus {
 
     /// Terms to add to a query: the most weighted terms of the best lines, each
     /// weighted by the line's score and its own IDF, with at most [`PRF_WEIGHT`] of
-    /// its IDF (the best one; the others in proportion).
+    /// its IDF (the best one; the others in proportion). Ties go to the term that
+    /// sorts first, so the choice does not depend on the order ids were handed out.
     fn feedback(&self, lines: &[Vec<f64>], query: &[u32]) -> Vec<(u32, f64)> {
         let mut ranked: Vec<(f64, (usize, usize))> = Vec::new();
         for (r, per) in lines.iter().enumerate() {
@@ -485,37 +686,50 @@ impl Corpus {
             return Vec::new();
         };
         let mut acc: HashMap<u32, f64> = HashMap::new();
+        let mut uniq: Vec<u32> = Vec::new();
         for &(s, (r, l)) in ranked.iter().take(PRF_LINES) {
-            let lt = &self.lines[r][l];
-            let mut uniq: Vec<u32> = lt.label.iter().chain(&lt.text).copied().collect();
+            let (label, text) = self.docs[r].line(l);
+            uniq.clear();
+            uniq.extend(label.iter().chain(text));
             uniq.sort_unstable();
             uniq.dedup();
-            for t in uniq {
+            for &t in &uniq {
                 if !query.contains(&t) && self.line_df[t as usize] >= 2 {
                     *acc.entry(t).or_insert(0.0) += s / top * self.line_idf(t);
                 }
             }
         }
-        let mut terms: Vec<(f64, u32)> = acc.into_iter().map(|(t, w)| (w, t)).collect();
-        terms.sort_by(by_score_desc);
+        let mut terms: Vec<(f64, &str, u32)> = acc
+            .into_iter()
+            .map(|(t, w)| (w, self.vocab.terms[t as usize].as_str(), t))
+            .collect();
+        terms.sort_by(|a, b| {
+            b.0.partial_cmp(&a.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.1.cmp(b.1))
+        });
         terms.truncate(PRF_TERMS);
         let best = terms.first().map_or(1.0, |x| x.0);
         terms
             .into_iter()
-            .map(|(w, t)| (t, PRF_WEIGHT * self.line_idf(t) * w / best))
+            .map(|(w, _, t)| (t, PRF_WEIGHT * self.line_idf(t) * w / best))
             .collect()
     }
 
     /// Scores every memory and every line for `query`. `records` must be the records
-    /// the corpus was built from.
+    /// the corpus serves.
     pub fn score(&self, records: &[Record], query: &str) -> QueryScores {
-        let memory = relevance(records, &self.index, query);
+        let memory = self.relevance(records, query);
         let seq: Vec<u32> = terms(query)
             .iter()
-            .filter_map(|t| self.vocab.get(t).copied())
+            .filter_map(|t| self.vocab.get(t))
             .collect();
+        // In the order of the terms themselves, so that sums do not depend on the
+        // order ids were handed out in.
         let mut q = seq.clone();
-        q.sort_unstable();
+        q.sort_unstable_by(|a, b| {
+            self.vocab.terms[*a as usize].cmp(&self.vocab.terms[*b as usize])
+        });
         q.dedup();
         let mut weights: Vec<(u32, f64)> = q.iter().map(|&t| (t, self.line_idf(t))).collect();
         let pairs: Vec<(u32, u32, f64)> = seq

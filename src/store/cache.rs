@@ -1,12 +1,21 @@
-//! The parse cache: parsed frontmatter of memory files, keyed by the SHA-256 of the
-//! file's bytes, in `.memdir/cache/frontmatter-v1.bin`.
+//! The search index: for every memory file, its [`Stat`], content hash, text, parsed
+//! frontmatter and term data ([`DocData`]), in `.memdir/cache/index-v2.bin` plus a
+//! delta file of what changed since (spec/architecture.md#search-index).
 //!
-//! Loading a store reads every file anyway (the body is needed), so keying by content
-//! hash costs one hash per file and catches every edit, including one that keeps the
-//! size and the modification time. What it saves is the YAML parse, by far the largest
-//! part of loading. The cache is an optimization only: a missing, unreadable,
-//! corrupt or foreign-version cache is ignored and rebuilt, and deleting it at any time
-//! loses nothing. Writes are atomic and need no lock (a lost race only costs misses).
+//! A file whose stat (size, modification and change times in nanoseconds, inode) is
+//! what it was when it was last read, and which had not changed for [`RACY_NS`] before
+//! that read, is taken from the index without being opened. Any other file is read and
+//! hashed; when the hash is the one recorded, the parse and the term data are reused.
+//! The margin is git's rule for racily clean entries made safe for any timestamp
+//! granularity: an edit made after a read always moves the file's times past the
+//! ones recorded, unless the recorded times were less than the margin before the
+//! read, and those entries are never trusted by stat alone.
+//!
+//! The index is derived data: a missing, unreadable, corrupt or foreign-version file is
+//! ignored and rebuilt, and deleting it at any time loses nothing. Writes are atomic
+//! and need no lock: a lost race costs only reads. After a change, only the changed
+//! entries are written, to the delta file; the delta is folded into the main file when
+//! it grows past a share of it.
 
 use std::collections::HashMap;
 
@@ -14,14 +23,24 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::memory::frontmatter::{Extra, Warning};
-use crate::memory::layout::PARSE_CACHE_FILE;
+use crate::memory::layout::{
+    LEGACY_PARSE_CACHE, MAX_SEARCH_INDEX, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE,
+};
 use crate::memory::{Decay, Kind, Meta, Stamp};
-use crate::store::Backend;
+use crate::retrieval::search::{DocData, Vocab};
+use crate::store::{Backend, Stat};
 
-/// Where the cache lives, relative to the memory directory.
-/// Largest cache file read (a corrupt or hostile one is ignored past this).
-const MAX_CACHE_BYTES: u64 = 512 * 1024 * 1024;
+/// A file whose modification or change time is less than this before the moment it
+/// was read is read again next time, whatever its stat says (two seconds: the
+/// coarsest timestamp granularity of common file systems).
+pub const RACY_NS: i64 = 2_000_000_000;
 
+/// The delta is folded into the main file when it holds more than this share of
+/// the entries (or more than [`FOLD_MIN`] when the store is small).
+const FOLD_SHARE: usize = 8;
+const FOLD_MIN: usize = 256;
+
+/// Parsed frontmatter as saved.
 #[derive(Debug, Clone, PartialEq)]
 struct Entry {
     name: String,
@@ -39,129 +58,368 @@ struct Entry {
     warnings: Vec<(usize, String)>,
 }
 
-#[derive(Debug, Default, PartialEq)]
-struct File {
-    /// The memdir version that wrote the cache; another version's cache is ignored.
-    version: String,
-    /// File name, content key, frontmatter; in the store's scan order, so that an
-    /// unchanged store is matched position by position without hashing lookups.
-    entries: Vec<(String, String, Entry)>,
+/// One memory file as saved.
+#[derive(Debug, Clone, PartialEq)]
+struct Saved {
+    file: String,
+    stat: Stat,
+    /// Wall-clock time (ns) taken before the stat that went with the last read.
+    checked: i64,
+    key: String,
+    text: String,
+    meta: Entry,
+    data: Option<DocData>,
 }
 
-/// The parse cache of one load.
+/// One index file: the main file (`base` 0) or a delta on the main file of
+/// generation `base`.
+#[derive(Debug, Default, PartialEq)]
+struct IndexFile {
+    version: String,
+    generation: u64,
+    base: u64,
+    /// Terms from id `vocab_start` on (0 in the main file: the whole vocabulary).
+    vocab_start: u32,
+    terms: Vec<String>,
+    entries: Vec<Saved>,
+    /// Files removed since the main file (delta only).
+    removed: Vec<String>,
+}
+
+/// A file found in the index.
+pub struct Hit {
+    pub key: String,
+    pub text: String,
+    pub meta: Meta,
+    pub warnings: Vec<Warning>,
+    pub data: Option<DocData>,
+    /// When it was last read (wall clock, ns).
+    pub checked: i64,
+}
+
+/// What a load saves into the index for one file.
+pub struct Item<'a> {
+    pub file: &'a str,
+    pub stat: Option<Stat>,
+    pub checked: i64,
+    pub key: &'a str,
+    pub text: &'a str,
+    pub meta: &'a Meta,
+    pub warnings: &'a [Warning],
+    pub data: Option<&'a DocData>,
+}
+
+/// What the load said of one file, kept after its payload is handed out.
+#[derive(Debug, Clone)]
+struct Loaded {
+    stat: Stat,
+    checked: i64,
+    key: String,
+    has_data: bool,
+    in_main: bool,
+    in_delta: bool,
+}
+
+/// The search index of one load.
 #[derive(Debug, Default)]
 pub struct Cache {
-    entries: Vec<(String, String, Option<Entry>)>,
-    /// Content key → position, built only when a lookup by position fails.
+    saved: Vec<Option<Saved>>,
+    by_file: HashMap<String, usize>,
+    loaded: HashMap<String, Loaded>,
+    /// Content key → position, built only when a lookup by file fails.
     by_key: Option<HashMap<String, usize>>,
-    changed: bool,
+    vocab: Vocab,
+    main_vocab_len: usize,
+    loaded_vocab_len: usize,
+    generation: u64,
+    /// Entries and removals the delta file held as loaded.
+    delta_files: usize,
+    /// Bytes of the main file and of the delta as loaded.
+    pub main_bytes: u64,
+    pub delta_bytes: u64,
     enabled: bool,
 }
 
-/// What a load saves into the cache for one file.
-pub struct Item<'a> {
-    pub name: &'a str,
-    pub key: &'a str,
-    pub meta: &'a Meta,
-    pub warnings: &'a [Warning],
-}
-
-/// Hex SHA-256 of a file's bytes: the cache key.
+/// Hex SHA-256 of a file's bytes: the content key.
 pub fn content_key(bytes: &[u8]) -> String {
     data_encoding::HEXLOWER.encode(&Sha256::digest(bytes))
 }
 
+fn new_generation(old: u64) -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let g = t ^ (u64::from(std::process::id()) << 32) ^ old.rotate_left(17);
+    if g == 0 || g == old {
+        old.wrapping_add(1).max(1)
+    } else {
+        g
+    }
+}
+
 impl Cache {
-    /// Loads the cache of a store (empty, and never written, in the `none` mode).
+    /// Loads the index of a store (empty, and never written, in memory).
     pub fn load(backend: &Backend) -> Cache {
         if matches!(backend, Backend::Mem(_)) {
             return Cache::default();
         }
-        let entries = backend
-            .read(PARSE_CACHE_FILE, MAX_CACHE_BYTES)
-            .ok()
-            .flatten()
-            .and_then(|b| File::decode(&b))
-            .map(|f| {
-                f.entries
-                    .into_iter()
-                    .map(|(n, k, e)| (n, k, Some(e)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Cache {
-            entries,
+        let mut cache = Cache {
             enabled: true,
             ..Cache::default()
+        };
+        let read = |rel: &str| {
+            backend
+                .read(rel, MAX_SEARCH_INDEX)
+                .ok()
+                .flatten()
+                .map(|b| (b.len() as u64, IndexFile::decode(&b)))
+        };
+        let Some((bytes, Some(main))) = read(SEARCH_INDEX_FILE) else {
+            return cache;
+        };
+        if main.base != 0 || main.vocab_start != 0 {
+            return cache;
         }
+        let Some(vocab) = Vocab::from_terms(main.terms) else {
+            return cache;
+        };
+        cache.main_bytes = bytes;
+        cache.generation = main.generation;
+        cache.main_vocab_len = vocab.len();
+        cache.vocab = vocab;
+        let mut entries: Vec<(Saved, bool)> =
+            main.entries.into_iter().map(|e| (e, false)).collect();
+        let main_files: std::collections::HashSet<String> =
+            entries.iter().map(|(e, _)| e.file.clone()).collect();
+        if let Some((dbytes, Some(delta))) = read(SEARCH_DELTA_FILE)
+            && delta.base == main.generation
+            && delta.vocab_start as usize == cache.vocab.len()
+        {
+            let mut vocab = cache.vocab.clone();
+            let fresh = delta.terms.iter().all(|t| {
+                let known = vocab.get(t).is_some();
+                vocab.intern(t);
+                !known
+            });
+            if fresh {
+                cache.vocab = vocab;
+                cache.delta_bytes = dbytes;
+                cache.delta_files = delta.entries.len() + delta.removed.len();
+                let gone: std::collections::HashSet<&str> = delta
+                    .removed
+                    .iter()
+                    .chain(delta.entries.iter().map(|e| &e.file))
+                    .map(String::as_str)
+                    .collect();
+                entries.retain(|(e, _)| !gone.contains(e.file.as_str()));
+                entries.extend(delta.entries.into_iter().map(|e| (e, true)));
+            }
+        }
+        cache.loaded_vocab_len = cache.vocab.len();
+        let n = cache.vocab.len();
+        for (mut e, in_delta) in entries {
+            if e.data.as_ref().is_some_and(|d| !d.is_valid(n)) {
+                e.data = None;
+            }
+            cache.loaded.insert(
+                e.file.clone(),
+                Loaded {
+                    stat: e.stat,
+                    checked: e.checked,
+                    key: e.key.clone(),
+                    has_data: e.data.is_some(),
+                    in_main: main_files.contains(&e.file),
+                    in_delta,
+                },
+            );
+            cache.by_file.insert(e.file.clone(), cache.saved.len());
+            cache.saved.push(Some(e));
+        }
+        for f in main_files {
+            cache.loaded.entry(f).or_insert(Loaded {
+                stat: Stat::default(),
+                checked: 0,
+                key: String::new(),
+                has_data: false,
+                in_main: true,
+                in_delta: true,
+            });
+        }
+        cache
     }
 
-    /// The cached frontmatter of the file at position `pos` of the scan, with this
-    /// name and content key.
-    pub fn get(&mut self, pos: usize, name: &str, key: &str) -> Option<(Meta, Vec<Warning>)> {
-        let at = match self.entries.get(pos) {
-            Some((n, k, Some(_))) if n == name && k == key => pos,
+    /// The vocabulary the saved term data uses; new data interns into it.
+    pub fn take_vocab(&mut self) -> Vocab {
+        std::mem::take(&mut self.vocab)
+    }
+
+    /// Size of the index files as loaded, in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.main_bytes + self.delta_bytes
+    }
+
+    /// Whether the index holds a file whose stat alone vouches for it.
+    pub fn trusted(&self, file: &str, stat: &Stat) -> bool {
+        self.loaded.get(file).is_some_and(|e| {
+            !e.key.is_empty() && e.stat == *stat && e.stat.changed_ns() < e.checked - RACY_NS
+        })
+    }
+
+    /// The file as saved, when its stat vouches for it ([`Cache::trusted`]).
+    pub fn by_stat(&mut self, file: &str, stat: &Stat) -> Option<Hit> {
+        if !self.trusted(file, stat) {
+            return None;
+        }
+        let i = *self.by_file.get(file)?;
+        self.saved[i].take().and_then(|e| e.into_hit())
+    }
+
+    /// The parse and term data saved for this content, read under the name `file`
+    /// (or under another name: a renamed file).
+    pub fn by_content(&mut self, file: &str, key: &str) -> Option<Hit> {
+        let at = match self.by_file.get(file) {
+            Some(&i) if self.saved[i].as_ref().is_some_and(|e| e.key == key) => i,
             _ => {
-                // Files added, removed or unreadable shift positions; fall back to the key.
-                let entries = &self.entries;
+                let saved = &self.saved;
                 let by_key = self.by_key.get_or_insert_with(|| {
-                    entries
+                    saved
                         .iter()
                         .enumerate()
-                        .map(|(i, (_, k, _))| (k.clone(), i))
+                        .filter_map(|(i, e)| e.as_ref().map(|e| (e.key.clone(), i)))
                         .collect()
                 });
                 *by_key.get(key)?
             }
         };
-        let out = self.entries[at].2.take()?.into_meta();
-        if out.is_none() {
-            self.changed = true;
+        self.saved[at].as_ref()?.clone().into_hit()
+    }
+
+    /// Whether an item is what the load found for its file.
+    fn same(&self, it: &Item<'_>) -> bool {
+        self.loaded.get(it.file).is_some_and(|e| {
+            it.stat == Some(e.stat)
+                && e.checked == it.checked
+                && e.key == it.key
+                && (it.data.is_none() || e.has_data)
+        })
+    }
+
+    /// Saves the index for the files of this load (`items`, in scan order) when
+    /// anything differs from what was loaded: what differs from the main file goes
+    /// to the delta file, unless the delta would grow past its share; then
+    /// everything goes to a new main file. `vocab` is the vocabulary the items' data
+    /// uses (this cache's, grown). Failures are ignored: the index is only an
+    /// optimization.
+    ///
+    /// Returns the size of the index files afterwards (0 in memory).
+    pub fn save(&self, backend: &Backend, vocab: &Vocab, items: &[Item<'_>]) -> u64 {
+        if !self.enabled {
+            return 0;
         }
-        out
-    }
-
-    /// Notes a file that was not in the cache (the cache will be written back).
-    pub fn miss(&mut self) {
-        self.changed = true;
-    }
-
-    /// Whether [`Cache::save`] would write: something was missed, moved or is gone.
-    pub fn needs_save(&self) -> bool {
-        self.enabled && (self.changed || self.entries.iter().any(|(_, _, e)| e.is_some()))
-    }
-
-    /// Writes the cache for exactly these files when it changed. Failures are ignored
-    /// (a read-only directory simply has no cache).
-    pub fn save<'a>(self, backend: &Backend, items: impl Iterator<Item = Item<'a>>) {
-        if !self.needs_save() {
-            return;
+        let present: std::collections::HashSet<&str> = items.iter().map(|i| i.file).collect();
+        let changed = items.iter().filter(|it| !self.same(it)).count();
+        let removed: Vec<String> = self
+            .loaded
+            .iter()
+            .filter(|(f, e)| e.in_main && !present.contains(f.as_str()))
+            .map(|(f, _)| f.clone())
+            .collect();
+        let newly_removed = self
+            .loaded
+            .iter()
+            // A file the loaded delta already records as removed is not news.
+            .filter(|(f, e)| !(present.contains(f.as_str()) || e.in_delta && e.key.is_empty()))
+            .count();
+        if changed == 0 && newly_removed == 0 && vocab.len() == self.loaded_vocab_len {
+            return self.bytes();
         }
-        let file = File {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            entries: items
-                .map(|i| {
-                    (
-                        i.name.to_string(),
-                        i.key.to_string(),
-                        Entry::from_meta(i.meta, i.warnings),
-                    )
-                })
-                .collect(),
+        let version = env!("CARGO_PKG_VERSION").to_string();
+        let delta_size = self.delta_files + changed + newly_removed;
+        if self.main_bytes > 0
+            && vocab.len() >= self.main_vocab_len
+            && delta_size <= (items.len() / FOLD_SHARE).max(FOLD_MIN)
+        {
+            // Everything that differs from the main file: what the delta held (still
+            // true unless changed again) and what changed now.
+            let entries: Vec<Saved> = items
+                .iter()
+                .filter(|it| !self.same(it) || self.loaded.get(it.file).is_none_or(|e| e.in_delta))
+                .filter_map(Saved::of)
+                .collect();
+            let mut removed = removed;
+            removed.sort();
+            let f = IndexFile {
+                version,
+                generation: self.generation,
+                base: self.generation,
+                vocab_start: self.main_vocab_len as u32,
+                terms: vocab.terms()[self.main_vocab_len..].to_vec(),
+                entries,
+                removed,
+            };
+            let bytes = f.encode();
+            return match backend.write_atomic(SEARCH_DELTA_FILE, &bytes) {
+                Ok(()) => self.main_bytes + bytes.len() as u64,
+                Err(_) => self.bytes(),
+            };
+        }
+        let f = IndexFile {
+            version,
+            generation: new_generation(self.generation),
+            base: 0,
+            vocab_start: 0,
+            terms: vocab.terms().to_vec(),
+            entries: items.iter().filter_map(Saved::of).collect(),
+            removed: Vec::new(),
         };
-        let _ = backend.write_atomic(PARSE_CACHE_FILE, &file.encode());
+        let bytes = f.encode();
+        if backend.write_atomic(SEARCH_INDEX_FILE, &bytes).is_ok() {
+            let _ = backend.remove(SEARCH_DELTA_FILE);
+            if backend.is_file(LEGACY_PARSE_CACHE) {
+                let _ = backend.remove(LEGACY_PARSE_CACHE);
+            }
+            return bytes.len() as u64;
+        }
+        self.bytes()
     }
 }
 
-/// Magic bytes of the cache format.
-const MAGIC: &[u8; 4] = b"MDC1";
+impl Saved {
+    /// `None` for a file without a stat (nothing to vouch for it later).
+    fn of(it: &Item<'_>) -> Option<Saved> {
+        Some(Saved {
+            file: it.file.to_string(),
+            stat: it.stat?,
+            checked: it.checked,
+            key: it.key.to_string(),
+            text: it.text.to_string(),
+            meta: Entry::from_meta(it.meta, it.warnings),
+            data: it.data.cloned(),
+        })
+    }
 
-/// Length-prefixed little-endian encoding; every read is bounds-checked and a bad
-/// file decodes to `None` (and is then ignored and rewritten).
+    fn into_hit(self) -> Option<Hit> {
+        let (meta, warnings) = self.meta.into_meta()?;
+        Some(Hit {
+            key: self.key,
+            text: self.text,
+            meta,
+            warnings,
+            data: self.data,
+            checked: self.checked,
+        })
+    }
+}
+
+const MAGIC: &[u8; 4] = b"MDX2";
+
 struct Writer(Vec<u8>);
 
 impl Writer {
     fn u64(&mut self, n: u64) {
+        self.0.extend_from_slice(&n.to_le_bytes());
+    }
+    fn u32(&mut self, n: u32) {
         self.0.extend_from_slice(&n.to_le_bytes());
     }
     fn str(&mut self, s: &str) {
@@ -199,6 +457,12 @@ impl<'a> Reader<'a> {
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
+    fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
     fn byte(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
     }
@@ -213,89 +477,77 @@ impl<'a> Reader<'a> {
             _ => None,
         }
     }
-    /// A count, bounded by what the remaining bytes could hold (8 bytes at least each).
-    fn count(&mut self) -> Option<usize> {
+    /// A count of items of at least `size` bytes each (bounded by what is left).
+    fn count_of(&mut self, size: usize) -> Option<usize> {
         let n = usize::try_from(self.u64()?).ok()?;
-        (n <= self.0.len() / 8).then_some(n)
+        (n <= self.0.len() / size.max(1)).then_some(n)
+    }
+    fn count(&mut self) -> Option<usize> {
+        self.count_of(8)
     }
     fn strs(&mut self) -> Option<Vec<String>> {
         (0..self.count()?).map(|_| self.str()).collect()
     }
-}
-
-impl File {
-    fn encode(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::new());
-        w.0.extend_from_slice(MAGIC);
-        w.str(&self.version);
-        w.u64(self.entries.len() as u64);
-        for (name, key, e) in &self.entries {
-            w.str(name);
-            w.str(key);
-            w.str(&e.name);
-            w.str(&e.description);
-            w.str(&e.kind);
-            w.str(&e.created);
-            w.str(&e.updated);
-            w.opt(&e.source);
-            w.opt(&e.decay);
-            w.strs(&e.tags);
-            w.0.push(u8::from(e.important));
-            w.strs(&e.order);
-            w.u64(e.extra.len() as u64);
-            for (k, v) in &e.extra {
-                w.str(k);
-                w.str(&v.to_string());
-            }
-            w.u64(e.warnings.len() as u64);
-            for (line, msg) in &e.warnings {
-                w.u64(*line as u64);
-                w.str(msg);
-            }
-        }
-        w.0
-    }
-
-    fn decode(bytes: &[u8]) -> Option<File> {
-        let mut r = Reader(bytes.strip_prefix(MAGIC)?);
-        let version = r.str()?;
-        if version != env!("CARGO_PKG_VERSION") {
-            return None;
-        }
-        let n = r.count()?;
-        let mut entries = Vec::with_capacity(n);
-        for _ in 0..n {
-            let name = r.str()?;
-            let key = r.str()?;
-            let e = Entry {
-                name: r.str()?,
-                description: r.str()?,
-                kind: r.str()?,
-                created: r.str()?,
-                updated: r.str()?,
-                source: r.opt()?,
-                decay: r.opt()?,
-                tags: r.strs()?,
-                important: match r.byte()? {
-                    0 => false,
-                    1 => true,
-                    _ => return None,
-                },
-                order: r.strs()?,
-                extra: (0..r.count()?)
-                    .map(|_| Some((r.str()?, serde_json::from_str(&r.str()?).ok()?)))
-                    .collect::<Option<_>>()?,
-                warnings: (0..r.count()?)
-                    .map(|_| Some((usize::try_from(r.u64()?).ok()?, r.str()?)))
-                    .collect::<Option<_>>()?,
-            };
-            entries.push((name, key, e));
-        }
-        r.0.is_empty().then_some(File { version, entries })
+    fn u32s(&mut self) -> Option<Vec<u32>> {
+        let n = self.count_of(4)?;
+        let b = self.take(n * 4)?;
+        Some(
+            b.chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .collect(),
+        )
     }
 }
 
 impl Entry {
+    fn encode(&self, w: &mut Writer) {
+        w.str(&self.name);
+        w.str(&self.description);
+        w.str(&self.kind);
+        w.str(&self.created);
+        w.str(&self.updated);
+        w.opt(&self.source);
+        w.opt(&self.decay);
+        w.strs(&self.tags);
+        w.0.push(u8::from(self.important));
+        w.strs(&self.order);
+        w.u64(self.extra.len() as u64);
+        for (k, v) in &self.extra {
+            w.str(k);
+            w.str(&v.to_string());
+        }
+        w.u64(self.warnings.len() as u64);
+        for (line, msg) in &self.warnings {
+            w.u64(*line as u64);
+            w.str(msg);
+        }
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Option<Entry> {
+        Some(Entry {
+            name: r.str()?,
+            description: r.str()?,
+            kind: r.str()?,
+            created: r.str()?,
+            updated: r.str()?,
+            source: r.opt()?,
+            decay: r.opt()?,
+            tags: r.strs()?,
+            important: match r.byte()? {
+                0 => false,
+                1 => true,
+                _ => return None,
+            },
+            order: r.strs()?,
+            extra: (0..r.count()?)
+                .map(|_| Some((r.str()?, serde_json::from_str(&r.str()?).ok()?)))
+                .collect::<Option<_>>()?,
+            warnings: (0..r.count()?)
+                .map(|_| Some((usize::try_from(r.u64()?).ok()?, r.str()?)))
+                .collect::<Option<_>>()?,
+        })
+    }
+
     fn from_meta(m: &Meta, warnings: &[Warning]) -> Entry {
         Entry {
             name: m.name.clone(),
@@ -347,6 +599,213 @@ impl Entry {
     }
 }
 
+fn encode_data(w: &mut Writer, d: &DocData) {
+    w.u64(d.tf.len() as u64);
+    for &(t, f) in &d.tf {
+        w.u32(t);
+        w.0.extend_from_slice(&f.to_le_bytes());
+    }
+    w.0.extend_from_slice(&d.len.to_le_bytes());
+    w.u64(d.tokens.len() as u64);
+    for &t in &d.tokens {
+        w.u32(t);
+    }
+    w.u64(d.lines.len() as u64);
+    for &(end, label) in &d.lines {
+        w.u32(end);
+        w.u32(label);
+    }
+    w.u64(d.line_df.len() as u64);
+    for &(t, n) in &d.line_df {
+        w.u32(t);
+        w.u32(n);
+    }
+    w.u32(d.n_lines);
+}
+
+fn decode_data(r: &mut Reader<'_>) -> Option<DocData> {
+    let n = r.count_of(12)?;
+    let mut tf = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = r.u32()?;
+        let f = f64::from_le_bytes(r.take(8)?.try_into().ok()?);
+        tf.push((t, f));
+    }
+    let len = f64::from_le_bytes(r.take(8)?.try_into().ok()?);
+    let tokens = r.u32s()?;
+    let n = r.count_of(8)?;
+    let mut lines = Vec::with_capacity(n);
+    for _ in 0..n {
+        lines.push((r.u32()?, r.u32()?));
+    }
+    let n = r.count_of(8)?;
+    let mut line_df = Vec::with_capacity(n);
+    for _ in 0..n {
+        line_df.push((r.u32()?, r.u32()?));
+    }
+    Some(DocData {
+        tf,
+        len,
+        tokens,
+        lines,
+        line_df,
+        n_lines: r.u32()?,
+    })
+}
+
+/// Entries per chunk of an index file.
+const CHUNK: usize = 512;
+
+impl Saved {
+    fn encode(&self, w: &mut Writer) {
+        w.str(&self.file);
+        w.u64(self.stat.size);
+        w.u64(self.stat.mtime_ns as u64);
+        w.u64(self.stat.ctime_ns as u64);
+        w.u64(self.stat.ino);
+        w.u64(self.checked as u64);
+        w.str(&self.key);
+        w.str(&self.text);
+        self.meta.encode(w);
+        match &self.data {
+            None => w.0.push(0),
+            Some(d) => {
+                w.0.push(1);
+                encode_data(w, d);
+            }
+        }
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Option<Saved> {
+        let file = r.str()?;
+        let stat = Stat {
+            size: r.u64()?,
+            mtime_ns: r.i64()?,
+            ctime_ns: r.i64()?,
+            ino: r.u64()?,
+        };
+        let checked = r.i64()?;
+        let key = r.str()?;
+        let text = r.str()?;
+        let meta = Entry::decode(r)?;
+        let data = match r.byte()? {
+            0 => None,
+            1 => Some(decode_data(r)?),
+            _ => return None,
+        };
+        Some(Saved {
+            file,
+            stat,
+            checked,
+            key,
+            text,
+            meta,
+            data,
+        })
+    }
+}
+
+/// Decodes chunks of entries, on as many threads as there are cores (up to 8).
+fn decode_chunks(chunks: &[&[u8]]) -> Option<Vec<Saved>> {
+    let one = |c: &[u8]| -> Option<Vec<Saved>> {
+        let mut r = Reader(c);
+        let n = r.count_of(1)?;
+        let out = (0..n)
+            .map(|_| Saved::decode(&mut r))
+            .collect::<Option<Vec<_>>>()?;
+        r.0.is_empty().then_some(out)
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads < 2 || chunks.len() < 2 {
+        return chunks
+            .iter()
+            .map(|c| one(c))
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.concat());
+    }
+    let per = chunks.len().div_ceil(threads);
+    let parts: Vec<Option<Vec<Saved>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .chunks(per)
+            .map(|group| {
+                scope.spawn(move || {
+                    let mut out = Vec::new();
+                    for c in group {
+                        out.extend(one(c)?);
+                    }
+                    Some(out)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(None))
+            .collect()
+    });
+    let mut out = Vec::new();
+    for p in parts {
+        out.extend(p?);
+    }
+    Some(out)
+}
+
+impl IndexFile {
+    fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        w.0.extend_from_slice(MAGIC);
+        w.str(&self.version);
+        w.u64(self.generation);
+        w.u64(self.base);
+        w.u32(self.vocab_start);
+        w.strs(&self.terms);
+        w.strs(&self.removed);
+        // Entries in chunks, each prefixed by its length in bytes, so that they can
+        // be decoded on several threads.
+        let chunks: Vec<&[Saved]> = self.entries.chunks(CHUNK).collect();
+        w.u64(chunks.len() as u64);
+        for chunk in chunks {
+            let mut c = Writer(Vec::new());
+            c.u64(chunk.len() as u64);
+            for e in chunk {
+                e.encode(&mut c);
+            }
+            w.u64(c.0.len() as u64);
+            w.0.extend_from_slice(&c.0);
+        }
+        w.0
+    }
+
+    fn decode(bytes: &[u8]) -> Option<IndexFile> {
+        let mut r = Reader(bytes.strip_prefix(MAGIC)?);
+        let version = r.str()?;
+        if version != env!("CARGO_PKG_VERSION") {
+            return None;
+        }
+        let generation = r.u64()?;
+        let base = r.u64()?;
+        let vocab_start = r.u32()?;
+        let terms = r.strs()?;
+        let removed = r.strs()?;
+        let mut chunks: Vec<&[u8]> = Vec::new();
+        for _ in 0..r.count()? {
+            let n = usize::try_from(r.u64()?).ok()?;
+            chunks.push(r.take(n)?);
+        }
+        let entries = decode_chunks(&chunks)?;
+        r.0.is_empty().then_some(IndexFile {
+            version,
+            generation,
+            base,
+            vocab_start,
+            terms,
+            entries,
+            removed,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,24 +829,95 @@ mod tests {
 
     #[test]
     fn the_format_round_trips_and_rejects_damage() {
-        let f = File {
+        let f = IndexFile {
             version: env!("CARGO_PKG_VERSION").into(),
+            generation: 7,
+            base: 0,
+            vocab_start: 0,
+            terms: vec!["alpha".into(), "beta".into()],
             entries: (0..5)
-                .map(|i| (format!("k{i}.md"), format!("{i:064}"), entry(i)))
+                .map(|i| Saved {
+                    file: format!("k{i}.md"),
+                    stat: Stat {
+                        size: i as u64,
+                        mtime_ns: -1,
+                        ctime_ns: 1 << 60,
+                        ino: 9,
+                    },
+                    checked: 12,
+                    key: format!("{i:064}"),
+                    text: "---\nx\n---\nbody ünï".into(),
+                    meta: entry(i),
+                    data: i.is_multiple_of(2).then(|| DocData {
+                        tf: vec![(0, 3.0), (1, 1.5)],
+                        len: 4.5,
+                        tokens: vec![1, 0, 1],
+                        lines: vec![(2, 1), (2, 0), (3, 0)],
+                        line_df: vec![(0, 1), (1, 2)],
+                        n_lines: 2,
+                    }),
+                })
                 .collect(),
+            removed: vec!["gone.md".into()],
         };
         let bytes = f.encode();
-        assert_eq!(File::decode(&bytes), Some(f));
+        assert_eq!(IndexFile::decode(&bytes), Some(f));
         // Any truncation, a foreign version, a huge count: ignored, never a panic.
         for cut in (0..bytes.len()).step_by(7) {
-            assert_eq!(File::decode(&bytes[..cut]), None, "cut at {cut}");
+            assert_eq!(IndexFile::decode(&bytes[..cut]), None, "cut at {cut}");
         }
         let mut other = bytes.clone();
         other[12] ^= 0x20; // the first byte of the version string
-        assert_eq!(File::decode(&other), None);
+        assert_eq!(IndexFile::decode(&other), None);
         let mut w = Writer(MAGIC.to_vec());
         w.str(env!("CARGO_PKG_VERSION"));
+        w.u64(1);
+        w.u64(0);
+        w.u32(0);
         w.u64(u64::MAX);
-        assert_eq!(File::decode(&w.0), None);
+        assert_eq!(IndexFile::decode(&w.0), None);
+    }
+
+    #[test]
+    fn only_entries_settled_before_their_read_are_vouched_for() {
+        let stat = |changed: i64| Stat {
+            size: 10,
+            mtime_ns: changed,
+            ctime_ns: changed - 5,
+            ino: 3,
+        };
+        let mut c = Cache::default();
+        let mut add = |file: &str, changed: i64, checked: i64| {
+            c.loaded.insert(
+                file.into(),
+                Loaded {
+                    stat: stat(changed),
+                    checked,
+                    key: "k".into(),
+                    has_data: false,
+                    in_main: true,
+                    in_delta: false,
+                },
+            );
+        };
+        let t = 1_000 * RACY_NS;
+        add("old.md", t, t + RACY_NS + 1);
+        add("racy.md", t, t + RACY_NS);
+        add("recent.md", t, t + 1);
+        assert!(c.trusted("old.md", &stat(t)));
+        // Within the margin (git's racily clean entries): read again.
+        assert!(!c.trusted("racy.md", &stat(t)));
+        assert!(!c.trusted("recent.md", &stat(t)));
+        // Any difference in the stat: read again.
+        let mut other = stat(t);
+        other.ino = 4;
+        assert!(!c.trusted("old.md", &other));
+        other = stat(t);
+        other.size = 11;
+        assert!(!c.trusted("old.md", &other));
+        other = stat(t);
+        other.ctime_ns += 1;
+        assert!(!c.trusted("old.md", &other));
+        assert!(!c.trusted("missing.md", &stat(t)));
     }
 }

@@ -27,6 +27,38 @@ pub enum Backend {
     Mem(Mutex<BTreeMap<String, Vec<u8>>>),
 }
 
+/// Size, modification and change times (nanoseconds) and inode of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stat {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub ino: u64,
+}
+
+impl Stat {
+    fn of(m: &fs::Metadata) -> Stat {
+        use std::os::unix::fs::MetadataExt;
+        Stat {
+            size: m.len(),
+            mtime_ns: m
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.mtime_nsec()),
+            ctime_ns: m
+                .ctime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(m.ctime_nsec()),
+            ino: m.ino(),
+        }
+    }
+
+    /// The later of the modification and change times.
+    pub fn changed_ns(&self) -> i64 {
+        self.mtime_ns.max(self.ctime_ns)
+    }
+}
+
 /// A file found by a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
@@ -185,6 +217,79 @@ impl Backend {
                 Ok(out)
             }
         }
+    }
+
+    /// What the file system says of a regular file (`None` for anything else, a
+    /// missing file, or the in-memory backend): what the search index compares to
+    /// decide whether a file must be read again (spec/architecture.md#search-index).
+    pub fn stat(&self, rel: &str) -> Option<Stat> {
+        match self {
+            Backend::Mem(_) => None,
+            Backend::Dir(root) => fs::symlink_metadata(root.join(rel))
+                .ok()
+                .filter(|m| m.file_type().is_file())
+                .map(|m| Stat::of(&m)),
+        }
+    }
+
+    /// [`Backend::stat`] of many files of one folder (names without `/`), with one
+    /// open folder and `fstatat` per file, on up to two threads: the per-call cost of
+    /// a warm search index (spec/architecture.md#search-index).
+    pub fn stats(&self, names: &[String]) -> Vec<Option<Stat>> {
+        let Backend::Dir(root) = self else {
+            return vec![None; names.len()];
+        };
+        let Ok(dir) = File::open(root) else {
+            return names.iter().map(|n| self.stat(n)).collect();
+        };
+        use std::os::fd::AsRawFd;
+        let fd = dir.as_raw_fd();
+        let one = |n: &String| -> Option<Stat> {
+            if n.contains('/') {
+                return self.stat(n);
+            }
+            let c = std::ffi::CString::new(n.as_bytes()).ok()?;
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: `fd` is an open folder for the whole call, `c` a valid C string
+            // and `st` a writable stat buffer.
+            let r = unsafe { libc::fstatat(fd, c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+            if r != 0 || (st.st_mode & libc::S_IFMT) != libc::S_IFREG {
+                return None;
+            }
+            Some(Stat {
+                size: st.st_size as u64,
+                mtime_ns: (st.st_mtime as i64)
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(st.st_mtime_nsec as i64),
+                ctime_ns: (st.st_ctime as i64)
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(st.st_ctime_nsec as i64),
+                ino: st.st_ino as u64,
+            })
+        };
+        if names.len() < 512 {
+            return names.iter().map(one).collect();
+        }
+        let half = names.len().div_ceil(2);
+        std::thread::scope(|scope| {
+            let h = scope.spawn(|| names[half..].iter().map(one).collect::<Vec<_>>());
+            let mut out: Vec<Option<Stat>> = names[..half].iter().map(one).collect();
+            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            out
+        })
+    }
+
+    /// Reads a text file like [`Backend::read_text`], with the file's [`Stat`] as it
+    /// was when opened (before the read; `None` in memory).
+    pub fn read_text_stat(&self, rel: &str, limit: u64) -> Result<Option<(String, Option<Stat>)>> {
+        let stat = match self {
+            Backend::Mem(_) => None,
+            Backend::Dir(root) => match self.open_regular(root, rel)? {
+                None => return Ok(None),
+                Some((f, _)) => f.metadata().ok().map(|m| Stat::of(&m)),
+            },
+        };
+        Ok(self.read_text(rel, limit)?.map(|t| (t, stat)))
     }
 
     /// Reads a file as bytes, refusing links and files over `limit` bytes. `Ok(None)`
