@@ -113,6 +113,43 @@ impl Extra {
         &self.order
     }
 
+    /// The value of an unknown key.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, _, v)| v)
+    }
+
+    /// Sets an unknown key (memdir-known keys are fields of [`Meta`]): a key the file
+    /// had keeps its place and is written afresh; a new key goes after the others.
+    pub fn set(&mut self, key: &str, value: Value) {
+        if KNOWN.contains(&key) {
+            return;
+        }
+        match self.entries.iter_mut().find(|(k, _, _)| k == key) {
+            Some(e) => {
+                if e.2 != value {
+                    e.1 = None;
+                    e.2 = value;
+                }
+            }
+            None => self.entries.push((key.to_string(), None, value)),
+        }
+        if !self.order.iter().any(|k| k == key) {
+            self.order.push(key.to_string());
+        }
+    }
+
+    /// Removes an unknown key.
+    pub fn remove(&mut self, key: &str) {
+        if KNOWN.contains(&key) {
+            return;
+        }
+        self.entries.retain(|(k, _, _)| k != key);
+        self.order.retain(|k| k != key);
+    }
+
     /// Rebuilds the read-only form (no original text) from keys and values, as the
     /// cache stores it.
     pub fn from_values(order: Vec<String>, entries: Vec<(String, Value)>) -> Extra {
@@ -123,6 +160,27 @@ impl Extra {
             known_raw: Vec::new(),
             linked: Vec::new(),
         }
+    }
+}
+
+/// The text values of a list field held as an unknown key (`aliases`, `supersedes`):
+/// a list of scalars, or one scalar; anything else is no values.
+pub fn list_values(v: &Value) -> Vec<String> {
+    match v {
+        Value::Array(items) => items.iter().filter_map(scalar_text).collect(),
+        Value::Null => Vec::new(),
+        v => scalar_text(v).into_iter().collect(),
+    }
+}
+
+impl Meta {
+    /// The `aliases:` of a memory (spec/memory-format.md#links): other names its links
+    /// may use. Kept with the unknown keys, so a file is rewritten as it was written.
+    pub fn aliases(&self) -> Vec<String> {
+        self.extra
+            .get("aliases")
+            .map(list_values)
+            .unwrap_or_default()
     }
 }
 
