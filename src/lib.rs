@@ -56,3 +56,7 @@ pub use memory::{Decay, Key, Kind, Meta, Record};
 pub use report::Failure;
 pub use retrieval::context::{Block, DEFAULT_MAX_TOKENS};
 pub use retrieval::filter::{Filter, FilterError, parse_types};
+pub use retrieval::graph::{
+    Dangling, Direction, Edge, Format as GraphFormat, Graph, Node, Rendered, Step, SubjectFact,
+    Walk, render as render_graph,
+};

@@ -5,6 +5,7 @@
 //! what it changes, and rebuilds MEMORY.md before releasing the lock, so several
 //! processes writing at once lose nothing. Nothing here prints.
 
+mod graph;
 mod ops;
 pub mod watch;
 
@@ -1298,6 +1299,9 @@ impl Memory {
                     .push(format!("saved the hand-edited MEMORY.md as {b}"));
             }
         }
+        report
+            .problems
+            .extend(graph::dangling_problems(&snap.records, &snap.texts));
         for (path, copy) in self.conflicts()? {
             report.problems.push(Problem::warning(
                 &copy,

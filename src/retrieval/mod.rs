@@ -5,5 +5,6 @@
 
 pub mod context;
 pub mod filter;
+pub mod graph;
 pub mod rank;
 pub mod search;
