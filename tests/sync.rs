@@ -382,8 +382,7 @@ fn links_and_tags_added_on_two_devices_both_stay() {
     let parsed = memdir::memory::frontmatter::parse(&text).unwrap();
     assert_eq!(parsed.meta.tags, vec!["from_b", "from_a"], "{text}");
     assert_eq!(
-        parsed.body,
-        "Body.\n- works_at:: [[z]] (since 2024)\n- knows:: [[y]]",
+        parsed.body, "Body.\n- works_at:: [[z]] (since 2024)\n- knows:: [[y]]",
         "{text}"
     );
     let graph = a.json(&["graph", "x", "--out"]);

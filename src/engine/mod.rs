@@ -9,6 +9,7 @@ mod graph;
 mod ops;
 pub mod watch;
 
+pub use graph::MAX_DEPTH as MAX_GRAPH_DEPTH;
 pub use ops::{Activity, ActivityQuery, Edit, FindReplace, SectionEdit};
 
 use std::collections::{BTreeMap, HashMap};

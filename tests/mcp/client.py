@@ -42,7 +42,7 @@ NOW = "2026-04-14T12:00:00Z"
 DAY = "2026-04-14"
 TOOLS = {
     "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
+    "edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch", "sync", "sync_status",
 }
 STEP_TIMEOUT = 60  # seconds for one scenario; every wait below is bounded
 NOTIFY_TIMEOUT = 10
@@ -177,7 +177,7 @@ async def tools_and_resources(root: Path) -> None:
         names = {t.name for t in tools}
 TOOLS = {
     "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
+    "edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch", "sync", "sync_status",
 }
         for t in tools:
             schema = t.input_schema
@@ -448,7 +448,7 @@ async def modern_protocol(root: Path) -> None:
             names = {t.name for t in (await c.list_tools()).tools}
 TOOLS = {
     "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
+    "edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch", "sync", "sync_status",
 }
             r = await c.call_tool("remember", {**ROLE, "key": "user_team", "name": "Team"})
             S.check("2026 protocol: remember", not r.is_error and (dir / "user_team.md").exists(), text(r))
@@ -553,7 +553,7 @@ async def more_tools(root: Path) -> None:
     async with session(dir) as (s, init):
         S.check("initialize: prompts and completions", init.capabilities.prompts is not None and init.capabilities.completions is not None, init.capabilities)
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        for name in ["edit_memory", "rename_memory", "recent_activity", "search", "fetch"]:
+        for name in ["edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch"]:
             t = tools.get(name)
             S.check(f"tools/list: {name} has a schema, an output schema and a description", t is not None and t.input_schema.get("type") == "object" and (t.output_schema or {}).get("type") == "object" and len(t.description or "") > 40, t)
         schema = json.dumps(tools["edit_memory"].input_schema)
