@@ -356,4 +356,23 @@ mod tests {
         let got = frontmatter::parse(&merge_file(&base, &l, &r).unwrap()).unwrap();
         assert_eq!((got.meta.name.as_str(), got.body.as_str()), ("L", "x\ny"));
     }
+
+    proptest::proptest! {
+        // CONVENTIONS: merge idempotence; one side unchanged takes the other; never panics.
+        #[test]
+        fn merge_laws(
+            b in proptest::collection::vec("[abc]{0,2}", 0..8),
+            l in proptest::collection::vec("[abc]{0,2}", 0..8),
+            r in proptest::collection::vec("[abc]{0,2}", 0..8),
+        ) {
+            let (b, l, r) = (b.join("\n"), l.join("\n"), r.join("\n"));
+            proptest::prop_assert_eq!(merge_lines(&b, &l, &l), Some(l.clone()));
+            proptest::prop_assert_eq!(merge_lines(&b, &b, &r), Some(r.clone()));
+            proptest::prop_assert_eq!(merge_lines(&b, &l, &b), Some(l.clone()));
+            if let Some(m) = merge_lines(&b, &l, &r) {
+                // Merging the result with either side again changes nothing.
+                proptest::prop_assert_eq!(merge_lines(&b, &m, &m), Some(m.clone()));
+            }
+        }
+    }
 }

@@ -175,10 +175,7 @@ async def tools_and_resources(root: Path) -> None:
 
         tools = (await s.list_tools()).tools
         names = {t.name for t in tools}
-TOOLS = {
-    "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch", "sync", "sync_status",
-}
+        S.check("tools/list: every tool", names == TOOLS, names)
         for t in tools:
             schema = t.input_schema
             S.check(
@@ -446,10 +443,7 @@ async def modern_protocol(root: Path) -> None:
         async with Client(stdio_client(params(dir), errlog=log), mode="auto", cache=None) as c:
             S.check("2026 protocol: negotiated by discover", c.protocol_version == "2026-07-28", c.protocol_version)
             names = {t.name for t in (await c.list_tools()).tools}
-TOOLS = {
-    "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch", "sync", "sync_status",
-}
+            S.check("2026 protocol: every tool", names == TOOLS, names)
             r = await c.call_tool("remember", {**ROLE, "key": "user_team", "name": "Team"})
             S.check("2026 protocol: remember", not r.is_error and (dir / "user_team.md").exists(), text(r))
             r = await c.call_tool("read_memory", {"key": "nobody"})
@@ -630,6 +624,18 @@ async def more_tools(root: Path) -> None:
         S.check("recent_activity: since", text(r) == "no events", text(r))
         r = await s.call_tool("recent_activity", {"limit": 0})
         S.check("recent_activity: limit out of range", r.is_error is True and "limit: 0 is out of range; expected 1 to 1000" in text(r), text(r))
+
+        # related: the graph walk; an incoming link is derived, never written
+        r = await s.call_tool("remember", {"key": "org_acme", "name": "Acme", "description": "a company", "type": "reference", "body": "- ceo:: [[user_football]]"})
+        S.check("related: a memory with a typed link", not r.is_error, text(r))
+        before = (dir / "user_football.md").read_text()
+        r = await s.call_tool("related", {"key": "user_football", "depth": 2})
+        doc = r.structured_content or {}
+        nodes = doc.get("nodes", [])
+        S.check("related: the incoming link is found", not r.is_error and [n.get("key") for n in nodes] == ["user_football", "org_acme"] and nodes[1]["path"][0]["incoming"] is True, doc)
+        S.check("related: the target file is not written", (dir / "user_football.md").read_text() == before)
+        r = await s.call_tool("related", {"key": "user_football", "direction": "sideways"})
+        S.check("related: a bad direction is a tool error", r.is_error is True and "direction: must be in, out or both" in text(r), text(r))
 
         # the template and completion
         templates = (await s.list_resource_templates()).resource_templates
