@@ -48,7 +48,8 @@ pub use clock::Clock;
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
     Activity, ActivityQuery, CheckReport, Draft, Edit, FindReplace, Hit, ImportReport,
-    IndexOutcome, Listed, Memory, Problem, SectionEdit, Severity, Snapshot, WriteOutcome,
+    IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, SectionEdit, Severity, Snapshot,
+    WriteOutcome,
 };
 pub use error::{Class, Error, Result};
 pub use exchange::merge::Strategy;

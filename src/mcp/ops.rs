@@ -142,7 +142,7 @@ pub struct RelatedArgs {
     /// How many links to follow, from 1 to 3 (default 1).
     #[serde(default)]
     pub depth: Option<u64>,
-    /// Follow only links of this relation (snake_case, e.g. works_at; links_to for plain [[key]] links).
+    /// Follow only links of this relation (snake_case, e.g. works_at; links_to for plain `[[key]]` links).
     #[serde(default)]
     pub rel: Option<String>,
     /// out: links written in the memory; in: memories that link to it; both (default).

@@ -2,8 +2,9 @@
 //! directory.
 //!
 //! Owns the three-way merge rules of spec/sync.md#three-way-merge-case-table: which side
-//! wins for each path, where the losing side of a conflict is saved, how timeline day
-//! files are unioned, and that `MEMORY.md` is rebuilt rather than merged. It is a pure
+//! wins for each path, when a memory file both sides changed is merged line by line
+//! (row 5a, through `memory::merge`), where the losing side of a conflict is saved, how
+//! timeline day files are unioned, and that `MEMORY.md` is rebuilt rather than merged. It is a pure
 //! function of its inputs: it must not touch the filesystem, the network, the clock or
 //! the provider, and it must not decide what the base is (the sync state does). The
 //! executor that applies a [`Plan`] to the directory lives at the edges; [`apply`] is
@@ -47,7 +48,8 @@ pub enum FileClass {
     Index,
     /// `timeline/YYYY-MM-DD.jsonl`: lines are unioned, never a conflict.
     Timeline,
-    /// Anything else (memory files `*.md` included): merged as opaque bytes.
+    /// Anything else: merged as opaque bytes, except that a top-level memory file
+    /// (`*.md`) both sides changed is first merged line by line (`memory::merge`).
     File,
     /// A dot entry anywhere in the path: local state, never synced, ignored.
     Ignored,
