@@ -49,7 +49,8 @@ across conversations (who the user is, how they want you to work, a project's st
 things), call remember; update a memory by writing its key again, or change part of it with edit_memory \
 (append, replace a section, find and replace), move it to a better key with rename_memory, and forget \
 memories that turned out wrong. Use note to log what happened in a turn, and recent_activity to see \
-what happened lately. Never store secrets: they are refused.";
+what happened lately. Link memories with `- rel:: [[key]]` lines in a body (e.g. `- works_at:: [[org_acme]]`) \
+and call related to walk the memories linked to one. Never store secrets: they are refused.";
 
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, JsonSchema)]

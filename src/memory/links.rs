@@ -552,6 +552,27 @@ mod tests {
         check(&body, &["works_at>acme@2(since 2024)"]);
     }
 
+    #[test]
+    fn tricky_fixture() {
+        // fixtures/links/tricky.md (CRLF line endings): spec/memory-format.md#links
+        check(
+            include_str!("../../fixtures/links/tricky.md"),
+            &[
+                "links_to>alice@3",
+                "links_to>bob@3",
+                "links_to>acme@3",
+                "works_at>acme@6(since 2024)",
+                "knows>bob@7",
+                "knows>carol@7",
+                "mentor>dave@8",
+                "links_to>erin@9",
+                "links_to>frank@11",
+                "born=1990@10",
+                "city=Rosario [[not_a_typed_link]]@26",
+            ],
+        );
+    }
+
     proptest::proptest! {
         #[test]
         fn parse_never_panics(s in "(?s).{0,200}") {
