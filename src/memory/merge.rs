@@ -29,6 +29,9 @@ pub fn merge_file(base: &str, local: &str, remote: &str) -> Option<String> {
     let r = frontmatter::parse(remote).ok()?;
     let body = merge_lines(&b.body, &l.body, &r.body)?;
     let meta = merge_meta(&b.meta, &l.meta, &r.meta)?;
+    if !agrees(&b.meta, &l.meta, &r.meta, &meta) {
+        return None;
+    }
     let text = frontmatter::render(&meta, &body);
     // The merge must read back: a merged file that does not parse would turn a sync
     // into data loss, so it is a conflict instead.
@@ -239,6 +242,42 @@ fn merge_meta(b: &Meta, l: &Meta, r: &Meta) -> Option<Meta> {
     Some(m)
 }
 
+/// Checks the merged frontmatter field by field on its JSON form, so that a field
+/// [`merge_meta`] does not know yet (one a later version adds to [`Meta`]) can never
+/// silently lose one side's change: every field must be the three-way pick of its
+/// values (a set merge for [`SET_FIELDS`]), or the merge is refused as a conflict.
+fn agrees(b: &Meta, l: &Meta, r: &Meta, m: &Meta) -> bool {
+    let obj = |meta: &Meta| match meta.to_json() {
+        Value::Object(o) => o,
+        _ => serde_json::Map::new(),
+    };
+    let (bj, lj, rj, mj) = (obj(b), obj(l), obj(r), obj(m));
+    let mut keys: Vec<&String> = Vec::new();
+    for o in [&bj, &lj, &rj, &mj] {
+        for k in o.keys() {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    keys.into_iter()
+        .filter(|k| !matches!(k.as_str(), "created" | "updated"))
+        .all(|k| {
+            let (bv, lv, rv, mv) = (bj.get(k), lj.get(k), rj.get(k), mj.get(k));
+            if SET_FIELDS.contains(&k.as_str()) {
+                let list = |v: Option<&Value>| v.map(list_values).unwrap_or_default();
+                let want = merge_set(&list(bv), &list(lv), &list(rv));
+                let mut got = list(mv);
+                let mut want_sorted = want;
+                got.sort();
+                want_sorted.sort();
+                got == want_sorted
+            } else {
+                pick(&bv, &lv, &rv).is_some_and(|w| w == mv)
+            }
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,6 +377,20 @@ mod tests {
         let p = frontmatter::parse(&got).unwrap();
         let sup = p.meta.extra.get("supersedes").map(list_values).unwrap();
         assert_eq!(sup, vec!["old2", "old3"]);
+    }
+
+    #[test]
+    fn every_field_is_checked_generically() {
+        let base = file("", "2026-01-01", "x");
+        let l = file("", "2026-01-01", "x").replace("name: n", "name: L");
+        let r = file("", "2026-01-01", "x").replace("name: n", "name: R");
+        let p = |t: &str| frontmatter::parse(t).unwrap().meta;
+        let (b, l, r) = (p(&base), p(&l), p(&r));
+        // A merge that kept the local value of a field both sides changed is refused.
+        assert!(!agrees(&b, &l, &r, &l));
+        let rr = p(&file("valid_until: 2027-01-01\n", "2026-01-01", "x"));
+        assert!(agrees(&b, &b, &rr, &merge_meta(&b, &b, &rr).unwrap()));
+        assert!(!agrees(&b, &b, &rr, &b));
     }
 
     #[test]
