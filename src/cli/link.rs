@@ -74,7 +74,21 @@ fn report(
 
 pub fn run_link(mem: &Memory, a: &LinkArgs, out: &mut Out) -> Result<i32, Failure> {
     let r = mem.link(&a.from, &a.rel, &a.to, a.context.as_deref())?;
-    Ok(report(mem, out, &a.from, r))
+    let code = report(mem, out, &a.from, r);
+    // Linking to a memory that does not exist yet is allowed (it may be written next),
+    // but said, so a typo does not go unnoticed until `check`.
+    if let Ok((graph, _, _)) = mem.knowledge_graph()
+        && graph
+            .dangling
+            .iter()
+            .any(|d| d.from == a.from && d.link.target == a.to)
+    {
+        out.note(&format!(
+            "note: no memory has the key, alias or name `{}` yet; `check` lists the link as dangling until one does",
+            a.to
+        ));
+    }
+    Ok(code)
 }
 
 pub fn run_unlink(mem: &Memory, a: &UnlinkArgs, out: &mut Out) -> Result<i32, Failure> {
