@@ -12,6 +12,7 @@ use crate::exchange::blob::BlobError;
 use crate::memory::KeyError;
 use crate::memory::edit::EditError;
 use crate::memory::frontmatter::FrontmatterError;
+use crate::memory::links::LinkEditError;
 use crate::memory::secrets::SecretKind;
 use crate::memory::timeline::EventError;
 use crate::retrieval::filter::FilterError;
@@ -127,6 +128,13 @@ pub enum Error {
         #[source]
         source: EditError,
     },
+    /// A `link` or `unlink` that cannot apply (spec/cli.md#link).
+    #[error("cannot change the links of `{key}`: {source}")]
+    Link {
+        key: String,
+        #[source]
+        source: LinkEditError,
+    },
     #[error("nothing to edit in `{key}`: give at least one change")]
     NothingToEdit { key: String },
     #[error("cannot rename `{from}` to `{to}`: a memory with key `{to}` already exists")]
@@ -193,6 +201,9 @@ impl Error {
             Error::Type { .. } => Some("pass --type user|feedback|project|reference|state".into()),
             Error::Edit { key, .. } => Some(format!(
                 "nothing was written; read the memory (`memdir read {key}`) to see its text and headings"
+            )),
+            Error::Link { key, .. } => Some(format!(
+                "nothing was written; `memdir graph {key} --out --depth 1` shows its links"
             )),
             Error::NothingToEdit { .. } => Some(
                 "pass append, prepend, replace_section, find_replace, or a field to change (name, description, type, tags, important, decay, source)".into(),

@@ -48,8 +48,8 @@ pub use clock::Clock;
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
     Activity, ActivityQuery, CheckReport, Compacted, Draft, Edit, FindReplace, Hit, ImportReport,
-    IndexOutcome, Listed, Memory, Problem, SearchIndexReport, SectionEdit, Severity, Snapshot,
-    StateEntry, TimelineRepair, WriteOutcome,
+    IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, SearchIndexReport, SectionEdit,
+    Severity, Snapshot, StateEntry, TimelineRepair, WriteOutcome,
 };
 pub use error::{Class, Error, Result};
 pub use exchange::merge::Strategy;
@@ -57,4 +57,8 @@ pub use memory::{Decay, Key, Kind, Meta, Record};
 pub use report::Failure;
 pub use retrieval::context::{Block, DEFAULT_MAX_TOKENS};
 pub use retrieval::filter::{Filter, FilterError, parse_types};
+pub use retrieval::graph::{
+    Dangling, Direction, Edge, Format as GraphFormat, Graph, Node, Rendered, Step, SubjectFact,
+    Walk, render as render_graph,
+};
 pub use retrieval::state::{Session, Transcript};

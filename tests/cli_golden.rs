@@ -146,3 +146,4 @@ case!(edit_rename_timeline);
 case!(import_formats);
 case!(state_and_sessions);
 case!(timeline_repair);
+case!(links_graph);

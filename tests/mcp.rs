@@ -241,6 +241,7 @@ fn core_flow_tools_resources_and_errors() {
             "read_memory",
             "recall",
             "recent_activity",
+            "related",
             "remember",
             "rename_memory",
             "search",
@@ -1019,6 +1020,11 @@ fn unknown_arguments_and_out_of_range_values_are_refused() {
             "error: limit: 0 is out of range; expected 1 to 1000",
         ),
         (
+            "related",
+            json!({"key": "user_role", "direction": "in", "dept": 2}),
+            "error: invalid arguments for `related`: unknown argument `dept`",
+        ),
+        (
             "list_memories",
             json!({"type": "friend"}),
             "error: unknown type `friend` in the type filter; known types: user, feedback, project, reference, state",
@@ -1158,6 +1164,7 @@ fn tool_schemas_are_portable() {
             json!({"key": "user_role", "new_key": "user_team"}),
         ),
         ("recent_activity", json!({})),
+        ("related", json!({"key": "user_team", "depth": 2})),
         ("forget", json!({"key": "user_team"})),
     ] {
         let r = s.call(tool, args);
@@ -1321,6 +1328,52 @@ fn edit_rename_activity_search_and_fetch() {
     assert!(text(&r).contains("limit: 1001 is out of range; expected 1 to 1000"));
     let r = s.call("recent_activity", json!({"since": "yesterday"}));
     assert!(is_error(&r) && text(&r).contains("since:"), "{r}");
+
+    // related: the graph walk (spec/mcp.md#related), read-only, within a budget.
+    let r = s.call(
+        "remember",
+        json!({"key": "org_acme", "name": "Acme", "description": "a company", "type": "reference", "body": "- ceo:: [[user_football]]"}),
+    );
+    assert!(!is_error(&r), "{r}");
+    let r = s.call("related", json!({"key": "user_football"}));
+    assert!(!is_error(&r), "{r}");
+    let doc = &r["structuredContent"];
+    assert_eq!(doc["nodes"][1]["key"], "org_acme", "{r}");
+    assert_eq!(doc["nodes"][1]["path"][0]["incoming"], true, "{r}");
+    assert_eq!(doc["edges"][0]["rel"], "ceo");
+    assert!(text(&r).contains("org_acme -ceo-> user_football"), "{r}");
+    let r = s.call(
+        "related",
+        json!({"key": "user_football", "direction": "out"}),
+    );
+    assert_eq!(
+        r["structuredContent"]["nodes"].as_array().unwrap().len(),
+        1,
+        "{r}"
+    );
+    let r = s.call("related", json!({"key": "user_football", "max_tokens": 5}));
+    assert_eq!(r["structuredContent"]["cut"], 1, "{r}");
+    for (args, want) in [
+        (
+            json!({"key": "user_football", "depth": 4}),
+            "depth: 4 is out of range; expected 1 to 3",
+        ),
+        (
+            json!({"key": "user_football", "direction": "up"}),
+            "direction: must be in, out or both",
+        ),
+        (
+            json!({"key": "user_football", "rel": "Bad Rel"}),
+            "rel: `Bad Rel` is not a snake_case relation",
+        ),
+        (
+            json!({"key": "nobody"}),
+            "error: no memory with key `nobody`",
+        ),
+    ] {
+        let r = s.call("related", args.clone());
+        assert!(is_error(&r) && text(&r).contains(want), "{args}: {r}");
+    }
 }
 
 #[test]

@@ -363,6 +363,33 @@ fn conflict_copy_holds_the_other_version_and_stays_resolved() {
     assert_eq!(a.memories(), vec![("x".to_string(), "from B".to_string())]);
 }
 
+// spec/sync.md#line-wise-merge (row 5a), through the executor and the folder
+// provider: two devices that each add a link and a tag to the same memory both keep
+// theirs, with no conflict copy, and converge.
+#[test]
+fn links_and_tags_added_on_two_devices_both_stay() {
+    let (_tmp, a, b) = two_devices(&[("x", "Body."), ("y", "Y."), ("z", "Z.")]);
+    a.ok(&["link", "x", "knows", "y"]);
+    a.ok(&["edit", "x", "--tag", "from_a"]);
+    a.ok(&["sync"]);
+    b.ok(&["link", "x", "works_at", "z", "--context", "since 2024"]);
+    b.ok(&["edit", "x", "--tag", "from_b"]);
+    let report = b.json(&["sync"]);
+    assert!(b.conflict_copies().is_empty(), "{report}");
+    a.ok(&["sync"]);
+    assert!(a.conflict_copies().is_empty());
+    assert_eq!(a.memories(), b.memories());
+    let text = std::fs::read_to_string(b.dir.join("x.md")).unwrap();
+    let parsed = memdir::memory::frontmatter::parse(&text).unwrap();
+    assert_eq!(parsed.meta.tags, vec!["from_b", "from_a"], "{text}");
+    assert_eq!(
+        parsed.body, "Body.\n- works_at:: [[z]] (since 2024)\n- knows:: [[y]]",
+        "{text}"
+    );
+    let graph = a.json(&["graph", "x", "--out"]);
+    assert_eq!(graph["edges"].as_array().unwrap().len(), 2, "{graph}");
+}
+
 // Timelines are unioned line by line, without duplicates; MEMORY.md is rebuilt.
 #[test]
 fn timelines_union_and_index_is_rebuilt() {

@@ -6,6 +6,7 @@ mod common;
 mod bad_input;
 mod cache;
 mod cli_golden;
+mod graph;
 mod import_formats;
 #[cfg(feature = "sync")]
 mod keygen;

@@ -168,6 +168,7 @@ const VALID = {
   memory_context: { max_tokens: 500, query: "football" },
   list_memories: { limit: 10 },
   sync_status: {},
+  related: { key: "user_role", depth: 2, direction: "both", max_tokens: 500 },
   forget: { key: "user_role", reason: "test" },
 };
 /** Tools called last (they undo earlier calls). */

@@ -11,13 +11,16 @@ mod cid;
 mod context;
 mod edit;
 mod export;
+mod facts;
 mod filter;
 mod forget;
+mod graph;
 mod import;
 mod index;
 mod init;
 #[cfg(feature = "sync")]
 mod keygen;
+mod link;
 mod list;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -121,6 +124,14 @@ pub enum Command {
     Edit(edit::Args),
     /// Move a memory to a new key and log a `renamed` event.
     Rename(rename::Args),
+    /// Link one memory to another: add `- REL:: [[B]]` to A.
+    Link(link::LinkArgs),
+    /// Remove a `- REL:: [[B]]` line from A.
+    Unlink(link::UnlinkArgs),
+    /// Walk the links around a memory (depth, relation, direction, token budget).
+    Graph(graph::Args),
+    /// List the `- predicate:: value` facts of the memories.
+    Facts(facts::Args),
     /// Append an event to the timeline.
     Note(note::Args),
     /// Get, set, list or unset agent state entries (`state_<key>.md`).
@@ -213,6 +224,14 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
                 session::Args::Show(_) => code,
             }
         }
+        Command::Link(a) => {
+            link::run_link(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c))
+        }
+        Command::Unlink(a) => {
+            link::run_unlink(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c))
+        }
+        Command::Graph(a) => graph::run(&mem, a, out),
+        Command::Facts(a) => facts::run(&mem, a, out),
         Command::Timeline(a) => timeline::run(&mem, a, out),
         Command::Recall(a) => recall::run(&mem, a, out),
         Command::Context(a) => context::run(&mem, a, out),

@@ -107,6 +107,7 @@ pub fn print(r: &PullReport, out: &mut Out) {
                 escape(copy)
             ),
             Outcome::Unioned => "timeline lines unioned".to_string(),
+            Outcome::Merged => "changes of both sides merged".to_string(),
         };
         lines.push(format!("  {}: {what}", escape(&d.path)));
     }

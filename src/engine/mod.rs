@@ -5,12 +5,14 @@
 //! what it changes, and rebuilds MEMORY.md before releasing the lock, so several
 //! processes writing at once lose nothing. Nothing here prints.
 
+mod graph;
 mod ops;
 mod repair;
 mod state;
 mod warm;
 pub mod watch;
 
+pub use graph::MAX_DEPTH as MAX_GRAPH_DEPTH;
 pub use ops::{Activity, ActivityQuery, Edit, FindReplace, SectionEdit};
 pub use repair::TimelineRepair;
 pub use state::{Compacted, StateEntry};
@@ -1430,6 +1432,9 @@ impl Memory {
                     .push(format!("saved the hand-edited MEMORY.md as {b}"));
             }
         }
+        report
+            .problems
+            .extend(graph::dangling_problems(&snap.records, &snap.texts));
         for (path, copy) in self.conflicts()? {
             report.problems.push(Problem::warning(
                 &copy,

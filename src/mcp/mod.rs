@@ -3,7 +3,7 @@
 //! It serves one [`Memory`] over stdio, or over Streamable HTTP (`http`), with the
 //! official Rust SDK (`rmcp`): the tools `remember`, `recall`, `read_memory`, `forget`,
 //! `note`, `memory_context`, `list_memories`, `sync` and `sync_status` (`server`),
-//! `edit_memory`, `rename_memory`, `recent_activity`, `search` and `fetch` (`ops`),
+//! `edit_memory`, `rename_memory`, `recent_activity`, `related`, `search` and `fetch` (`ops`),
 //! `get_state`, `set_state` and `session_transcript` (`state_tools`),
 //! the resources `memory://index` (MEMORY.md) and `memory://<key>` (one memory file),
 //! the `memory://{key}` template with key completion and two prompts (`prompts`).

@@ -1,5 +1,5 @@
 //! The MCP tools added beside the first seven (spec/mcp.md#more-tools): `edit_memory`,
-//! `rename_memory`, `recent_activity`, and the `search` / `fetch` pair that ChatGPT
+//! `rename_memory`, `recent_activity`, `related` (the graph walk), and the `search` / `fetch` pair that ChatGPT
 //! connectors and deep-research clients look for.
 //!
 //! They live in their own router (`ops_router`), merged with the main one by
@@ -21,6 +21,7 @@ use crate::engine::{ActivityQuery, Edit, FindReplace, SectionEdit, WriteOutcome}
 use crate::error::Error;
 use crate::memory::Key;
 use crate::retrieval::filter::{self, Filter};
+use crate::retrieval::graph::{self, Direction};
 
 /// `recent_activity`'s limit when none is given.
 pub const ACTIVITY_DEFAULT_LIMIT: usize = 20;
@@ -132,6 +133,29 @@ pub struct FetchArgs {
     /// The id of a search result (a memory key).
     pub id: String,
 }
+
+/// Arguments of `related`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RelatedArgs {
+    /// The key of the memory to start from.
+    pub key: String,
+    /// How many links to follow, from 1 to 3 (default 1).
+    #[serde(default)]
+    pub depth: Option<u64>,
+    /// Follow only links of this relation (snake_case, e.g. works_at; links_to for plain `[[key]]` links).
+    #[serde(default)]
+    pub rel: Option<String>,
+    /// out: links written in the memory; in: memories that link to it; both (default).
+    #[serde(default)]
+    #[schemars(extend("enum" = ["in", "out", "both"]))]
+    pub direction: Option<String>,
+    /// Token budget of the answer (tokens ≈ characters / 4), from 1 to 1000000 (default 2048); the nearest memories are kept.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+}
+
+/// `related`'s budget when none is given.
+pub const RELATED_DEFAULT_TOKENS: usize = 2048;
 
 fn outcome_word(o: WriteOutcome) -> &'static str {
     match o {
@@ -317,6 +341,49 @@ impl MemoryServer {
         })
         .await
     }
+
+    #[tool(
+        name = "related",
+        description = "Walk the links around a memory: typed links written as `- rel:: [[key]]` lines, plain [[key]] links (relation links_to) and frontmatter values \"[[key]]\" (relation = the field), in both directions by default (incoming links are derived from the memories that link here). Breadth-first up to depth steps (1 to 3), each memory once with its depth and the path to it, nearest first, within max_tokens; cut says how many memories did not fit. Use read_memory for a memory's full text.",
+        annotations(
+            title = "Related memories",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn related(&self, Parameters(a): Parameters<RelatedArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let depth = in_range("depth", a.depth, 1, crate::engine::MAX_GRAPH_DEPTH)?;
+            let dir = match a.direction.as_deref() {
+                None => Direction::Both,
+                Some(d) => Direction::parse(d).ok_or_else(|| Error::Argument {
+                    arg: "direction".into(),
+                    message: format!("must be in, out or both, got `{d}`"),
+                })?,
+            };
+            let max = in_range(
+                "max_tokens",
+                a.max_tokens,
+                RELATED_DEFAULT_TOKENS,
+                1_000_000,
+            )?;
+            let (walk, problems) = s.mem.graph(&a.key, depth, a.rel.as_deref(), dir)?;
+            let shown = graph::render(&walk, graph::Format::Text, max);
+            let w = walk.truncated(shown.shown);
+            let doc = json!({
+                "start": w.start,
+                "depth": depth,
+                "direction": dir,
+                "rel": a.rel,
+                "nodes": w.nodes,
+                "edges": w.edges,
+                "cut": shown.cut,
+                "problems": problems,
+            });
+            Ok((shown.text, doc))
+        })
+        .await
+    }
 }
 
 /// The output schema of the tools of this router (the shape of their
@@ -352,6 +419,28 @@ pub fn output_schema(tool: &str) -> Option<Value> {
                 "metadata": {"type": "object"}
             }),
             &["id", "title", "text", "url"],
+        ),
+        "related" => (
+            json!({
+                "start": {"type": "string"},
+                "depth": {"type": "integer"},
+                "direction": {"type": "string"},
+                "nodes": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {
+                        "key": {"type": "string"},
+                        "name": {"type": "string"},
+                        "description": {"type": "string"},
+                        "depth": {"type": "integer"},
+                        "path": {"type": "array"}
+                    },
+                    "required": ["key", "depth", "path"]
+                }},
+                "edges": {"type": "array"},
+                "cut": {"type": "integer"},
+                "problems": {"type": "array"}
+            }),
+            &["start", "nodes", "edges", "cut"],
         ),
         _ => return None,
     };

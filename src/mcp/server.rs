@@ -51,7 +51,9 @@ things), call remember; update a memory by writing its key again, or change part
 memories that turned out wrong. Use note to log what happened in a turn, and recent_activity to see \
 what happened lately. Keep small working values (current task, plan step) with set_state and read them \
 with get_state; give note a session id, and when a session grows long read it with session_transcript \
-and save your summary with remember and summarizes. Never store secrets: they are refused.";
+and save your summary with remember and summarizes. Link memories with `- rel:: [[key]]` lines in a body \
+(e.g. `- works_at:: [[org_acme]]`) and call related to walk the memories linked to one. Never store \
+secrets: they are refused.";
 
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -121,22 +121,39 @@ impl Extra {
             .map(|(_, _, v)| v)
     }
 
-    /// Sets an unknown key (a new one goes after the keys already there; on a new
-    /// memory, after the known keys); its original text is dropped, so it is written
-    /// afresh.
+    /// Sets an unknown key (memdir-known keys are fields of [`Meta`]): a key the file
+    /// had keeps its place and is written afresh; a new key goes after the others (on
+    /// a new memory, after the known keys).
     pub fn set(&mut self, key: &str, value: Value) {
-        if let Some(e) = self.entries.iter_mut().find(|(k, _, _)| k == key) {
-            e.1 = None;
-            e.2 = value;
+        if KNOWN.contains(&key) {
             return;
         }
-        if self.order.is_empty() {
-            self.order = KNOWN.iter().map(|k| k.to_string()).collect();
+        match self.entries.iter_mut().find(|(k, _, _)| k == key) {
+            Some(e) => {
+                if e.2 != value {
+                    e.1 = None;
+                    e.2 = value;
+                }
+            }
+            None => {
+                if self.order.is_empty() {
+                    self.order = KNOWN.iter().map(|k| k.to_string()).collect();
+                }
+                self.entries.push((key.to_string(), None, value));
+            }
         }
         if !self.order.iter().any(|k| k == key) {
             self.order.push(key.to_string());
         }
-        self.entries.push((key.to_string(), None, value));
+    }
+
+    /// Removes an unknown key.
+    pub fn remove(&mut self, key: &str) {
+        if KNOWN.contains(&key) {
+            return;
+        }
+        self.entries.retain(|(k, _, _)| k != key);
+        self.order.retain(|k| k != key);
     }
 
     /// Rebuilds the read-only form (no original text) from keys and values, as the
@@ -149,6 +166,27 @@ impl Extra {
             known_raw: Vec::new(),
             linked: Vec::new(),
         }
+    }
+}
+
+/// The text values of a list field held as an unknown key (`aliases`, `supersedes`):
+/// a list of scalars, or one scalar; anything else is no values.
+pub fn list_values(v: &Value) -> Vec<String> {
+    match v {
+        Value::Array(items) => items.iter().filter_map(scalar_text).collect(),
+        Value::Null => Vec::new(),
+        v => scalar_text(v).into_iter().collect(),
+    }
+}
+
+impl Meta {
+    /// The `aliases:` of a memory (spec/memory-format.md#links): other names its links
+    /// may use. Kept with the unknown keys, so a file is rewritten as it was written.
+    pub fn aliases(&self) -> Vec<String> {
+        self.extra
+            .get("aliases")
+            .map(list_values)
+            .unwrap_or_default()
     }
 }
 

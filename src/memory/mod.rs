@@ -8,6 +8,8 @@ pub mod edit;
 pub mod frontmatter;
 pub mod index;
 pub mod layout;
+pub mod links;
+pub mod merge;
 pub mod secrets;
 pub mod timeline;
 

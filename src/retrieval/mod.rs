@@ -5,6 +5,7 @@
 
 pub mod context;
 pub mod filter;
+pub mod graph;
 pub mod rank;
 pub mod search;
 pub mod state;

@@ -2,8 +2,9 @@
 //! directory.
 //!
 //! Owns the three-way merge rules of spec/sync.md#three-way-merge-case-table: which side
-//! wins for each path, where the losing side of a conflict is saved, how timeline day
-//! files are unioned, and that `MEMORY.md` is rebuilt rather than merged. It is a pure
+//! wins for each path, when a memory file both sides changed is merged line by line
+//! (row 5a, through `memory::merge`), where the losing side of a conflict is saved, how
+//! timeline day files are unioned, and that `MEMORY.md` is rebuilt rather than merged. It is a pure
 //! function of its inputs: it must not touch the filesystem, the network, the clock or
 //! the provider, and it must not decide what the base is (the sync state does). The
 //! executor that applies a [`Plan`] to the directory lives at the edges; [`apply`] is
@@ -16,6 +17,7 @@ use serde::Serialize;
 
 use crate::exchange::merge::Strategy;
 use crate::memory::layout::{INDEX_FILE, conflict_copy_path};
+use crate::memory::merge;
 use crate::memory::timeline;
 
 /// A listing of the memory directory: relative path (`/`-separated) → file bytes.
@@ -46,7 +48,8 @@ pub enum FileClass {
     Index,
     /// `timeline/YYYY-MM-DD.jsonl`: lines are unioned, never a conflict.
     Timeline,
-    /// Anything else (memory files `*.md` included): merged as opaque bytes.
+    /// Anything else: merged as opaque bytes, except that a top-level memory file
+    /// (`*.md`) both sides changed is first merged line by line (`memory::merge`).
     File,
     /// A dot entry anywhere in the path: local state, never synced, ignored.
     Ignored,
@@ -150,6 +153,9 @@ pub enum Outcome {
     Conflict { winner: Side, copy: String },
     /// A timeline day file changed on both sides: lines unioned.
     Unioned,
+    /// A memory file changed on both sides, in different lines or fields: both
+    /// changes kept (spec/sync.md#line-wise-merge).
+    Merged,
 }
 
 /// One line of the report.
@@ -287,6 +293,12 @@ fn decide(
             Outcome::Unioned
         }
         (Some(l), Some(r)) => {
+            if let Some(merged) = b.and_then(|b| merge_memory(path, b, l, r)) {
+                if merged != *l {
+                    ops.push(write(&merged));
+                }
+                return Outcome::Merged;
+            }
             let (winner, loser) = match strategy {
                 Strategy::Merge => (Side::Local, r),
                 Strategy::Replace => (Side::Remote, l),
@@ -303,6 +315,17 @@ fn decide(
             Outcome::Conflict { winner, copy }
         }
     }
+}
+
+/// The line-wise three-way merge of a memory file (a top-level `*.md`), or `None`
+/// when it is not one, a version is not UTF-8 or the changes overlap.
+fn merge_memory(path: &str, b: &[u8], l: &[u8], r: &[u8]) -> Option<Vec<u8>> {
+    if path.contains('/') || !path.ends_with(".md") {
+        return None;
+    }
+    let text = |v: &[u8]| std::str::from_utf8(v).ok().map(str::to_string);
+    let merged = merge::merge_file(&text(b)?, &text(l)?, &text(r)?)?;
+    Some(merged.into_bytes())
 }
 
 /// The union of two timeline day files: every line of either, without duplicates, in
@@ -525,6 +548,70 @@ mod tests {
             // Every row but the unchanged one reports the path.
             assert_eq!(p.report.len(), usize::from(row != 1), "row {row}");
         }
+    }
+
+    fn memory(tags: &str, updated: &str, body: &str) -> String {
+        format!(
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: {updated}\ntags: [{tags}]\n---\n\n{body}\n"
+        )
+    }
+
+    #[test]
+    fn case_table_line_wise_merge() {
+        // spec/sync.md#line-wise-merge — row 5a: two devices each add a link and a tag.
+        let base = memory("a", "2026-01-01", "Bob.");
+        let local = memory("a, l", "2026-01-02", "Bob.\n- works_at:: [[acme]]");
+        let remote = memory("a, r", "2026-01-03", "Bob.\n- knows:: [[carol]]");
+        for s in [M, R] {
+            let p = plan(
+                &listing(&[("bob.md", &base)]),
+                &listing(&[("bob.md", &local)]),
+                &listing(&[("bob.md", &remote)]),
+                s,
+            );
+            let (Op::Write { path, content }, Some(Op::RebuildIndex), 2) =
+                (&p.ops[0], p.ops.get(1), p.ops.len())
+            else {
+                panic!("{s:?}: {:?}", p.ops.iter().map(show).collect::<Vec<_>>());
+            };
+            assert_eq!(path, "bob.md");
+            let got =
+                crate::memory::frontmatter::parse(std::str::from_utf8(content).unwrap()).unwrap();
+            assert_eq!(got.meta.tags, vec!["a", "l", "r"]);
+            assert_eq!(got.meta.updated.text, "2026-01-03");
+            assert_eq!(got.body, "Bob.\n- works_at:: [[acme]]\n- knows:: [[carol]]");
+            assert_eq!(p.report[0].outcome, Outcome::Merged);
+            assert_eq!(p.conflicts().count(), 0);
+        }
+        // The other device, merging the result against its own version, converges.
+        let p = plan(
+            &listing(&[("bob.md", &base)]),
+            &listing(&[("bob.md", &remote)]),
+            &listing(&[("bob.md", &local)]),
+            M,
+        );
+        let merged = apply(&listing(&[("bob.md", &remote)]), &p.ops);
+        let text = String::from_utf8(merged["bob.md"].clone()).unwrap();
+        assert!(text.contains("- a\n- r\n- l\n"), "{text}");
+        assert!(text.contains("- works_at:: [[acme]]") && text.contains("- knows:: [[carol]]"));
+        // The same line changed differently: row 5 (a conflict copy) as before.
+        let l2 = memory("a", "2026-01-02", "Bob L.");
+        let r2 = memory("a", "2026-01-02", "Bob R.");
+        let p = plan(
+            &listing(&[("bob.md", &base)]),
+            &listing(&[("bob.md", &l2)]),
+            &listing(&[("bob.md", &r2)]),
+            M,
+        );
+        assert_eq!(p.conflicts().count(), 1);
+        // A file under a folder, or not a memory, is never merged line-wise.
+        let p = plan(
+            &listing(&[("notes/bob.md", &base)]),
+            &listing(&[("notes/bob.md", &local)]),
+            &listing(&[("notes/bob.md", &remote)]),
+            M,
+        );
+        assert_eq!(p.conflicts().count(), 1);
     }
 
     #[test]

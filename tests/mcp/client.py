@@ -42,7 +42,7 @@ NOW = "2026-04-14T12:00:00Z"
 DAY = "2026-04-14"
 TOOLS = {
     "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "search", "fetch", "sync", "sync_status",
+    "edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch", "sync", "sync_status",
     "get_state", "set_state", "session_transcript",
 }
 STEP_TIMEOUT = 60  # seconds for one scenario; every wait below is bounded
@@ -548,7 +548,7 @@ async def more_tools(root: Path) -> None:
     async with session(dir) as (s, init):
         S.check("initialize: prompts and completions", init.capabilities.prompts is not None and init.capabilities.completions is not None, init.capabilities)
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        for name in ["edit_memory", "rename_memory", "recent_activity", "search", "fetch"]:
+        for name in ["edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch"]:
             t = tools.get(name)
             S.check(f"tools/list: {name} has a schema, an output schema and a description", t is not None and t.input_schema.get("type") == "object" and (t.output_schema or {}).get("type") == "object" and len(t.description or "") > 40, t)
         schema = json.dumps(tools["edit_memory"].input_schema)
@@ -625,6 +625,18 @@ async def more_tools(root: Path) -> None:
         S.check("recent_activity: since", text(r) == "no events", text(r))
         r = await s.call_tool("recent_activity", {"limit": 0})
         S.check("recent_activity: limit out of range", r.is_error is True and "limit: 0 is out of range; expected 1 to 1000" in text(r), text(r))
+
+        # related: the graph walk; an incoming link is derived, never written
+        r = await s.call_tool("remember", {"key": "org_acme", "name": "Acme", "description": "a company", "type": "reference", "body": "- ceo:: [[user_football]]"})
+        S.check("related: a memory with a typed link", not r.is_error, text(r))
+        before = (dir / "user_football.md").read_text()
+        r = await s.call_tool("related", {"key": "user_football", "depth": 2})
+        doc = r.structured_content or {}
+        nodes = doc.get("nodes", [])
+        S.check("related: the incoming link is found", not r.is_error and [n.get("key") for n in nodes] == ["user_football", "org_acme"] and nodes[1]["path"][0]["incoming"] is True, doc)
+        S.check("related: the target file is not written", (dir / "user_football.md").read_text() == before)
+        r = await s.call_tool("related", {"key": "user_football", "direction": "sideways"})
+        S.check("related: a bad direction is a tool error", r.is_error is True and "direction: must be in, out or both" in text(r), text(r))
 
         # the template and completion
         templates = (await s.list_resource_templates()).resource_templates
