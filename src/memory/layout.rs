@@ -27,6 +27,11 @@ pub const BACKUPS_DIR: &str = ".memdir/backups";
 pub const CACHE_DIR: &str = ".memdir/cache";
 /// The parse cache (keyed by each file's content hash).
 pub const PARSE_CACHE_FILE: &str = ".memdir/cache/frontmatter-v1.bin";
+/// The device-local access log: one `{ts, key, via}` line per read
+/// (spec/cli.md#access-log); never synced.
+pub const ACCESS_LOG_FILE: &str = ".memdir/cache/access.jsonl";
+/// The access log's previous part, kept after a rotation.
+pub const ACCESS_LOG_OLD_FILE: &str = ".memdir/cache/access.1.jsonl";
 /// The sync configuration.
 pub const CONFIG_FILE: &str = ".memdir/config.toml";
 /// The sync folder: the state and the base CAR of the last synced version.

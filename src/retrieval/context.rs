@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::memory::Record;
 use crate::memory::index;
 use crate::memory::timeline::Event;
-use crate::retrieval::filter::Filter;
+use crate::retrieval::filter::{Filter, Lifecycle};
 use crate::retrieval::rank;
 use crate::retrieval::search::{self, Corpus, QueryScores};
 
@@ -119,7 +119,25 @@ impl Prepared {
     /// (spec/ranking.md#filters). Scores are those of the whole store; the index
     /// section stays the store's index under the budget rule.
     pub fn block_filtered(&self, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
-        let pass = |i: &usize| filter.is_empty() || filter.matches(&self.records[*i].meta);
+        let life = Lifecycle::of(&self.records, self.now.date_naive());
+        let pass = |i: &usize| filter.admits(&self.records[*i], &life);
+        // An included superseded or expired memory is packed under a marked heading
+        // (`## Name [superseded by k] (key: …)`): the name carries the marker.
+        let marked: Option<Vec<Record>> = (filter.include_superseded || filter.include_expired)
+            .then(|| {
+                self.records
+                    .iter()
+                    .map(|r| match life.mark(r) {
+                        Some(m) => {
+                            let mut r = r.clone();
+                            r.meta.name = format!("{} [{m}]", r.meta.name);
+                            r
+                        }
+                        None => r.clone(),
+                    })
+                    .collect()
+            });
+        let packed: &[Record] = marked.as_deref().unwrap_or(&self.records);
         let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
             let order: Vec<usize> = rank::order(&self.records, self.now)
                 .into_iter()
@@ -128,12 +146,12 @@ impl Prepared {
             let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
             return assemble(
                 &self.index_text,
-                &self.records,
+                packed,
                 &order,
                 INDEX_SHARE,
                 &self.events,
                 max_tokens,
-                |room| pack_whole(&self.records, &candidates, room),
+                |room| pack_whole(packed, &candidates, room),
             );
         };
         let corpus = self.corpus.get_or_init(|| Corpus::new(&self.records));
@@ -142,12 +160,12 @@ impl Prepared {
         let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
         assemble(
             &self.index_text,
-            &self.records,
+            packed,
             &order,
             INDEX_SHARE_QUERY,
             &self.events,
             max_tokens,
-            |room| plan(&self.records, &candidates, &scores, room),
+            |room| plan(packed, &candidates, &scores, room),
         )
     }
 }

@@ -139,7 +139,10 @@ impl Cache {
         }
         let file = File {
             version: env!("CARGO_PKG_VERSION").to_string(),
+            // The encoding has no `supersedes` / `valid_until` yet: a memory that has
+            // them is parsed on every load instead of being read back without them.
             entries: items
+                .filter(|i| i.meta.supersedes.is_empty() && i.meta.valid_until.is_none())
                 .map(|i| {
                     (
                         i.name.to_string(),
@@ -336,6 +339,10 @@ impl Entry {
             decay,
             tags: self.tags,
             important: self.important,
+            // Not in the cache's encoding yet: memories that have them are not cached
+            // (see `save`).
+            supersedes: Vec::new(),
+            valid_until: None,
             extra: Extra::from_values(self.order, self.extra),
         };
         let warnings = self
