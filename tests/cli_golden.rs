@@ -144,3 +144,4 @@ case!(filters);
 case!(context_budget);
 case!(edit_rename_timeline);
 case!(import_formats);
+case!(prune_consolidate);

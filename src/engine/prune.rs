@@ -65,7 +65,7 @@ impl std::fmt::Display for PruneReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PruneReason::Expired { valid_until } => {
-                write!(f, "expired (valid until {valid_until})")
+                write!(f, "expired after {valid_until}")
             }
             PruneReason::Superseded { by, days } => {
                 write!(f, "superseded by {} for {days} days", by.join(", "))
@@ -284,7 +284,15 @@ impl Memory {
             });
         }
         let snap = self.load()?;
-        let rs = &snap.records;
+        // Superseded and expired memories are already dealt with: only current ones
+        // are grouped.
+        let life = Lifecycle::of(&snap.records, self.now().date_naive());
+        let rs: &Vec<Record> = &snap
+            .records
+            .iter()
+            .filter(|r| life.superseded_by(r.key.as_str()).is_empty() && !life.expired(r))
+            .cloned()
+            .collect();
         let groups = duplicates::groups(rs, threshold)
             .into_iter()
             .map(|g| {
@@ -307,7 +315,7 @@ impl Memory {
         Ok((
             ConsolidatePlan {
                 threshold,
-                memories: rs.len(),
+                memories: snap.records.len(),
                 groups,
             },
             snap.problems,

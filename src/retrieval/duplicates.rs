@@ -245,8 +245,15 @@ pub fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
             by_name.entry(n).or_default().push(i);
         }
     }
-    for members in by_name.into_values() {
-        if members.len() > 1 {
+    for mut members in by_name.into_values() {
+        members.sort_unstable();
+        // A name group that repeats a body group says nothing new.
+        let repeats = out.iter().any(|g| {
+            let mut m = g.members.clone();
+            m.sort_unstable();
+            m == members
+        });
+        if members.len() > 1 && !repeats {
             out.push(Group {
                 why: Why::Name,
                 members,

@@ -102,7 +102,7 @@ impl Lifecycle {
     }
 
     /// A short marker for a superseded or expired memory (`superseded by k`,
-    /// `expired 2026-01-01`), `None` for a current one.
+    /// `expired after 2026-01-01`), `None` for a current one.
     pub fn mark(&self, r: &Record) -> Option<String> {
         let mut parts = Vec::new();
         let by = self.superseded_by(r.key.as_str());
@@ -111,7 +111,7 @@ impl Lifecycle {
         }
         if self.expired(r) {
             parts.push(format!(
-                "expired {}",
+                "expired after {}",
                 r.meta.valid_until.as_deref().unwrap_or_default().trim()
             ));
         }
