@@ -59,5 +59,5 @@ pub use exchange::merge::Strategy;
 pub use memory::{Decay, Key, Kind, Meta, Record};
 pub use report::Failure;
 pub use retrieval::context::{Block, DEFAULT_MAX_TOKENS};
-pub use retrieval::duplicates::Why as DuplicateWhy;
+pub use retrieval::duplicates::{DEFAULT_THRESHOLD as CONSOLIDATE_THRESHOLD, Why as DuplicateWhy};
 pub use retrieval::filter::{Filter, FilterError, Lifecycle, parse_types};

@@ -110,6 +110,8 @@ fn plan_of(records: &[Record], now: chrono::DateTime<chrono::Utc>, c: &PruneCrit
     let order = rank::order(records, now);
     let mut reasons: Vec<Vec<PruneReason>> = vec![Vec::new(); records.len()];
     let mut scores = vec![0.0; records.len()];
+    let by_key: std::collections::HashMap<&str, &Record> =
+        records.iter().map(|r| (r.key.as_str(), r)).collect();
     for (pos, &(i, score)) in order.iter().enumerate() {
         let r = &records[i];
         scores[i] = score;
@@ -122,7 +124,7 @@ fn plan_of(records: &[Record], now: chrono::DateTime<chrono::Utc>, c: &PruneCrit
         if !by.is_empty() {
             let since = by
                 .iter()
-                .filter_map(|k| records.iter().find(|x| x.key.as_str() == k))
+                .filter_map(|k| by_key.get(k.as_str()))
                 .map(|x| x.meta.updated.date())
                 .min()
                 .unwrap_or(today);
