@@ -1175,6 +1175,75 @@ mod tests {
     }
 
     #[test]
+    fn supersedes_and_valid_until() {
+        // spec/memory-format.md#supersedes, spec/memory-format.md#valid_until
+        let base =
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n";
+        let p = parse(&format!(
+            "{base}supersedes: [old_a, \"old_b\"]   # merged\nvalid_until: 2026-04-20\n---\n"
+        ))
+        .unwrap();
+        assert_eq!(p.meta.supersedes, ["old_a", "old_b"]);
+        assert_eq!(p.meta.valid_until.as_deref(), Some("2026-04-20"));
+        assert!(p.warnings.is_empty());
+        assert!(
+            p.meta
+                .expired(chrono::NaiveDate::from_ymd_opt(2026, 4, 21).unwrap())
+        );
+        assert!(
+            !p.meta
+                .expired(chrono::NaiveDate::from_ymd_opt(2026, 4, 20).unwrap())
+        );
+        // Unchanged values keep their text (comment and flow style included).
+        let text = format!(
+            "{base}supersedes: [old_a, \"old_b\"]   # merged\nvalid_until: 2026-04-20\n---\n"
+        );
+        assert_eq!(render(&p.meta, &p.body), text);
+        // A single scalar is one key.
+        let p = parse(&format!("{base}supersedes: old_a\n---\n")).unwrap();
+        assert_eq!(p.meta.supersedes, ["old_a"]);
+        // Bad values are warnings on their line, kept on rewrite, and expire nothing.
+        let text = format!("{base}supersedes: [Not A Key]\nvalid_until: soon\n---\n");
+        let p = parse(&text).unwrap();
+        let w: Vec<(usize, &str)> = p
+            .warnings
+            .iter()
+            .map(|w| (w.line, w.message.as_str()))
+            .collect();
+        assert_eq!(
+            w,
+            [
+                (
+                    7,
+                    "supersedes `Not A Key` is not a memory key (a-z, 0-9, `_`, `-`); it replaces nothing"
+                ),
+                (
+                    8,
+                    "valid_until `soon` is not a date (YYYY-MM-DD); the memory does not expire"
+                ),
+            ]
+        );
+        assert!(
+            !p.meta
+                .expired(chrono::NaiveDate::from_ymd_opt(2030, 1, 1).unwrap())
+        );
+        assert_eq!(render(&p.meta, &p.body), text);
+        // A nested value is an error with the line.
+        check_err(
+            &format!("{base}supersedes: [[a]]\n---\n"),
+            "line 7: `supersedes` must be a list of memory keys",
+        );
+        // New values are written in memdir's order, after the other known keys.
+        let mut meta = parse(&format!("{base}---\n")).unwrap().meta;
+        meta.supersedes = vec!["x".into()];
+        meta.valid_until = Some("2026-05-01".into());
+        assert_eq!(
+            render(&meta, ""),
+            format!("{base}supersedes:\n- x\nvalid_until: 2026-05-01\n---\n")
+        );
+    }
+
+    #[test]
     fn rewrite_keeps_unknown_keys_text_and_order() {
         let text = "---\n# my notes\nzeta: 1.10   # version\nname: Tone\nowner:\n  team: core\n  ids: [1, 2]\ndescription: d\ntype: user\ncreated: 2026-01-01T08:00:00Z\nupdated: 2026-01-01\n---\n\nbody\n";
         let p = parse(text).unwrap();
