@@ -203,6 +203,14 @@ fn prune_apply_forgets_exactly_the_plan() {
     assert!(e.is_err());
     assert_eq!(snapshot(&dir), before);
 
+    // A timeline that cannot be appended to: the apply fails and no memory file changes.
+    std::fs::rename(dir.join("timeline"), dir.join("timeline.away")).unwrap();
+    std::fs::write(dir.join("timeline"), "not a folder").unwrap();
+    assert!(m.prune_apply(&c, Some(&plan.keys())).is_err());
+    std::fs::remove_file(dir.join("timeline")).unwrap();
+    std::fs::rename(dir.join("timeline.away"), dir.join("timeline")).unwrap();
+    assert_eq!(snapshot(&dir), before);
+
     let done = m.prune_apply(&c, Some(&plan.keys())).unwrap();
     assert_eq!(done.forgot, ["old", "promo"]);
     let after = snapshot(&dir);

@@ -258,15 +258,25 @@ impl Memory {
         records.retain(|r| !keys.iter().any(|k| k == r.key.as_str()));
         let mut index_plan = self.plan_index(&records)?;
         self.save_index_backup(&mut index_plan)?;
-        // As in `forget`: the tombstone first, then the deletion.
-        for ((event, line), (name, _)) in events.iter().zip(&befores) {
+        // As in `forget`: the tombstones first (one that fails leaves every memory in
+        // place; a tombstone without its deletion is harmless), then the deletions;
+        // if a deletion or MEMORY.md fails, the files already removed are put back.
+        for (event, line) in &events {
             self.backend.append_line(&event.day_file(), line)?;
-            self.backend.remove(name)?;
         }
-        if let Err(e) = self.write_index_file(&index_plan) {
-            for (name, before) in &befores {
+        let restore = |upto: usize| {
+            for (name, before) in &befores[..upto] {
                 let _ = self.backend.write_atomic(name, before);
             }
+        };
+        for (i, (name, _)) in befores.iter().enumerate() {
+            if let Err(e) = self.backend.remove(name) {
+                restore(i);
+                return Err(e);
+            }
+        }
+        if let Err(e) = self.write_index_file(&index_plan) {
+            restore(befores.len());
             return Err(e);
         }
         Ok(PruneApplied {
