@@ -883,8 +883,44 @@ fn supersede_expiry_and_include_flags() {
     );
     let r = s.call("list_memories", json!({"include_superseded": "yes"}));
     assert!(is_error(&r), "{r}");
+
+    // spec/cli.md#access-log: no read path changes a memory file or its mtime.
+    let stat = || -> Vec<(String, Vec<u8>, std::time::SystemTime)> {
+        let mut v: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .map(|p| {
+                let m = std::fs::metadata(&p).unwrap().modified().unwrap();
+                (p.display().to_string(), std::fs::read(&p).unwrap(), m)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = stat();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let every = json!({"include_superseded": true, "include_expired": true});
+    for k in ["old", "new", "promo"] {
+        assert!(!is_error(&s.call("read_memory", json!({"key": k}))));
+        assert!(!is_error(&s.call("fetch", json!({"id": k}))));
+        let r = s.request("resources/read", json!({"uri": format!("memory://{k}")}));
+        assert!(r.get("result").is_some(), "{r}");
+    }
+    let mut q = every.clone();
+    q["query"] = json!("deploys");
+    assert!(!is_error(&s.call("recall", q.clone())));
+    assert!(!is_error(&s.call("memory_context", q)));
+    assert!(!is_error(&s.call("memory_context", every.clone())));
+    assert!(!is_error(&s.call("list_memories", every)));
+    assert!(
+        s.request("resources/list", json!({}))
+            .get("result")
+            .is_some()
+    );
+    assert_eq!(stat(), before, "a read changed a memory file or its mtime");
     let log = std::fs::read_to_string(dir.join(".memdir/cache/access.jsonl")).unwrap();
-    for via in ["read_memory", "recall", "context"] {
+    for via in ["read_memory", "recall", "context", "resource"] {
         assert!(log.contains(&format!(r#""via":"{via}""#)), "{log}");
     }
     let tools = s.request("tools/list", json!({}))["result"]["tools"].clone();
