@@ -123,20 +123,21 @@ impl Prepared {
         let pass = |i: &usize| filter.admits(&self.records[*i], &life);
         // An included superseded or expired memory is packed under a marked heading
         // (`## Name [superseded by k] (key: …)`): the name carries the marker.
-        let marked: Option<Vec<Record>> = (filter.include_superseded || filter.include_expired)
-            .then(|| {
-                self.records
-                    .iter()
-                    .map(|r| match life.mark(r) {
-                        Some(m) => {
-                            let mut r = r.clone();
-                            r.meta.name = format!("{} [{m}]", r.meta.name);
-                            r
-                        }
-                        None => r.clone(),
-                    })
-                    .collect()
-            });
+        let any_marked = (filter.include_superseded || filter.include_expired)
+            && self.records.iter().any(|r| life.mark(r).is_some());
+        let marked: Option<Vec<Record>> = any_marked.then(|| {
+            self.records
+                .iter()
+                .map(|r| match life.mark(r) {
+                    Some(m) => {
+                        let mut r = r.clone();
+                        r.meta.name = format!("{} [{m}]", r.meta.name);
+                        r
+                    }
+                    None => r.clone(),
+                })
+                .collect()
+        });
         let packed: &[Record] = marked.as_deref().unwrap_or(&self.records);
         let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
             let order: Vec<usize> = rank::order(&self.records, self.now)
