@@ -51,6 +51,15 @@ pub enum Error {
     Type { value: String },
     #[error("decay `{value}` is not `never` or `<N>d` (for example 30d)")]
     Decay { value: String },
+    #[error("valid_until `{value}` is not a date; expected YYYY-MM-DD")]
+    ValidUntil { value: String },
+    #[error("memory `{key}` cannot supersede itself")]
+    SupersedesSelf { key: String },
+    #[error("the prune plan changed since it was shown (now also: [{}]; no longer: [{}]); nothing was forgotten", .added.join(", "), .removed.join(", "))]
+    PlanChanged {
+        added: Vec<String>,
+        removed: Vec<String>,
+    },
     #[error("`{field}` must not be empty")]
     Empty { field: &'static str },
     #[error("refused to store {}: the {field} contains what looks like {}", .key, .kind.describe())]
@@ -215,6 +224,9 @@ impl Error {
                 "a person marked it read-only; edit {file} by hand to change or unmark it"
             )),
             Error::NoSession { .. } => Some("`memdir sessions` lists the sessions".into()),
+            Error::PlanChanged { .. } => Some(
+                "run `memdir prune --plan` again, check the new plan, then apply it".into(),
+            ),
             Error::Foreign(e) => e.hint(),
             _ => None,
         }

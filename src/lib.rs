@@ -45,6 +45,10 @@ mod store;
 pub mod sync;
 
 pub use clock::Clock;
+pub use engine::prune::{
+    ConsolidatePlan, DuplicateGroup, PruneApplied, PruneCandidate, PruneCriteria, PrunePlan,
+    PruneReason,
+};
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
     Activity, ActivityQuery, CheckReport, Compacted, Draft, Edit, FindReplace, Hit, ImportReport,
@@ -56,7 +60,8 @@ pub use exchange::merge::Strategy;
 pub use memory::{Decay, Key, Kind, Meta, Record};
 pub use report::Failure;
 pub use retrieval::context::{Block, DEFAULT_MAX_TOKENS};
-pub use retrieval::filter::{Filter, FilterError, parse_types};
+pub use retrieval::duplicates::{DEFAULT_THRESHOLD as CONSOLIDATE_THRESHOLD, Why as DuplicateWhy};
+pub use retrieval::filter::{Filter, FilterError, Lifecycle, parse_types};
 pub use retrieval::graph::{
     Dangling, Direction, Edge, Format as GraphFormat, Graph, Node, Rendered, Step, SubjectFact,
     Walk, render as render_graph,

@@ -147,3 +147,4 @@ case!(import_formats);
 case!(state_and_sessions);
 case!(timeline_repair);
 case!(links_graph);
+case!(prune_consolidate);

@@ -806,6 +806,149 @@ fn filters_on_recall_context_and_list() {
     }
 }
 
+#[test]
+fn supersede_expiry_and_include_flags() {
+    // spec/mcp.md#filters, spec/ranking.md#superseded-and-expired, spec/cli.md#access-log
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let mk = |key: &str, body: &str, extra: Value| {
+        let mut a = json!({
+            "key": key, "name": key, "type": "project",
+            "description": format!("about {key}"), "body": body
+        });
+        a.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        a
+    };
+    assert!(!is_error(
+        &s.call("remember", mk("old", "deploys on friday", json!({})))
+    ));
+    let r = s.call(
+        "remember",
+        mk("new", "deploys on monday", json!({"supersedes": ["old"]})),
+    );
+    assert!(!is_error(&r), "{r}");
+    let r = s.call(
+        "remember",
+        mk(
+            "promo",
+            "deploys promo",
+            json!({"valid_until": "2020-01-01"}),
+        ),
+    );
+    assert!(!is_error(&r), "{r}");
+    let r = s.call("remember", mk("bad", "x", json!({"valid_until": "soon"})));
+    assert!(is_error(&r), "{r}");
+    let r = s.call("read_memory", json!({"key": "new"}));
+    assert_eq!(r["structuredContent"]["meta"]["supersedes"], json!(["old"]));
+    let keys = |r: &Value, field: &str| -> Vec<String> {
+        let mut k: Vec<String> = r["structuredContent"][field]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"))
+            .iter()
+            .map(|m| m["key"].as_str().unwrap().to_string())
+            .collect();
+        k.sort();
+        k
+    };
+    let r = s.call("list_memories", json!({}));
+    assert_eq!(keys(&r, "memories"), ["new"]);
+    let r = s.call(
+        "list_memories",
+        json!({"include_superseded": true, "include_expired": true}),
+    );
+    assert_eq!(keys(&r, "memories"), ["new", "old", "promo"]);
+    let m = r["structuredContent"]["memories"].as_array().unwrap();
+    let get = |k: &str| m.iter().find(|x| x["key"] == k).unwrap().clone();
+    assert_eq!(get("old")["superseded_by"], json!(["new"]));
+    assert_eq!(get("promo")["expired"], json!(true));
+    assert!(text(&r).contains("[superseded by new]"), "{}", text(&r));
+    // read_memory above was logged.
+    assert!(get("new")["last_read"].is_string(), "{r}");
+
+    let r = s.call("recall", json!({"query": "deploys"}));
+    assert_eq!(keys(&r, "hits"), ["new"]);
+    let r = s.call(
+        "recall",
+        json!({"query": "deploys", "include_superseded": true}),
+    );
+    assert_eq!(keys(&r, "hits"), ["new", "old"]);
+    let r = s.call("memory_context", json!({}));
+    assert_eq!(keys(&r, "memories"), ["new"]);
+    let r = s.call("memory_context", json!({"include_expired": true}));
+    assert_eq!(keys(&r, "memories"), ["new", "promo"]);
+    assert!(
+        text(&r).contains("## promo [expired after 2020-01-01]"),
+        "{}",
+        text(&r)
+    );
+    let r = s.call("list_memories", json!({"include_superseded": "yes"}));
+    assert!(is_error(&r), "{r}");
+
+    // spec/cli.md#access-log: no read path changes a memory file or its mtime.
+    let stat = || -> Vec<(String, Vec<u8>, std::time::SystemTime)> {
+        let mut v: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .map(|p| {
+                let m = std::fs::metadata(&p).unwrap().modified().unwrap();
+                (p.display().to_string(), std::fs::read(&p).unwrap(), m)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = stat();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let every = json!({"include_superseded": true, "include_expired": true});
+    for k in ["old", "new", "promo"] {
+        assert!(!is_error(&s.call("read_memory", json!({"key": k}))));
+        assert!(!is_error(&s.call("fetch", json!({"id": k}))));
+        let r = s.request("resources/read", json!({"uri": format!("memory://{k}")}));
+        assert!(r.get("result").is_some(), "{r}");
+    }
+    let mut q = every.clone();
+    q["query"] = json!("deploys");
+    assert!(!is_error(&s.call("recall", q.clone())));
+    assert!(!is_error(&s.call("memory_context", q)));
+    assert!(!is_error(&s.call("memory_context", every.clone())));
+    assert!(!is_error(&s.call("list_memories", every)));
+    assert!(
+        s.request("resources/list", json!({}))
+            .get("result")
+            .is_some()
+    );
+    assert_eq!(stat(), before, "a read changed a memory file or its mtime");
+    let log = std::fs::read_to_string(dir.join(".memdir/cache/access.jsonl")).unwrap();
+    for via in ["read_memory", "recall", "context", "resource"] {
+        assert!(log.contains(&format!(r#""via":"{via}""#)), "{log}");
+    }
+    let tools = s.request("tools/list", json!({}))["result"]["tools"].clone();
+    for t in tools.as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        if ["recall", "memory_context", "list_memories"].contains(&name) {
+            for p in ["include_superseded", "include_expired"] {
+                assert!(
+                    t["inputSchema"]["properties"].get(p).is_some(),
+                    "{name} {p}"
+                );
+            }
+        }
+        if name == "remember" {
+            for p in ["supersedes", "valid_until"] {
+                assert!(
+                    t["inputSchema"]["properties"].get(p).is_some(),
+                    "{name} {p}"
+                );
+            }
+        }
+    }
+}
+
 // spec/mcp.md#transport: every line that cannot be read as a message gets a JSON-RPC
 // parse error (-32700, id null) saying why, and the session goes on: a line that is
 // not JSON, one over the size limit (a 60 MB line, a 16 MiB field), one nested too

@@ -30,9 +30,11 @@ proptest! {
         mem.write(&Draft {
             key: "k".into(), name: name.clone(), description: description.clone(), kind: "project".into(),
             body: body.clone(), tags: Some(tags.clone()), important: Some(important), decay: Some("30d".into()),
-            source: source.clone(),
+            source: source.clone(), supersedes: Some(vec!["older_k".into()]), valid_until: Some("2026-12-31".into()),
         }).unwrap();
         let r = mem.read("k").unwrap();
+        prop_assert_eq!(&r.meta.supersedes, &vec!["older_k".to_string()]);
+        prop_assert_eq!(r.meta.valid_until.as_deref(), Some("2026-12-31"));
         let one_line = |s: &str| s.split(['\n', '\r']).map(str::trim).filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ");
         prop_assert_eq!(r.meta.name, one_line(&name));
         prop_assert_eq!(r.meta.description, one_line(&description));
@@ -43,7 +45,7 @@ proptest! {
         // Writing what was read is a no-op.
         let again = mem.write(&Draft {
             key: "k".into(), name: name.clone(), description: description.clone(), kind: "project".into(),
-            body, tags: None, important: None, decay: None, source: None,
+            body, tags: None, important: None, decay: None, source: None, supersedes: None, valid_until: None,
         }).unwrap();
         prop_assert_eq!(again, memdir::WriteOutcome::Unchanged);
     }

@@ -52,6 +52,8 @@ fn many_memories(dir: &Path, n: usize) {
             decay: None,
             tags: vec![],
             important: false,
+            supersedes: Vec::new(),
+            valid_until: None,
             extra: Default::default(),
         };
         std::fs::write(

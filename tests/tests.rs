@@ -11,6 +11,7 @@ mod import_formats;
 #[cfg(feature = "sync")]
 mod keygen;
 mod library;
+mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(all(feature = "mcp", feature = "sync"))]

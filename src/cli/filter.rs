@@ -32,6 +32,12 @@ pub struct FilterArgs {
     /// important memories and well-tagged user ones).
     #[arg(long, value_name = "0..1", value_parser = parse_salience)]
     pub min_salience: Option<f64>,
+    /// Also memories another memory supersedes (marked as such).
+    #[arg(long)]
+    pub include_superseded: bool,
+    /// Also memories whose `valid_until` day has passed (marked as such).
+    #[arg(long)]
+    pub include_expired: bool,
 }
 
 fn parse_type(s: &str) -> Result<String, FilterError> {
@@ -67,6 +73,8 @@ impl FilterArgs {
             until: self.until,
             important: self.important,
             min_salience: self.min_salience,
+            include_superseded: self.include_superseded,
+            include_expired: self.include_expired,
         };
         f.check().map_err(|source| Error::Filter {
             arg: "--since/--until".into(),

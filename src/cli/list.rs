@@ -11,7 +11,8 @@ use crate::report::Failure;
 #[command(after_help = "Examples:
   memdir list --type project,feedback
   memdir list --tag football --since 2026-04-01
-  memdir list --important --json")]
+  memdir list --important --json
+  memdir list --include-superseded --include-expired")]
 pub struct Args {
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -43,8 +44,13 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     );
     for i in &items {
         s.push_str(&format!(
-            "{:<kw$}  {:<tw$}  {:<10}  {:>5.3}  {}\n",
-            i.key, i.kind, i.updated, i.score, i.name
+            "{:<kw$}  {:<tw$}  {:<10}  {:>5.3}  {}{}\n",
+            i.key,
+            i.kind,
+            i.updated,
+            i.score,
+            i.name,
+            crate::engine::lifecycle_mark(&i.superseded_by, i.expired)
         ));
     }
     if items.is_empty() {

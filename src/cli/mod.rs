@@ -8,6 +8,7 @@
 mod bench;
 mod check;
 mod cid;
+mod consolidate;
 mod context;
 mod edit;
 mod export;
@@ -26,6 +27,7 @@ mod list;
 mod mcp;
 mod note;
 mod output;
+mod prune;
 #[cfg(feature = "sync")]
 mod pull;
 #[cfg(feature = "sync")]
@@ -120,6 +122,10 @@ pub enum Command {
     List(list::Args),
     /// Delete a memory, rebuild the index and log a `forgot` event.
     Forget(forget::Args),
+    /// List memories that could go (expired, long superseded, decayed, beyond a cap), or forget exactly those.
+    Prune(prune::Args),
+    /// Group exact and near duplicate memories for merging with supersedes.
+    Consolidate(consolidate::Args),
     /// Change part of a memory (append, replace a section or a phrase, some fields).
     Edit(edit::Args),
     /// Move a memory to a new key and log a `renamed` event.
@@ -209,6 +215,14 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         Command::Read(a) => read::run(&mem, a, out),
         Command::List(a) => list::run(&mem, a, out),
         Command::Forget(a) => forget::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
+        Command::Prune(a) => prune::run(&mem, a, out).map(|c| {
+            if a.apply {
+                after_write(&mem, &a.push, out, c)
+            } else {
+                c
+            }
+        }),
+        Command::Consolidate(a) => consolidate::run(&mem, a, out),
         Command::Note(a) => note::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
         Command::Edit(a) => edit::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
         Command::Rename(a) => rename::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),

@@ -47,6 +47,14 @@ pub struct Args {
     /// Which conversation or event produced the memory.
     #[arg(long)]
     pub source: Option<String>,
+    /// The key of a memory this one replaces (repeat for several); replaces the
+    /// memory's list. `--supersedes ''` clears it.
+    #[arg(long, value_name = "KEY")]
+    pub supersedes: Vec<String>,
+    /// The last day the memory holds (YYYY-MM-DD); after it the memory is expired.
+    /// An empty value clears it.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub valid_until: Option<String>,
     /// The Markdown body.
     #[arg(long, conflicts_with = "body_file")]
     pub body: Option<String>,
@@ -98,6 +106,18 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         },
         decay: a.decay.clone(),
         source: a.source.clone(),
+        supersedes: if a.supersedes.is_empty() {
+            None
+        } else {
+            Some(
+                a.supersedes
+                    .iter()
+                    .filter(|k| !k.trim().is_empty())
+                    .cloned()
+                    .collect(),
+            )
+        },
+        valid_until: a.valid_until.clone(),
     };
     let (outcome, index) = mem.write_and_index(&draft)?;
     out.index_backup(&mem.root(), &index);

@@ -5,8 +5,10 @@
 //! what it changes, and rebuilds MEMORY.md before releasing the lock, so several
 //! processes writing at once lose nothing. Nothing here prints.
 
+pub mod access;
 mod graph;
 mod ops;
+pub mod prune;
 mod repair;
 mod state;
 mod warm;
@@ -40,7 +42,7 @@ use crate::memory::secrets;
 use crate::memory::timeline::{self, Event};
 use crate::memory::{Decay, Key, Kind, Meta, Record, Stamp};
 use crate::retrieval::context::{self, Block};
-use crate::retrieval::filter::Filter;
+use crate::retrieval::filter::{Filter, Lifecycle};
 use crate::retrieval::rank;
 use crate::retrieval::search;
 use crate::store::cache::{self, Cache};
@@ -206,6 +208,12 @@ pub struct Draft {
     pub decay: Option<String>,
     /// `None` keeps the existing value.
     pub source: Option<String>,
+    /// Keys of the memories this one replaces (spec/memory-format.md#supersedes);
+    /// `None` keeps the existing list, `Some(vec![])` clears it.
+    pub supersedes: Option<Vec<String>>,
+    /// The last day the memory holds (`YYYY-MM-DD`); `None` keeps the existing
+    /// value, `Some("")` clears it.
+    pub valid_until: Option<String>,
 }
 
 /// What a write did.
@@ -237,6 +245,16 @@ pub struct Listed {
     pub description: String,
     pub updated: String,
     pub score: f64,
+    /// Keys of the memories that supersede this one (listed only with
+    /// `include_superseded`; spec/ranking.md#superseded-and-expired).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded_by: Vec<String>,
+    /// Its `valid_until` day has passed (listed only with `include_expired`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
+    /// When this device last read it (`.memdir/cache/access.jsonl`; spec/cli.md#access-log).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_read: Option<String>,
 }
 
 /// One recall hit.
@@ -251,6 +269,29 @@ pub struct Hit {
     /// Relevance blended with salience and recency (spec/ranking.md).
     pub score: f64,
     pub relevance: f64,
+    /// Keys of the memories that supersede this one (only with `include_superseded`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded_by: Vec<String>,
+    /// Its `valid_until` day has passed (only with `include_expired`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
+}
+
+/// The text marker of a superseded or expired memory: ` [superseded by k; expired]`,
+/// or nothing.
+pub fn lifecycle_mark(superseded_by: &[String], expired: bool) -> String {
+    let mut parts = Vec::new();
+    if !superseded_by.is_empty() {
+        parts.push(format!("superseded by {}", superseded_by.join(", ")));
+    }
+    if expired {
+        parts.push("expired".to_string());
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", parts.join("; "))
+    }
 }
 
 /// One line per hit, as the CLI prints it and the MCP `recall` tool returns it:
@@ -259,8 +300,12 @@ impl std::fmt::Display for Hit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{:.3}  {}  {} — {}",
-            self.score, self.key, self.name, self.description
+            "{:.3}  {}  {} — {}{}",
+            self.score,
+            self.key,
+            self.name,
+            self.description,
+            lifecycle_mark(&self.superseded_by, self.expired)
         )
     }
 }
@@ -967,8 +1012,26 @@ impl Memory {
         Ok(out)
     }
 
-    /// Reads one memory.
+    /// Reads one memory (and notes the read in the access log, spec/cli.md#access-log).
     pub fn read(&self, key: &str) -> Result<Record> {
+        self.read_via(key, access::Via::Read)
+    }
+
+    /// Reads one memory like [`Memory::read`], noting `via` as the read path in the
+    /// access log. The memory file is only read.
+    pub fn read_via(&self, key: &str, via: access::Via) -> Result<Record> {
+        let r = self.read_quietly(key)?;
+        access::record(
+            &self.backend,
+            self.now(),
+            std::iter::once(r.key.as_str()),
+            via,
+        );
+        Ok(r)
+    }
+
+    /// Reads one memory without noting it in the access log.
+    fn read_quietly(&self, key: &str) -> Result<Record> {
         self.require_dir()?;
         let key = self.resolve_key(key)?;
         let name = key.file_name();
@@ -1069,6 +1132,25 @@ impl Memory {
                 .or_else(|| old.map(|m| m.tags.clone()))
                 .unwrap_or_default(),
             important: d.important.or(old.map(|m| m.important)).unwrap_or(false),
+            supersedes: match &d.supersedes {
+                Some(keys) => {
+                    let mut out: Vec<String> = Vec::new();
+                    for k in keys {
+                        let k = Key::parse(k.trim())
+                            .map_or_else(|_| k.trim().to_string(), |k| k.to_string());
+                        if !out.contains(&k) {
+                            out.push(k);
+                        }
+                    }
+                    out
+                }
+                None => old.map(|m| m.supersedes.clone()).unwrap_or_default(),
+            },
+            valid_until: match d.valid_until.as_deref().map(str::trim) {
+                Some("") => None,
+                Some(v) => Some(v.to_string()),
+                None => old.and_then(|m| m.valid_until.clone()),
+            },
             extra: old.map(|m| m.extra.clone()).unwrap_or_else(Extra::default),
         };
         for (k, v) in extra {
@@ -1212,10 +1294,12 @@ impl Memory {
         check_filter(filter, &snap.records)?;
         let (_, index) = self.refresh_index_if_stale(&snap.records)?;
         let now = self.now();
+        let life = Lifecycle::of(&snap.records, now.date_naive());
+        let last_read = access::last_reads(&self.backend);
         let out = rank::order(&snap.records, now)
             .into_iter()
             .map(|(i, score)| (&snap.records[i], score))
-            .filter(|(r, _)| filter.matches(&r.meta))
+            .filter(|(r, _)| filter.admits(r, &life))
             .map(|(r, score)| Listed {
                 key: r.key.to_string(),
                 kind: r.meta.kind.to_string(),
@@ -1223,6 +1307,9 @@ impl Memory {
                 description: r.meta.description.clone(),
                 updated: r.meta.updated.text.clone(),
                 score,
+                superseded_by: life.superseded_by(r.key.as_str()).to_vec(),
+                expired: life.expired(r),
+                last_read: last_read.get(r.key.as_str()).cloned(),
             })
             .collect();
         Ok((out, snap.problems, index))
@@ -1245,20 +1332,30 @@ impl Memory {
         if query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
-        if let Some(out) = self.with_warm(|w| {
+        let warm = self.with_warm(|w| {
             check_filter(filter, w.records())?;
             Ok((
                 recall_in(w.records(), w.corpus(), query, limit, filter, self.now()),
                 w.problems().to_vec(),
             ))
-        }) {
-            return out;
-        }
-        let (snap, corpus, _) = self.load_with(true)?;
-        check_filter(filter, &snap.records)?;
-        let corpus = corpus.expect("a corpus was asked for");
-        let out = recall_in(&snap.records, &corpus, query, limit, filter, self.now());
-        Ok((out, snap.problems))
+        });
+        let (out, problems) = match warm {
+            Some(r) => r?,
+            None => {
+                let (snap, corpus, _) = self.load_with(true)?;
+                check_filter(filter, &snap.records)?;
+                let corpus = corpus.expect("a corpus was asked for");
+                let out = recall_in(&snap.records, &corpus, query, limit, filter, self.now());
+                (out, snap.problems)
+            }
+        };
+        access::record(
+            &self.backend,
+            self.now(),
+            out.iter().map(|h| h.key.as_str()),
+            access::Via::Recall,
+        );
+        Ok((out, problems))
     }
 
     /// Builds the context block (spec/ranking.md#packing-the-context-block).
@@ -1300,6 +1397,14 @@ impl Memory {
             };
             Ok((context::build(&parts, max_tokens, query, filter), problems))
         }) {
+            if let Ok((block, _)) = &out {
+                access::record(
+                    &self.backend,
+                    self.now(),
+                    block.memories.iter().map(|m| m.key.as_str()),
+                    access::Via::Context,
+                );
+            }
             return out;
         }
         let has_query = query.is_some_and(|q| !q.trim().is_empty());
@@ -1314,8 +1419,14 @@ impl Memory {
         if let Some(c) = corpus {
             prepared.set_corpus(c);
         }
-        let b = prepared.block_filtered(max_tokens, query, filter);
-        Ok((b, problems))
+        let block = prepared.block_filtered(max_tokens, query, filter);
+        access::record(
+            &self.backend,
+            self.now(),
+            block.memories.iter().map(|m| m.key.as_str()),
+            access::Via::Context,
+        );
+        Ok((block, problems))
     }
 
     /// Loads the store once for many context blocks (a benchmark, a server answering
@@ -1830,11 +1941,12 @@ fn recall_in(
     filter: &Filter,
     now: DateTime<Utc>,
 ) -> Vec<Hit> {
+    let life = Lifecycle::of(records, now.date_naive());
     let rel = corpus.relevance(records, query);
     let mut hits: Vec<(usize, f64, f64)> = rel
         .iter()
         .enumerate()
-        .filter(|(i, r)| **r > 0.0 && filter.matches(&records[*i].meta))
+        .filter(|(i, r)| **r > 0.0 && filter.admits(&records[*i], &life))
         .map(|(i, r)| {
             let m = &records[i].meta;
             (
@@ -1857,6 +1969,8 @@ fn recall_in(
                 updated: r.meta.updated.text.clone(),
                 score,
                 relevance,
+                superseded_by: life.superseded_by(r.key.as_str()).to_vec(),
+                expired: life.expired(r),
             }
         })
         .collect()
@@ -1912,6 +2026,19 @@ fn parse_decay(decay: Option<&str>) -> Result<Option<Decay>> {
 /// Checks what a write would store, before the lock: required fields, the body's
 /// size, and no secret in any text field.
 fn check_draft(key: &Key, d: &Draft) -> Result<()> {
+    if let Some(v) = d.valid_until.as_deref().map(str::trim)
+        && !v.is_empty()
+        && crate::memory::parse_day(v).is_none()
+    {
+        return Err(Error::ValidUntil { value: v.into() });
+    }
+    for k in d.supersedes.iter().flatten() {
+        if Key::parse(k.trim())? == *key {
+            return Err(Error::SupersedesSelf {
+                key: key.to_string(),
+            });
+        }
+    }
     if d.name.trim().is_empty() {
         return Err(Error::Empty { field: "name" });
     }

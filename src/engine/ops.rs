@@ -171,6 +171,7 @@ impl Memory {
             important: e.important,
             decay: e.decay.clone(),
             source: e.source.clone(),
+            ..Draft::default()
         };
         check_draft(&key, &draft)?;
         self.write_locked(&key, kind, decay, &draft)

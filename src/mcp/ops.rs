@@ -329,7 +329,7 @@ impl MemoryServer {
     )]
     async fn fetch(&self, Parameters(a): Parameters<FetchArgs>) -> CallToolResult {
         self.run(move |s| {
-            let r = s.mem.read(&a.id)?;
+            let r = s.mem.read_via(&a.id, crate::engine::access::Via::McpRead)?;
             let doc = json!({
                 "id": r.key,
                 "title": r.meta.name,

@@ -82,6 +82,12 @@ pub struct RememberArgs {
     /// Which conversation or event produced the memory. Omit to keep.
     #[serde(default)]
     pub source: Option<String>,
+    /// Keys of older memories this one replaces: they stay on disk but are left out of recall, context and lists (unless included). Replaces the list; [] clears it; omit to keep.
+    #[serde(default)]
+    pub supersedes: Option<Vec<String>>,
+    /// The last day this memory holds, `YYYY-MM-DD`; after it the memory is expired and left out. "" clears it; omit to keep.
+    #[serde(default)]
+    pub valid_until: Option<String>,
     /// This memory is the summary of a session: memory_context then shows it (through a `compacted` event) instead of that session's events up to `through`. The events are kept.
     #[serde(default)]
     pub summarizes: Option<SummarizesArg>,
@@ -121,6 +127,12 @@ pub struct FilterArgs {
     /// Only memories whose salience is at least this, from 0 to 1 (feedback is 0.8, important memories 1).
     #[serde(default)]
     pub min_salience: Option<f64>,
+    /// true: also memories another memory supersedes (left out by default; marked `superseded_by`).
+    #[serde(default)]
+    pub include_superseded: Option<bool>,
+    /// true: also memories whose `valid_until` day has passed (left out by default; marked `expired`).
+    #[serde(default)]
+    pub include_expired: Option<bool>,
 }
 
 impl FilterArgs {
@@ -153,6 +165,8 @@ impl FilterArgs {
             .transpose()
             .map_err(bad("until"))?;
         f.important = self.important.unwrap_or(false);
+        f.include_superseded = self.include_superseded.unwrap_or(false);
+        f.include_expired = self.include_expired.unwrap_or(false);
         f.min_salience = self
             .min_salience
             .map(filter::check_salience)
@@ -438,6 +452,8 @@ impl MemoryServer {
                 important: a.important,
                 decay: a.decay,
                 source: a.source,
+                supersedes: a.supersedes,
+                valid_until: a.valid_until,
             };
             let outcome = match a.summarizes {
                 None => s.mem.write(&draft)?,
@@ -477,7 +493,7 @@ impl MemoryServer {
 
     #[tool(
         name = "recall",
-        description = "Search the memories for a query (words or a phrase) and return the best matches, best first, with key, type, name, description and score. Matching is by words, not substrings: a memory is a hit when its name, description, tags or body shares a word with the query (case-insensitive and lightly stemmed, so runs and running match run; common words such as the and of are ignored), or contains the whole query as written; memories matching more and rarer words rank higher. Optional filters (types, tags, since, until, important, min_salience) keep only the memories that pass them. Use read_memory for a hit's full text.",
+        description = "Search the memories for a query (words or a phrase) and return the best matches, best first, with key, type, name, description and score. Matching is by words, not substrings: a memory is a hit when its name, description, tags or body shares a word with the query (case-insensitive and lightly stemmed, so runs and running match run; common words such as the and of are ignored), or contains the whole query as written; memories matching more and rarer words rank higher. Optional filters (types, tags, since, until, important, min_salience) keep only the memories that pass them; superseded and expired memories are left out unless include_superseded / include_expired. Use read_memory for a hit's full text.",
         annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
     )]
     async fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
@@ -509,7 +525,9 @@ impl MemoryServer {
     )]
     async fn read_memory(&self, Parameters(a): Parameters<ReadArgs>) -> CallToolResult {
         self.run(move |s| {
-            let r = s.mem.read(&a.key)?;
+            let r = s
+                .mem
+                .read_via(&a.key, crate::engine::access::Via::McpRead)?;
             Ok((
                 crate::memory::frontmatter::render(&r.meta, &r.body),
                 json!({"key": r.key, "meta": r.meta.to_json(), "body": r.body}),
@@ -573,7 +591,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_context",
-        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the agent state entries (each within its limit), then the most salient and recent memories in full, then recent timeline events (a compacted session's events replaced by its `compacted` pointer to the summary), all within a token budget (max_tokens; {default} tokens by default). Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed.",
+        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the agent state entries (each within its limit), then the most salient and recent memories in full, then recent timeline events (a compacted session's events replaced by its `compacted` pointer to the summary), all within a token budget (max_tokens; {default} tokens by default). Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed; superseded and expired memories are left out unless include_superseded / include_expired.",
         annotations(
             title = "Memory context",
             read_only_hint = true,
@@ -594,7 +612,7 @@ impl MemoryServer {
 
     #[tool(
         name = "list_memories",
-        description = "List the memories, most salient and recent first: key, type, updated date, score, name and description. Returns at most limit memories (default 100, at most 1000); when more remain, next_cursor is set: pass it as cursor to get the next page. Optional filters: type or types, tags (all must match), since/until (YYYY-MM-DD, on the updated date), important, min_salience.",
+        description = "List the memories, most salient and recent first: key, type, updated date, score, name and description. Returns at most limit memories (default 100, at most 1000); when more remain, next_cursor is set: pass it as cursor to get the next page. Optional filters: type or types, tags (all must match), since/until (YYYY-MM-DD, on the updated date), important, min_salience. Superseded and expired memories are left out unless include_superseded / include_expired.",
         annotations(
             title = "List memories",
             read_only_hint = true,
@@ -618,8 +636,14 @@ impl MemoryServer {
             let mut text = String::new();
             for i in &page {
                 text.push_str(&format!(
-                    "{}  ({}, updated {}, score {:.3})  {} — {}\n",
-                    i.key, i.kind, i.updated, i.score, i.name, i.description
+                    "{}  ({}, updated {}, score {:.3})  {} — {}{}\n",
+                    i.key,
+                    i.kind,
+                    i.updated,
+                    i.score,
+                    i.name,
+                    i.description,
+                    crate::engine::lifecycle_mark(&i.superseded_by, i.expired)
                 ));
             }
             let mut doc = json!({"memories": page, "problems": problems, "total": total});
@@ -679,7 +703,7 @@ fn resource_text(s: &Shared, target: &Target) -> Result<String, Error> {
                 .unwrap_or_default())
         }
         Target::Memory(key) => {
-            let r = s.mem.read(key)?;
+            let r = s.mem.read_via(key, crate::engine::access::Via::Resource)?;
             s.mem
                 .backend()
                 .read_text(&r.key.file_name(), MAX_MEMORY_FILE)?

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::memory::{Decay, Kind, Meta, Stamp};
 
 /// Keys memdir gives a meaning to, in the order it writes them.
-const KNOWN: [&str; 9] = [
+const KNOWN: [&str; 11] = [
     "name",
     "description",
     "type",
@@ -23,6 +23,8 @@ const KNOWN: [&str; 9] = [
     "decay",
     "tags",
     "important",
+    "supersedes",
+    "valid_until",
 ];
 
 /// Why a file's frontmatter could not be read. Lines are 1-based lines of the file.
@@ -487,7 +489,7 @@ pub fn with_dates(text: &str, date: &str) -> Result<String, FrontmatterError> {
 /// Fields whose value is one line of text. The three.ws runtime writes them raw
 /// (`name: Runbook: deploys`) and reads every line by splitting it at the first `:`
 /// and trimming; for these the two readings of one line can differ.
-const TEXT_FIELDS: [&str; 7] = [
+const TEXT_FIELDS: [&str; 8] = [
     "name",
     "description",
     "type",
@@ -495,6 +497,7 @@ const TEXT_FIELDS: [&str; 7] = [
     "updated",
     "source",
     "decay",
+    "valid_until",
 ];
 
 /// A memory file from another tool (a `memory/0.1` blob), read as its writer meant it.
@@ -705,6 +708,8 @@ pub fn render_portable(meta: &Meta, body: &str) -> String {
             "decay" => meta.decay.map(|d| d.to_string()),
             "tags" if !meta.tags.is_empty() => Some(flow_list(&meta.tags)),
             "important" if meta.important => Some("true".into()),
+            "supersedes" if !meta.supersedes.is_empty() => Some(flow_list(&meta.supersedes)),
+            "valid_until" => meta.valid_until.as_deref().map(one_line),
             _ => None,
         }
     };
@@ -854,6 +859,45 @@ fn from_map(
         }
     };
 
+    let bad_supersedes = || FrontmatterError::Field {
+        field: "supersedes",
+        line: line_of("supersedes"),
+        problem: "must be a list of memory keys",
+    };
+    let supersedes: Vec<String> = match map.get("supersedes") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => {
+            let mut keys = Vec::with_capacity(items.len());
+            for item in items {
+                keys.push(scalar_text(item).ok_or_else(bad_supersedes)?);
+            }
+            keys
+        }
+        Some(v) => vec![scalar_text(v).ok_or_else(bad_supersedes)?],
+    };
+    if let Some(bad) = supersedes
+        .iter()
+        .find(|k| crate::memory::Key::parse(k).is_err())
+    {
+        warnings.push(Warning {
+            line: line_of("supersedes"),
+            message: format!(
+                "supersedes `{bad}` is not a memory key (a-z, 0-9, `_`, `-`); it replaces nothing"
+            ),
+        });
+    }
+    let valid_until = text_field("valid_until")?;
+    if let Some(v) = &valid_until
+        && crate::memory::parse_day(v).is_none()
+    {
+        warnings.push(Warning {
+            line: line_of("valid_until"),
+            message: format!(
+                "valid_until `{v}` is not a date (YYYY-MM-DD); the memory does not expire"
+            ),
+        });
+    }
+
     let (preamble, chunk_texts, linked) = match layout {
         Some(l) => (
             l.preamble,
@@ -884,6 +928,8 @@ fn from_map(
         decay,
         tags,
         important,
+        supersedes,
+        valid_until,
         extra: Extra {
             entries,
             order: keys,
@@ -964,6 +1010,18 @@ fn render_known(key: &str, meta: &Meta) -> Option<String> {
             &Value::Array(meta.tags.iter().cloned().map(Value::String).collect()),
         )),
         "important" if meta.important => Some("important: true\n".to_string()),
+        "supersedes" if !meta.supersedes.is_empty() => Some(render_entry(
+            key,
+            &Value::Array(meta.supersedes.iter().cloned().map(Value::String).collect()),
+        )),
+        "valid_until" => meta.valid_until.as_deref().map(|v| {
+            // A day is written bare, as people write it; anything else is quoted.
+            if crate::memory::parse_day(v).is_some() {
+                format!("{key}: {}\n", v.trim())
+            } else {
+                render_entry(key, &Value::String(v.to_string()))
+            }
+        }),
         _ => None,
     }
 }
@@ -1178,6 +1236,75 @@ mod tests {
         assert_eq!(p.meta.decay, None);
         let lines: Vec<usize> = p.warnings.iter().map(|w| w.line).collect();
         assert_eq!(lines, vec![4, 7]);
+    }
+
+    #[test]
+    fn supersedes_and_valid_until() {
+        // spec/memory-format.md#supersedes, spec/memory-format.md#valid_until
+        let base =
+            "---\nname: n\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n";
+        let p = parse(&format!(
+            "{base}supersedes: [old_a, \"old_b\"]   # merged\nvalid_until: 2026-04-20\n---\n"
+        ))
+        .unwrap();
+        assert_eq!(p.meta.supersedes, ["old_a", "old_b"]);
+        assert_eq!(p.meta.valid_until.as_deref(), Some("2026-04-20"));
+        assert!(p.warnings.is_empty());
+        assert!(
+            p.meta
+                .expired(chrono::NaiveDate::from_ymd_opt(2026, 4, 21).unwrap())
+        );
+        assert!(
+            !p.meta
+                .expired(chrono::NaiveDate::from_ymd_opt(2026, 4, 20).unwrap())
+        );
+        // Unchanged values keep their text (comment and flow style included).
+        let text = format!(
+            "{base}supersedes: [old_a, \"old_b\"]   # merged\nvalid_until: 2026-04-20\n---\n"
+        );
+        assert_eq!(render(&p.meta, &p.body), text);
+        // A single scalar is one key.
+        let p = parse(&format!("{base}supersedes: old_a\n---\n")).unwrap();
+        assert_eq!(p.meta.supersedes, ["old_a"]);
+        // Bad values are warnings on their line, kept on rewrite, and expire nothing.
+        let text = format!("{base}supersedes: [Not A Key]\nvalid_until: soon\n---\n");
+        let p = parse(&text).unwrap();
+        let w: Vec<(usize, &str)> = p
+            .warnings
+            .iter()
+            .map(|w| (w.line, w.message.as_str()))
+            .collect();
+        assert_eq!(
+            w,
+            [
+                (
+                    7,
+                    "supersedes `Not A Key` is not a memory key (a-z, 0-9, `_`, `-`); it replaces nothing"
+                ),
+                (
+                    8,
+                    "valid_until `soon` is not a date (YYYY-MM-DD); the memory does not expire"
+                ),
+            ]
+        );
+        assert!(
+            !p.meta
+                .expired(chrono::NaiveDate::from_ymd_opt(2030, 1, 1).unwrap())
+        );
+        assert_eq!(render(&p.meta, &p.body), text);
+        // A nested value is an error with the line.
+        check_err(
+            &format!("{base}supersedes: [[a]]\n---\n"),
+            "line 7: `supersedes` must be a list of memory keys",
+        );
+        // New values are written in memdir's order, after the other known keys.
+        let mut meta = parse(&format!("{base}---\n")).unwrap().meta;
+        meta.supersedes = vec!["x".into()];
+        meta.valid_until = Some("2026-05-01".into());
+        assert_eq!(
+            render(&meta, ""),
+            format!("{base}supersedes:\n- x\nvalid_until: 2026-05-01\n---\n")
+        );
     }
 
     #[test]

@@ -211,6 +211,8 @@ pub(crate) mod tests {
                 decay: None,
                 tags: vec![],
                 important: false,
+                supersedes: Vec::new(),
+                valid_until: None,
                 extra: Extra::default(),
             },
             body: String::new(),

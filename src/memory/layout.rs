@@ -34,6 +34,11 @@ pub const SEARCH_DELTA_FILE: &str = ".memdir/cache/index-v2.delta.bin";
 pub const LEGACY_PARSE_CACHE: &str = ".memdir/cache/frontmatter-v1.bin";
 /// The largest search index file read (a corrupt or hostile one is ignored past this).
 pub const MAX_SEARCH_INDEX: u64 = 2 * 1024 * 1024 * 1024;
+/// The device-local access log: one `{ts, key, via}` line per read
+/// (spec/cli.md#access-log); never synced.
+pub const ACCESS_LOG_FILE: &str = ".memdir/cache/access.jsonl";
+/// The access log's previous part, kept after a rotation.
+pub const ACCESS_LOG_OLD_FILE: &str = ".memdir/cache/access.1.jsonl";
 /// The sync configuration.
 pub const CONFIG_FILE: &str = ".memdir/config.toml";
 /// The sync folder: the state and the base CAR of the last synced version.

@@ -285,11 +285,37 @@ pub struct Meta {
     pub decay: Option<Decay>,
     pub tags: Vec<String>,
     pub important: bool,
+    /// Keys of the memories this one replaces (`supersedes:`; spec/memory-format.md#supersedes),
+    /// as written in the file.
+    pub supersedes: Vec<String>,
+    /// The last day this memory holds (`valid_until:`), as written in the file; see
+    /// [`Meta::valid_until_date`]. A value that is not a date loads with a warning,
+    /// is kept on rewrite and expires nothing.
+    pub valid_until: Option<String>,
     /// Keys memdir does not know, kept with their original text and order.
     pub extra: Extra,
 }
 
+/// Parses a plain `YYYY-MM-DD` day (a `valid_until` value).
+pub fn parse_day(s: &str) -> Option<NaiveDate> {
+    let t = s.trim();
+    (t.len() == 10)
+        .then(|| NaiveDate::parse_from_str(t, "%Y-%m-%d").ok())
+        .flatten()
+}
+
 impl Meta {
+    /// The `valid_until` day, when it is one.
+    pub fn valid_until_date(&self) -> Option<NaiveDate> {
+        self.valid_until.as_deref().and_then(parse_day)
+    }
+
+    /// Whether the memory has expired on `today`: its `valid_until` day is before it
+    /// (spec/memory-format.md#valid_until).
+    pub fn expired(&self, today: NaiveDate) -> bool {
+        self.valid_until_date().is_some_and(|d| d < today)
+    }
+
     /// The frontmatter as JSON: the known fields, then unknown keys in file order
     /// (the `meta` of `memdir read --json` and of the MCP `read_memory` tool).
     pub fn to_json(&self) -> serde_json::Value {
@@ -308,6 +334,12 @@ impl Meta {
         }
         o.insert("tags".into(), json!(self.tags));
         o.insert("important".into(), json!(self.important));
+        if !self.supersedes.is_empty() {
+            o.insert("supersedes".into(), json!(self.supersedes));
+        }
+        if let Some(v) = &self.valid_until {
+            o.insert("valid_until".into(), json!(v));
+        }
         for (k, v) in self.extra.values() {
             o.insert(k.to_string(), v.clone());
         }
@@ -401,6 +433,13 @@ pub fn content_hash(meta: &Meta, body: &str) -> [u8; 32] {
         field("tag", t);
     }
     field("important", if meta.important { "true" } else { "false" });
+    // Only when present, so the hash of every memory without them is unchanged.
+    for k in &meta.supersedes {
+        field("supersedes", k);
+    }
+    if let Some(v) = &meta.valid_until {
+        field("valid_until", v);
+    }
     for (k, v) in meta.extra.iter() {
         field("extra-key", k);
         field("extra-value", &v);

@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::memory::Record;
 use crate::memory::index;
 use crate::memory::timeline::Event;
-use crate::retrieval::filter::Filter;
+use crate::retrieval::filter::{Filter, Lifecycle};
 use crate::retrieval::rank;
 use crate::retrieval::search::{self, Corpus, QueryScores};
 use crate::retrieval::state;
@@ -166,11 +166,30 @@ pub struct Parts<'a> {
 /// without `parts.corpus` gets one computed for this call.
 pub fn build(parts: &Parts<'_>, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
     let records = parts.records;
-    // State entries have their own section right after the index.
+    let life = Lifecycle::of(records, parts.now.date_naive());
+    // State entries have their own section right after the index; superseded and
+    // expired memories only when the filter includes them.
     let pass = |i: &usize| {
-        records[*i].meta.kind != crate::memory::Kind::State
-            && (filter.is_empty() || filter.matches(&records[*i].meta))
+        records[*i].meta.kind != crate::memory::Kind::State && filter.admits(&records[*i], &life)
     };
+    // An included superseded or expired memory is packed under a marked heading
+    // (`## Name [superseded by k] (key: …)`): the name carries the marker.
+    let any_marked = (filter.include_superseded || filter.include_expired)
+        && records.iter().any(|r| life.mark(r).is_some());
+    let marked: Option<Vec<Record>> = any_marked.then(|| {
+        records
+            .iter()
+            .map(|r| match life.mark(r) {
+                Some(m) => {
+                    let mut r = r.clone();
+                    r.meta.name = format!("{} [{m}]", r.meta.name);
+                    r
+                }
+                None => r.clone(),
+            })
+            .collect()
+    });
+    let packed: &[Record] = marked.as_deref().unwrap_or(records);
     let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
         let order: Vec<usize> = rank::order(records, parts.now)
             .into_iter()
@@ -179,12 +198,12 @@ pub fn build(parts: &Parts<'_>, max_tokens: usize, query: Option<&str>, filter: 
         let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
         return assemble(
             parts.index_text,
-            records,
+            packed,
             &order,
             INDEX_SHARE,
             parts.events,
             max_tokens,
-            |room| pack_whole(records, &candidates, room),
+            |room| pack_whole(packed, &candidates, room),
         );
     };
     let owned;
@@ -200,12 +219,12 @@ pub fn build(parts: &Parts<'_>, max_tokens: usize, query: Option<&str>, filter: 
     let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
     assemble(
         parts.index_text,
-        records,
+        packed,
         &order,
         INDEX_SHARE_QUERY,
         parts.events,
         max_tokens,
-        |room| plan(records, &candidates, &scores, room),
+        |room| plan(packed, &candidates, &scores, room),
     )
 }
 

@@ -5,10 +5,12 @@
 //! testing a memory. Whether a type names a type the store knows is the engine's
 //! check ([`Filter::unknown_type`]), since only it has the store.
 
+use std::collections::HashMap;
+
 use chrono::NaiveDate;
 use thiserror::Error;
 
-use crate::memory::{Kind, Meta};
+use crate::memory::{Kind, Meta, Record};
 use crate::retrieval::rank;
 
 /// Salience is a sum of tenths and twentieths in floating point (`user` with 5 tags is
@@ -41,6 +43,80 @@ pub struct Filter {
     pub important: bool,
     /// Salience at least this (in 0..=1).
     pub min_salience: Option<f64>,
+    /// Also memories another memory supersedes (left out by default).
+    pub include_superseded: bool,
+    /// Also memories whose `valid_until` day has passed (left out by default).
+    pub include_expired: bool,
+}
+
+/// Which memories of a store are superseded or expired on a day
+/// (spec/ranking.md#superseded-and-expired): derived from the whole store, since a
+/// memory is superseded when another loaded memory lists its key in `supersedes`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lifecycle {
+    /// Key of a superseded memory → keys of the memories that supersede it, sorted.
+    superseded_by: HashMap<String, Vec<String>>,
+    today: NaiveDate,
+}
+
+impl Lifecycle {
+    /// The lifecycle of `records` on `today` (the memdir clock's UTC day).
+    pub fn of(records: &[Record], today: NaiveDate) -> Lifecycle {
+        let present: std::collections::HashSet<&str> =
+            records.iter().map(|r| r.key.as_str()).collect();
+        let mut superseded_by: HashMap<String, Vec<String>> = HashMap::new();
+        for r in records {
+            for old in &r.meta.supersedes {
+                let old = old.strip_suffix(".md").unwrap_or(old);
+                // A memory cannot supersede itself, and a key no memory has is nothing.
+                if old != r.key.as_str() && present.contains(old) {
+                    let by = superseded_by.entry(old.to_string()).or_default();
+                    if !by.iter().any(|k| k == r.key.as_str()) {
+                        by.push(r.key.to_string());
+                    }
+                }
+            }
+        }
+        for v in superseded_by.values_mut() {
+            v.sort();
+        }
+        Lifecycle {
+            superseded_by,
+            today,
+        }
+    }
+
+    /// The day expiry is judged on.
+    pub fn today(&self) -> NaiveDate {
+        self.today
+    }
+
+    /// Keys of the memories that supersede `key` (empty when none does).
+    pub fn superseded_by(&self, key: &str) -> &[String] {
+        self.superseded_by.get(key).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether `r` has expired today.
+    pub fn expired(&self, r: &Record) -> bool {
+        r.meta.expired(self.today)
+    }
+
+    /// A short marker for a superseded or expired memory (`superseded by k`,
+    /// `expired after 2026-01-01`), `None` for a current one.
+    pub fn mark(&self, r: &Record) -> Option<String> {
+        let mut parts = Vec::new();
+        let by = self.superseded_by(r.key.as_str());
+        if !by.is_empty() {
+            parts.push(format!("superseded by {}", by.join(", ")));
+        }
+        if self.expired(r) {
+            parts.push(format!(
+                "expired after {}",
+                r.meta.valid_until.as_deref().unwrap_or_default().trim()
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
 }
 
 /// A filter value that cannot be used; the caller names the flag or argument.
@@ -91,9 +167,44 @@ pub fn parse_types(s: &str) -> Result<Vec<Kind>, FilterError> {
 }
 
 impl Filter {
-    /// Whether the filter lets every memory through.
+    /// Whether the filter sets no condition on metadata (superseded and expired
+    /// memories are still left out unless included).
     pub fn is_empty(&self) -> bool {
-        *self == Filter::default()
+        Filter {
+            include_superseded: false,
+            include_expired: false,
+            ..self.clone()
+        } == Filter::default()
+    }
+
+    /// Whether the filter lets every memory through, superseded and expired ones too.
+    pub fn admits_all(&self) -> bool {
+        self.is_empty() && self.include_superseded && self.include_expired
+    }
+
+    /// Also superseded memories.
+    pub fn include_superseded(mut self) -> Filter {
+        self.include_superseded = true;
+        self
+    }
+
+    /// Also expired memories.
+    pub fn include_expired(mut self) -> Filter {
+        self.include_expired = true;
+        self
+    }
+
+    /// Whether a memory of the store described by `life` passes: its metadata
+    /// matches, and it is neither superseded nor expired unless those are included
+    /// (spec/ranking.md#superseded-and-expired).
+    pub fn admits(&self, r: &Record, life: &Lifecycle) -> bool {
+        if !self.include_superseded && !life.superseded_by(r.key.as_str()).is_empty() {
+            return false;
+        }
+        if !self.include_expired && life.expired(r) {
+            return false;
+        }
+        self.matches(&r.meta)
     }
 
     /// Adds types (any of them matches).
@@ -189,7 +300,8 @@ impl Filter {
         }
     }
 
-    /// Whether a memory passes the filter.
+    /// Whether a memory's metadata passes the filter (superseded and expired are
+    /// judged by [`Filter::admits`], which needs the store).
     pub fn matches(&self, meta: &Meta) -> bool {
         if !self.types.is_empty() && !self.types.contains(&meta.kind) {
             return false;
@@ -233,6 +345,8 @@ mod tests {
             decay: None,
             tags: tags.iter().map(|t| t.to_string()).collect(),
             important,
+            supersedes: Vec::new(),
+            valid_until: None,
             extra: Extra::default(),
         }
     }

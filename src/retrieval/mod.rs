@@ -4,6 +4,7 @@
 //! Must not read files or the clock: the engine hands everything in.
 
 pub mod context;
+pub mod duplicates;
 pub mod filter;
 pub mod graph;
 pub mod rank;

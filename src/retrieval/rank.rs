@@ -85,6 +85,8 @@ mod tests {
             decay,
             tags: (0..tags).map(|i| format!("t{i}")).collect(),
             important,
+            supersedes: Vec::new(),
+            valid_until: None,
             extra: Extra::default(),
         }
     }

@@ -52,6 +52,8 @@ struct Entry {
     decay: Option<String>,
     tags: Vec<String>,
     important: bool,
+    supersedes: Vec<String>,
+    valid_until: Option<String>,
     /// Every top-level key in file order.
     order: Vec<String>,
     extra: Vec<(String, Value)>,
@@ -411,7 +413,7 @@ impl Saved {
     }
 }
 
-const MAGIC: &[u8; 4] = b"MDX2";
+const MAGIC: &[u8; 4] = b"MDX3";
 
 struct Writer(Vec<u8>);
 
@@ -510,6 +512,8 @@ impl Entry {
         w.opt(&self.decay);
         w.strs(&self.tags);
         w.0.push(u8::from(self.important));
+        w.strs(&self.supersedes);
+        w.opt(&self.valid_until);
         w.strs(&self.order);
         w.u64(self.extra.len() as u64);
         for (k, v) in &self.extra {
@@ -538,6 +542,8 @@ impl Entry {
                 1 => true,
                 _ => return None,
             },
+            supersedes: r.strs()?,
+            valid_until: r.opt()?,
             order: r.strs()?,
             extra: (0..r.count()?)
                 .map(|_| Some((r.str()?, serde_json::from_str(&r.str()?).ok()?)))
@@ -559,6 +565,8 @@ impl Entry {
             decay: m.decay.map(|d| d.to_string()),
             tags: m.tags.clone(),
             important: m.important,
+            supersedes: m.supersedes.clone(),
+            valid_until: m.valid_until.clone(),
             order: m.extra.order().to_vec(),
             extra: m
                 .extra
@@ -588,6 +596,10 @@ impl Entry {
             decay,
             tags: self.tags,
             important: self.important,
+            // Not in the cache's encoding yet: memories that have them are not cached
+            // (see `save`).
+            supersedes: self.supersedes,
+            valid_until: self.valid_until,
             extra: Extra::from_values(self.order, self.extra),
         };
         let warnings = self
@@ -821,6 +833,8 @@ mod tests {
             decay: Some("30d".into()),
             tags: vec!["a".into(), "b".into()],
             important: i.is_multiple_of(3),
+            supersedes: vec!["older".into()],
+            valid_until: i.is_multiple_of(2).then(|| "2026-12-31".into()),
             order: vec!["name".into(), "owner".into()],
             extra: vec![("owner".into(), serde_json::json!({"team": [1, "x"]}))],
             warnings: vec![(4, "unknown type".into())],

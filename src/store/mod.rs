@@ -431,6 +431,51 @@ impl Backend {
         }
     }
 
+    /// Appends lines to a log that may lose lines but must never block or slow a
+    /// read: no lock, no fsync, one `write` of the whole buffer on an `O_APPEND`
+    /// descriptor (lines shorter than `PIPE_BUF` never interleave). Past `max_bytes`
+    /// the file is first renamed to `old` (replacing it), so the two together stay
+    /// under about twice `max_bytes`. Nothing is created when the directory itself
+    /// does not exist. Every failure is ignored: this is for derived, device-local data.
+    pub fn append_log(&self, rel: &str, old: &str, data: &[u8], max_bytes: u64) {
+        match self {
+            Backend::Mem(_) => {
+                let mut m = self.mem().expect("mem backend");
+                if m.get(rel).is_some_and(|b| b.len() as u64 > max_bytes)
+                    && let Some(b) = m.remove(rel)
+                {
+                    m.insert(old.to_string(), b);
+                }
+                m.entry(rel.to_string())
+                    .or_default()
+                    .extend_from_slice(data);
+            }
+            Backend::Dir(root) => {
+                if !root.is_dir() {
+                    return;
+                }
+                let Ok((path, _)) = writable_target(root, rel) else {
+                    return;
+                };
+                if fs::symlink_metadata(&path).is_ok_and(|m| m.len() > max_bytes)
+                    && check_parent(root, old).is_ok()
+                {
+                    let _ = fs::rename(&path, root.join(old));
+                }
+                let mut o = OpenOptions::new();
+                o.create(true).append(true);
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::OpenOptionsExt;
+                    o.custom_flags(libc::O_NOFOLLOW);
+                }
+                if let Ok(mut f) = o.open(&path) {
+                    let _ = f.write_all(data);
+                }
+            }
+        }
+    }
+
     /// Takes the cross-process write lock (`.memdir/lock`), waiting for it.
     pub fn lock<'a>(&self, mem_lock: &'a Mutex<()>) -> Result<LockGuard<'a>> {
         match self {

@@ -426,6 +426,8 @@ pub fn memory_file(d: Parts) -> Result<IncomingFile, FrontmatterError> {
         decay: None,
         tags: d.tags,
         important: false,
+        supersedes: Vec::new(),
+        valid_until: None,
         extra: Extra::from_values(order, d.extra),
     };
     let text = frontmatter::render(&meta, &d.body);
