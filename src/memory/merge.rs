@@ -200,6 +200,8 @@ fn merge_meta(b: &Meta, l: &Meta, r: &Meta) -> Option<Meta> {
     m.decay = pick(&b.decay, &l.decay, &r.decay)?;
     m.important = pick(&b.important, &l.important, &r.important)?;
     m.tags = merge_set(&b.tags, &l.tags, &r.tags);
+    m.supersedes = merge_set(&b.supersedes, &l.supersedes, &r.supersedes);
+    m.valid_until = pick(&b.valid_until, &l.valid_until, &r.valid_until)?;
     // Two devices that created the memory separately keep the earlier date; the later
     // `updated` says when the memory last changed on either side.
     m.created = pick(&b.created, &l.created, &r.created)
@@ -375,8 +377,7 @@ mod tests {
         let remote = file("supersedes: [old1, old2, old3]\n", "2026-01-01", "x");
         let got = merge_file(&base, &local, &remote).unwrap();
         let p = frontmatter::parse(&got).unwrap();
-        let sup = p.meta.extra.get("supersedes").map(list_values).unwrap();
-        assert_eq!(sup, vec!["old2", "old3"]);
+        assert_eq!(p.meta.supersedes, vec!["old2", "old3"]);
     }
 
     #[test]
