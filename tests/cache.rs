@@ -138,12 +138,19 @@ fn unchanged_files_are_vouched_for_and_changed_ones_read() {
         (30, 0, 0),
         "{second:?}"
     );
+    // Calls without a query skip the term data and never drop it: after an edit
+    // seen by them, a query analyzes that file alone.
+    write_raw(&dir, "k5", "Five", "a changed body");
+    mem(&dir).list(None).unwrap();
+    mem(&dir).context(2000, None).unwrap();
+    let kept = mem(&dir).search_index().unwrap();
+    assert_eq!((kept.parsed, kept.analyzed), (0, 1), "{kept:?}");
     // One edit: that file alone is read, parsed and analyzed again, and seen.
     write_raw(&dir, "k7", "Seven", "rewritten body about a walrus");
     let third = mem(&dir).search_index().unwrap();
     assert_eq!(
         (third.vouched, third.read, third.parsed, third.analyzed),
-        (29, 1, 1, 1),
+        (28, 2, 1, 1),
         "{third:?}"
     );
     let (hits, _) = mem(&dir).recall("walrus", 5).unwrap();

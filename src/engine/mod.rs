@@ -513,7 +513,7 @@ impl Memory {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
         let mut snap = Snapshot::default();
-        let mut cache = Cache::load(&self.backend);
+        let mut cache = Cache::load(&self.backend, terms);
         let mut names = self.scan_names(&mut snap.problems)?;
         let stats: Vec<Option<store::Stat>> = self.backend.stats(&names);
         // What the index vouches for by stat; the rest is read.

@@ -71,6 +71,9 @@ struct Saved {
     text: String,
     meta: Entry,
     data: Option<DocData>,
+    /// Whether the file holds term data for it (decoded into `data` only when the
+    /// load asked for terms).
+    has_data: bool,
 }
 
 /// One index file: the main file (`base` 0) or a delta on the main file of
@@ -140,6 +143,9 @@ pub struct Cache {
     pub main_bytes: u64,
     pub delta_bytes: u64,
     enabled: bool,
+    /// Whether the term data was decoded (a new main file is written only then, so
+    /// that data left undecoded is never dropped from it).
+    terms: bool,
 }
 
 /// Hex SHA-256 of a file's bytes: the content key.
@@ -160,13 +166,15 @@ fn new_generation(old: u64) -> u64 {
 }
 
 impl Cache {
-    /// Loads the index of a store (empty, and never written, in memory).
-    pub fn load(backend: &Backend) -> Cache {
+    /// Loads the index of a store (empty, and never written, in memory); the term
+    /// data only with `terms` (a load that does not rank by a query skips it).
+    pub fn load(backend: &Backend, terms: bool) -> Cache {
         if matches!(backend, Backend::Mem(_)) {
             return Cache::default();
         }
         let mut cache = Cache {
             enabled: true,
+            terms,
             ..Cache::default()
         };
         let read = |rel: &str| {
@@ -174,7 +182,7 @@ impl Cache {
                 .read(rel, MAX_SEARCH_INDEX)
                 .ok()
                 .flatten()
-                .map(|b| (b.len() as u64, IndexFile::decode(&b)))
+                .map(|b| (b.len() as u64, IndexFile::decode_with(&b, terms)))
         };
         let Some((bytes, Some(main))) = read(SEARCH_INDEX_FILE) else {
             return cache;
@@ -222,6 +230,7 @@ impl Cache {
         for (mut e, in_delta) in entries {
             if e.data.as_ref().is_some_and(|d| !d.is_valid(n)) {
                 e.data = None;
+                e.has_data = false;
             }
             cache.loaded.insert(
                 e.file.clone(),
@@ -229,7 +238,7 @@ impl Cache {
                     stat: e.stat,
                     checked: e.checked,
                     key: e.key.clone(),
-                    has_data: e.data.is_some(),
+                    has_data: e.has_data,
                     in_main: main_files.contains(&e.file),
                     in_delta,
                 },
@@ -339,7 +348,7 @@ impl Cache {
         let delta_size = self.delta_files + changed + newly_removed;
         if self.main_bytes > 0
             && vocab.len() >= self.main_vocab_len
-            && delta_size <= (items.len() / FOLD_SHARE).max(FOLD_MIN)
+            && (!self.terms || delta_size <= (items.len() / FOLD_SHARE).max(FOLD_MIN))
         {
             // Everything that differs from the main file: what the delta held (still
             // true unless changed again) and what changed now.
@@ -397,6 +406,7 @@ impl Saved {
             text: it.text.to_string(),
             meta: Entry::from_meta(it.meta, it.warnings),
             data: it.data.cloned(),
+            has_data: it.data.is_some(),
         })
     }
 
@@ -635,6 +645,21 @@ fn encode_data(w: &mut Writer, d: &DocData) {
     w.u32(d.n_lines);
 }
 
+/// Skips the term data of an entry, checking only that it is all there.
+fn skip_data(r: &mut Reader<'_>) -> Option<()> {
+    let n = r.count_of(12)?;
+    r.take(n * 12)?;
+    r.take(8)?;
+    let n = r.count_of(4)?;
+    r.take(n * 4)?;
+    let n = r.count_of(8)?;
+    r.take(n * 8)?;
+    let n = r.count_of(8)?;
+    r.take(n * 8)?;
+    r.take(4)?;
+    Some(())
+}
+
 fn decode_data(r: &mut Reader<'_>) -> Option<DocData> {
     let n = r.count_of(12)?;
     let mut tf = Vec::with_capacity(n);
@@ -688,7 +713,7 @@ impl Saved {
         }
     }
 
-    fn decode(r: &mut Reader<'_>) -> Option<Saved> {
+    fn decode(r: &mut Reader<'_>, terms: bool) -> Option<Saved> {
         let file = r.str()?;
         let stat = Stat {
             size: r.u64()?,
@@ -700,9 +725,13 @@ impl Saved {
         let key = r.str()?;
         let text = r.str()?;
         let meta = Entry::decode(r)?;
-        let data = match r.byte()? {
-            0 => None,
-            1 => Some(decode_data(r)?),
+        let (data, has_data) = match r.byte()? {
+            0 => (None, false),
+            1 if terms => (Some(decode_data(r)?), true),
+            1 => {
+                skip_data(r)?;
+                (None, true)
+            }
             _ => return None,
         };
         Some(Saved {
@@ -713,17 +742,18 @@ impl Saved {
             text,
             meta,
             data,
+            has_data,
         })
     }
 }
 
 /// Decodes chunks of entries, on as many threads as there are cores (up to 8).
-fn decode_chunks(chunks: &[&[u8]]) -> Option<Vec<Saved>> {
+fn decode_chunks(chunks: &[&[u8]], with_terms: bool) -> Option<Vec<Saved>> {
     let one = |c: &[u8]| -> Option<Vec<Saved>> {
         let mut r = Reader(c);
         let n = r.count_of(1)?;
         let out = (0..n)
-            .map(|_| Saved::decode(&mut r))
+            .map(|_| Saved::decode(&mut r, with_terms))
             .collect::<Option<Vec<_>>>()?;
         r.0.is_empty().then_some(out)
     };
@@ -789,7 +819,14 @@ impl IndexFile {
         w.0
     }
 
+    #[cfg(test)]
     fn decode(bytes: &[u8]) -> Option<IndexFile> {
+        IndexFile::decode_with(bytes, true)
+    }
+
+    /// Decodes an index file; the term data only with `terms` (it is skipped, and
+    /// the entry says it has some, otherwise).
+    fn decode_with(bytes: &[u8], with_terms: bool) -> Option<IndexFile> {
         let mut r = Reader(bytes.strip_prefix(MAGIC)?);
         let version = r.str()?;
         if version != env!("CARGO_PKG_VERSION") {
@@ -805,7 +842,7 @@ impl IndexFile {
             let n = usize::try_from(r.u64()?).ok()?;
             chunks.push(r.take(n)?);
         }
-        let entries = decode_chunks(&chunks)?;
+        let entries = decode_chunks(&chunks, with_terms)?;
         r.0.is_empty().then_some(IndexFile {
             version,
             generation,
@@ -870,11 +907,19 @@ mod tests {
                         line_df: vec![(0, 1), (1, 2)],
                         n_lines: 2,
                     }),
+                    has_data: i.is_multiple_of(2),
                 })
                 .collect(),
             removed: vec!["gone.md".into()],
         };
         let bytes = f.encode();
+        // Without terms, the data is skipped and said to be there.
+        let lean = IndexFile::decode_with(&bytes, false).unwrap();
+        assert!(lean.entries.iter().all(|e| e.data.is_none()));
+        assert_eq!(
+            lean.entries.iter().map(|e| e.has_data).collect::<Vec<_>>(),
+            f.entries.iter().map(|e| e.has_data).collect::<Vec<_>>()
+        );
         assert_eq!(IndexFile::decode(&bytes), Some(f));
         // Any truncation, a foreign version, a huge count: ignored, never a panic.
         for cut in (0..bytes.len()).step_by(7) {
