@@ -380,3 +380,33 @@ fn cli_recall_json_says_which_mode_ran() {
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(doc["embeddings"]["memories"], 3);
 }
+
+// spec/ranking.md#hybrid-recall: with embeddings, context orders memories by the
+// hybrid relevance; without, by the keyword one (here: no hit, so the plain order).
+#[test]
+fn context_orders_memories_by_hybrid_relevance() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    // Written last and important elsewhere: only relevance puts Caroline first.
+    let m = m.with_clock(Clock::fixed("2026-04-02T09:00:00Z".parse().unwrap()));
+    m.write(&Draft {
+        key: "release".into(),
+        name: "Release".into(),
+        description: "Release".into(),
+        kind: "project".into(),
+        body: "The release is on Monday.".into(),
+        important: Some(true),
+        ..Draft::default()
+    })
+    .unwrap();
+    let first = |m: &Memory| {
+        let (b, _) = m
+            .context_filtered(4000, Some("espresso"), &Filter::default())
+            .unwrap();
+        b.memories[0].key.clone()
+    };
+    assert_eq!(first(&m), "release");
+    configure(dir.path(), &server.url, "");
+    assert_eq!(first(&m), "caroline_mornings");
+}

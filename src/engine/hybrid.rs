@@ -61,6 +61,11 @@ fn fallback(keyword: Vec<f64>, why: String) -> (Vec<f64>, Option<Report>) {
     )
 }
 
+/// Whether `[embeddings]` is present (a bad section counts: it falls back and says so).
+pub fn enabled(root: &Path) -> bool {
+    !matches!(Config::load(root), Ok(None))
+}
+
 /// The relevance a recall uses: `keyword` unchanged (and no report) when embeddings
 /// are not configured; otherwise fused with vector similarity, or `keyword` with the
 /// reason it fell back.

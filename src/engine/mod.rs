@@ -1429,7 +1429,16 @@ impl Memory {
                 events: &events.events,
                 now: self.now(),
             };
-            Ok((context::build(&parts, max_tokens, query, filter), problems))
+            let relevance = query
+                .filter(|q| !q.trim().is_empty() && hybrid::enabled(&self.root()))
+                .map(|q| {
+                    let keyword = w.corpus().relevance(w.records(), q);
+                    hybrid::relevance(&self.root(), w.records(), keyword, q).0
+                });
+            Ok((
+                context::build_with(&parts, max_tokens, query, filter, relevance),
+                problems,
+            ))
         }) {
             if let Ok((block, _)) = &out {
                 access::record(
@@ -1453,7 +1462,15 @@ impl Memory {
         if let Some(c) = corpus {
             prepared.set_corpus(c);
         }
-        let block = prepared.block_filtered(max_tokens, query, filter);
+        // With [embeddings] configured, the memory order uses hybrid relevance
+        // (spec/ranking.md#hybrid-recall); without, this is `block_filtered` exactly.
+        let relevance = query
+            .filter(|q| !q.trim().is_empty() && hybrid::enabled(&self.root()))
+            .map(|q| {
+                let keyword = prepared.keyword_relevance(q);
+                hybrid::relevance(&self.root(), prepared.records(), keyword, q).0
+            });
+        let block = prepared.block_with(max_tokens, query, filter, relevance);
         access::record(
             &self.backend,
             self.now(),
