@@ -20,15 +20,15 @@ use crate::common::{memdir, run, stderr, stdout};
 const DIMS: usize = 256;
 
 #[derive(Clone, Copy)]
-enum Behaviour {
+pub enum Behaviour {
     Good,
     ServerError,
     Hang,
     WrongDims,
 }
 
-struct Server {
-    url: String,
+pub struct Server {
+    pub url: String,
     requests: Arc<AtomicUsize>,
     texts: Arc<AtomicUsize>,
 }
@@ -53,7 +53,7 @@ fn vector(text: &str) -> Vec<f32> {
     v
 }
 
-fn serve(behaviour: Behaviour) -> Server {
+pub fn serve(behaviour: Behaviour) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let requests = Arc::new(AtomicUsize::new(0));
@@ -141,7 +141,7 @@ fn handle(stream: TcpStream, behaviour: Behaviour, requests: &AtomicUsize, texts
     );
 }
 
-fn configure(dir: &Path, url: &str, extra: &str) {
+pub fn configure(dir: &Path, url: &str, extra: &str) {
     std::fs::create_dir_all(dir.join(".memdir")).unwrap();
     std::fs::write(
         dir.join(".memdir/config.toml"),

@@ -26,8 +26,8 @@ pub const DEFAULT_KEY_VAR: &str = "MEMDIR_EMBED_API_KEY";
 pub const DEFAULT_TIMEOUT_MS: u64 = 2000;
 
 /// The default most texts embedded on the query path of one recall (the rest wait
-/// for the next call or `memdir index --embeddings`).
-pub const DEFAULT_QUERY_BUDGET: usize = 64;
+/// for the next call or `memdir index --embeddings`): with the query, one request.
+pub const DEFAULT_QUERY_BUDGET: usize = 63;
 
 /// Texts per request.
 pub const BATCH: usize = 64;

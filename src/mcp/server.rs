@@ -854,7 +854,10 @@ fn output_schema(tool: &str) -> Option<Value> {
             &["key", "outcome"],
         ),
         "recall" => (
-            json!({"query": {"type": "string"}, "hits": {"type": "array"}, "problems": {"type": "array"}}),
+            // `mode`, `fallback` and `pending` only with [embeddings] (spec/ranking.md#hybrid-recall).
+            json!({"query": {"type": "string"}, "hits": {"type": "array"}, "problems": {"type": "array"},
+                "mode": {"type": "string", "enum": ["keyword", "hybrid"]},
+                "fallback": {"type": "string"}, "pending": {"type": "integer"}}),
             &["query", "hits"],
         ),
         "read_memory" => (
