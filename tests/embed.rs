@@ -31,6 +31,8 @@ pub struct Server {
     pub url: String,
     requests: Arc<AtomicUsize>,
     texts: Arc<AtomicUsize>,
+    /// The last `authorization` header seen.
+    auth: Arc<std::sync::Mutex<String>>,
 }
 
 /// The stand-in's vector of a text.
@@ -58,23 +60,31 @@ pub fn serve(behaviour: Behaviour) -> Server {
     let url = format!("http://{}", listener.local_addr().unwrap());
     let requests = Arc::new(AtomicUsize::new(0));
     let texts = Arc::new(AtomicUsize::new(0));
-    let (r, t) = (requests.clone(), texts.clone());
+    let auth = Arc::new(std::sync::Mutex::new(String::new()));
+    let (r, t, a) = (requests.clone(), texts.clone(), auth.clone());
     std::thread::spawn(move || {
         // Bounded: a test makes few requests; the thread ends with the test binary.
         for stream in listener.incoming().take(200) {
             let Ok(stream) = stream else { continue };
-            let (r, t) = (r.clone(), t.clone());
-            std::thread::spawn(move || handle(stream, behaviour, &r, &t));
+            let (r, t, a) = (r.clone(), t.clone(), a.clone());
+            std::thread::spawn(move || handle(stream, behaviour, &r, &t, &a));
         }
     });
     Server {
         url,
         requests,
         texts,
+        auth,
     }
 }
 
-fn handle(stream: TcpStream, behaviour: Behaviour, requests: &AtomicUsize, texts: &AtomicUsize) {
+fn handle(
+    stream: TcpStream,
+    behaviour: Behaviour,
+    requests: &AtomicUsize,
+    texts: &AtomicUsize,
+    auth: &std::sync::Mutex<String>,
+) {
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
@@ -91,6 +101,9 @@ fn handle(stream: TcpStream, behaviour: Behaviour, requests: &AtomicUsize, texts
         }
         if let Some(v) = l.strip_prefix("content-length:") {
             len = v.trim().parse().unwrap_or(0);
+        }
+        if l.starts_with("authorization:") {
+            *auth.lock().unwrap() = line.trim_end()["authorization:".len()..].trim().to_string();
         }
     }
     let mut body = vec![0; len];
@@ -354,11 +367,29 @@ fn cli_recall_json_says_which_mode_ran() {
     let dir = tempfile::tempdir().unwrap();
     store(dir.path());
     configure(dir.path(), &good.url, "");
-    let o = run(memdir(dir.path()).args(["recall", "espresso", "--json"]));
+    let o = run(memdir(dir.path())
+        .env("MEMDIR_EMBED_API_KEY", "sk-test-not-a-key")
+        .args(["recall", "espresso", "--json"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(doc["mode"], "hybrid");
     assert_eq!(doc["hits"][0]["key"], "caroline_mornings");
+    // The key goes only into the request header, never into a file.
+    assert_eq!(*good.auth.lock().unwrap(), "Bearer sk-test-not-a-key");
+    // Every file, `.memdir/` (config, cache, access log) included.
+    for e in walkdir::WalkDir::new(dir.path())
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
+        if e.file_type().is_file() {
+            let bytes = std::fs::read(e.path()).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("sk-test"),
+                "{}",
+                e.path().display()
+            );
+        }
+    }
 
     let bad = serve(Behaviour::ServerError);
     configure(dir.path(), &bad.url, "");
@@ -409,4 +440,21 @@ fn context_orders_memories_by_hybrid_relevance() {
     assert_eq!(first(&m), "release");
     configure(dir.path(), &server.url, "");
     assert_eq!(first(&m), "caroline_mornings");
+}
+
+// A library caller inside a tokio runtime gets hybrid recall too (no nested-runtime panic).
+#[test]
+fn recall_inside_an_async_runtime_works() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    configure(dir.path(), &server.url, "");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let r = rt.block_on(async { m.recall_report("espresso", 10, &Filter::default()) });
+    let r = r.unwrap();
+    assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
+    assert_eq!(keys(&r), ["caroline_mornings"]);
 }

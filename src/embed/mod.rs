@@ -167,3 +167,67 @@ impl Config {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `[embeddings]` text → `Ok(Some(model))`, `Ok(None)` (off) or an error containing a word.
+    fn check(text: &str, expect: Result<Option<&str>, &str>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".memdir")).unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+        let got = Config::load(dir.path());
+        match (got, expect) {
+            (Ok(c), Ok(m)) => assert_eq!(c.map(|c| c.model).as_deref(), m, "{text}"),
+            (Err(e), Err(word)) => assert!(e.to_string().contains(word), "{text}: {e}"),
+            (got, expect) => panic!("{text}: got {got:?}, expected {expect:?}"),
+        }
+    }
+
+    // spec/ranking.md#hybrid-recall: off unless configured; a bad section is an error
+    // the engine turns into a keyword fallback.
+    #[test]
+    fn config_cases() {
+        check("", Ok(None));
+        check("mode = \"local\"\n", Ok(None));
+        check("not toml [", Ok(None));
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\n",
+            Ok(Some("m")),
+        );
+        check("[embeddings]\nurl = \"u\"\ndimensions = 8\n", Err("model"));
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\n",
+            Err("dimensions"),
+        );
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 0\n",
+            Err("dimensions"),
+        );
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\nfloor = 2.0\n",
+            Err("floor"),
+        );
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\nkey = \"secret\"\n",
+            Err("unknown field"),
+        );
+    }
+
+    #[test]
+    fn defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".memdir")).unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\n",
+        )
+        .unwrap();
+        let c = Config::load(dir.path()).unwrap().unwrap();
+        assert_eq!(c.api_key_env, DEFAULT_KEY_VAR);
+        assert_eq!(c.timeout, Duration::from_millis(DEFAULT_TIMEOUT_MS));
+        assert_eq!(c.floor, crate::retrieval::hybrid::DEFAULT_FLOOR);
+        assert_eq!(c.query_budget, DEFAULT_QUERY_BUDGET);
+    }
+}

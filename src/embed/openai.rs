@@ -1,7 +1,9 @@
 //! The OpenAI-compatible `/v1/embeddings` client (OpenAI, Ollama, llama.cpp, vLLM, TEI):
 //! POST `{"model", "input": [...]}`, read `data[i].embedding`.
 //!
-//! Blocking for its callers: it owns a small current-thread runtime. Every request has
+//! Blocking for its callers: each call runs on a current-thread runtime of its own, on
+//! a thread of its own when the caller is already inside a tokio runtime (where
+//! blocking on another would panic). Every request has
 //! the configured timeout; a server error or a dropped connection is retried at most
 //! [`RETRIES`] times, a timeout is not (a slow endpoint stays slow). The API key is read
 //! from the environment when the client is made and sent only as a bearer token.
@@ -18,8 +20,6 @@ pub const RETRIES: u32 = 2;
 
 /// The client.
 pub struct OpenAi {
-    runtime: tokio::runtime::Runtime,
-    client: reqwest::Client,
     url: String,
     model: String,
     dimensions: usize,
@@ -42,19 +42,6 @@ struct Item {
 impl OpenAi {
     /// A client for `config`.
     pub fn new(config: &Config) -> Result<OpenAi, EmbedError> {
-        let endpoint = |reason: String| EmbedError::Endpoint {
-            url: config.url.clone(),
-            reason,
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| endpoint(format!("runtime: {e}")))?;
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(config.timeout)
-            .build()
-            .map_err(|e| endpoint(format!("client: {e}")))?;
         let base = config.url.trim_end_matches('/');
         let url = if base.ends_with("/embeddings") {
             base.to_string()
@@ -67,8 +54,6 @@ impl OpenAi {
             .ok()
             .filter(|k| !k.is_empty());
         Ok(OpenAi {
-            runtime,
-            client,
             url,
             model: config.model.clone(),
             dimensions: config.dimensions,
@@ -77,10 +62,37 @@ impl OpenAi {
         })
     }
 
-    async fn batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// Embeds `texts` in batches on a runtime and a client made for this call (a
+    /// client's connections belong to the runtime that opened them).
+    fn embed_here(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let endpoint = |reason: String| EmbedError::Endpoint {
+            url: self.url.clone(),
+            reason,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| endpoint(format!("runtime: {e}")))?;
+        let client = reqwest::Client::builder()
+            .timeout(self.timeout)
+            .connect_timeout(self.timeout)
+            .build()
+            .map_err(|e| endpoint(format!("client: {e}")))?;
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(BATCH) {
+            out.extend(runtime.block_on(self.batch(&client, chunk))?);
+        }
+        Ok(out)
+    }
+
+    async fn batch(
+        &self,
+        client: &reqwest::Client,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut attempt = 0;
         loop {
-            let r = self.once(texts).await;
+            let r = self.once(client, texts).await;
             let retry = match &r {
                 Err(EmbedError::Status { status, .. }) => *status == 429 || *status >= 500,
                 Err(EmbedError::Endpoint { .. }) => true,
@@ -94,9 +106,12 @@ impl OpenAi {
         }
     }
 
-    async fn once(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut req = self
-            .client
+    async fn once(
+        &self,
+        client: &reqwest::Client,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut req = client
             .post(&self.url)
             .json(&json!({"model": self.model, "input": texts}));
         if let Some(k) = &self.key {
@@ -158,11 +173,19 @@ impl OpenAi {
 
 impl Embedder for OpenAi {
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(BATCH) {
-            out.extend(self.runtime.block_on(self.batch(chunk))?);
+        if tokio::runtime::Handle::try_current().is_err() {
+            return self.embed_here(texts);
         }
-        Ok(out)
+        std::thread::scope(|s| {
+            s.spawn(|| self.embed_here(texts))
+                .join()
+                .unwrap_or_else(|_| {
+                    Err(EmbedError::Endpoint {
+                        url: self.url.clone(),
+                        reason: "the embedding thread stopped".into(),
+                    })
+                })
+        })
     }
 
     fn dimensions(&self) -> usize {
