@@ -75,8 +75,9 @@ pub trait Embedder {
 #[serde(transparent)]
 pub struct Section(pub toml::Table);
 
-// The table holds no NaN the parser would produce for these keys; equality is only
-// used to compare configurations that were read.
+// Equality of configurations is only compared on files that were read (tests, "did
+// it change"); a `nan` (which TOML can spell) makes a section unequal to itself, which
+// such comparisons tolerate, and `Config::load` refuses it as a floor.
 impl Eq for Section {}
 
 /// The `[embeddings]` section, validated.

@@ -5,7 +5,8 @@
 //! a thread of its own when the caller is already inside a tokio runtime (where
 //! blocking on another would panic). Every request has
 //! the configured timeout; a server error or a dropped connection is retried at most
-//! [`RETRIES`] times, a timeout is not (a slow endpoint stays slow). The API key is read
+//! [`RETRIES`] times while less than the timeout has passed, a timeout is not (a slow
+//! endpoint stays slow). The API key is read
 //! from the environment when the client is made and sent only as a bearer token.
 
 use std::time::Duration;
@@ -91,6 +92,7 @@ impl OpenAi {
         texts: &[String],
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut attempt = 0;
+        let start = std::time::Instant::now();
         loop {
             let r = self.once(client, texts).await;
             let retry = match &r {
@@ -98,7 +100,9 @@ impl OpenAi {
                 Err(EmbedError::Endpoint { .. }) => true,
                 _ => false,
             };
-            if !retry || attempt >= RETRIES {
+            // No retry once the timeout has been spent: a batch takes at most about
+            // twice the configured timeout, failures included.
+            if !retry || attempt >= RETRIES || start.elapsed() >= self.timeout {
                 return r;
             }
             attempt += 1;
