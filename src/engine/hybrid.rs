@@ -4,15 +4,16 @@
 //!
 //! Never fails a call: no configuration is keyword ranking with no report; anything
 //! else that goes wrong (bad section, unreachable or slow endpoint, wrong dimensions)
-//! is keyword ranking with a `fallback` reason. Writes never come here.
+//! is keyword ranking with a `fallback` reason. Writes never come here, and the network
+//! is reached with no lock held (see [`State`]).
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::embed::cache::{self, Vectors, text_hash};
-use crate::embed::{Config, EmbedError};
+use crate::embed::{Config, EmbedError, Embedder};
 use crate::memory::Record;
 use crate::retrieval::hybrid;
 
@@ -50,6 +51,157 @@ pub fn text_of(r: &Record) -> String {
     format!("{}\n{}\n{}", r.meta.name, r.meta.description, r.body)
 }
 
+/// Hybrid relevance for one query, in three steps so that the network call runs
+/// outside the warm store's lock: [`State::start`] (the configuration),
+/// [`State::prepare`] (which memories lack a vector; needs the records, no network),
+/// [`State::fetch`] (embeds the query and those memories; no records, no lock),
+/// [`State::finish`] (fuses; needs the records again, no network).
+pub enum State {
+    /// No `[embeddings]`: keyword ranking, nothing to report.
+    Off,
+    /// Keyword ranking, and why.
+    Fallback(String),
+    /// Configured; `missing` holds the texts to embed once prepared.
+    Planned {
+        config: Config,
+        embedder: Box<dyn Embedder>,
+        path: PathBuf,
+        vectors: Vectors,
+        missing: Option<Vec<([u8; 32], String)>>,
+    },
+    /// The query's vector is known.
+    Fetched {
+        config: Config,
+        vectors: Vectors,
+        query: Vec<f32>,
+    },
+}
+
+impl State {
+    /// Reads `[embeddings]` and makes the provider.
+    pub fn start(root: &Path) -> State {
+        let config = match Config::load(root) {
+            Ok(None) => return State::Off,
+            Ok(Some(c)) => c,
+            Err(e) => return State::Fallback(e.to_string()),
+        };
+        let embedder = match config.embedder() {
+            Ok(e) => e,
+            Err(e) => return State::Fallback(e.to_string()),
+        };
+        let path = cache::path(root, &config.model, config.dimensions);
+        let vectors = Vectors::read(&path, config.dimensions);
+        State::Planned {
+            config,
+            embedder,
+            path,
+            vectors,
+            missing: None,
+        }
+    }
+
+    /// Whether [`State::prepare`] and [`State::fetch`] have work to do.
+    pub fn wants_records(&self) -> bool {
+        matches!(self, State::Planned { .. })
+    }
+
+    /// Notes the memories without a cached vector, at most `query_budget` of them.
+    pub fn prepare(&mut self, records: &[Record]) {
+        if let State::Planned {
+            config,
+            vectors,
+            missing,
+            ..
+        } = self
+        {
+            let mut seen = HashSet::new();
+            *missing = Some(
+                records
+                    .iter()
+                    .map(text_of)
+                    .filter_map(|t| {
+                        let h = text_hash(&t);
+                        (vectors.get(&h).is_none() && seen.insert(h)).then_some((h, t))
+                    })
+                    .take(config.query_budget)
+                    .collect(),
+            );
+        }
+    }
+
+    /// Embeds the query and the prepared memories in one call and keeps their vectors.
+    pub fn fetch(&mut self, query: &str) {
+        let State::Planned {
+            config,
+            embedder,
+            path,
+            vectors,
+            missing,
+        } = std::mem::replace(self, State::Off)
+        else {
+            return;
+        };
+        let missing = missing.unwrap_or_default();
+        let mut texts = vec![query.to_string()];
+        texts.extend(missing.iter().map(|(_, t)| t.clone()));
+        let out = match embedder.embed(&texts) {
+            Ok(v) => v,
+            Err(e) => {
+                *self = State::Fallback(e.to_string());
+                return;
+            }
+        };
+        let mut out = out.into_iter();
+        let Some(q) = out.next().filter(|q| q.len() == embedder.dimensions()) else {
+            *self = State::Fallback("the endpoint returned no query vector".into());
+            return;
+        };
+        let mut vectors = vectors;
+        for ((h, _), v) in missing.iter().zip(out) {
+            vectors.insert(*h, v);
+        }
+        vectors.save(&path);
+        *self = State::Fetched {
+            config,
+            vectors,
+            query: q,
+        };
+    }
+
+    /// The relevance to rank by: `keyword` unchanged (and no report) when off,
+    /// fused with vector similarity when fetched, else `keyword` and the reason.
+    pub fn finish(&self, records: &[Record], keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
+        match self {
+            State::Off => (keyword, None),
+            State::Fallback(why) => fallback(keyword, why.clone()),
+            State::Planned { .. } => fallback(keyword, "the query was not embedded".into()),
+            State::Fetched {
+                config,
+                vectors,
+                query,
+            } => {
+                let sims: Vec<Option<f32>> = records
+                    .iter()
+                    .map(|r| {
+                        vectors
+                            .get(&text_hash(&text_of(r)))
+                            .map(|v| hybrid::cosine(query, v))
+                    })
+                    .collect();
+                let pending = sims.iter().filter(|s| s.is_none()).count();
+                (
+                    hybrid::fuse(&keyword, &sims, config.floor),
+                    Some(Report {
+                        mode: "hybrid",
+                        fallback: None,
+                        pending,
+                    }),
+                )
+            }
+        }
+    }
+}
+
 fn fallback(keyword: Vec<f64>, why: String) -> (Vec<f64>, Option<Report>) {
     (
         keyword,
@@ -57,67 +209,6 @@ fn fallback(keyword: Vec<f64>, why: String) -> (Vec<f64>, Option<Report>) {
             mode: "keyword",
             fallback: Some(why),
             pending: 0,
-        }),
-    )
-}
-
-/// Whether `[embeddings]` is present (a bad section counts: it falls back and says so).
-pub fn enabled(root: &Path) -> bool {
-    !matches!(Config::load(root), Ok(None))
-}
-
-/// The relevance a recall uses: `keyword` unchanged (and no report) when embeddings
-/// are not configured; otherwise fused with vector similarity, or `keyword` with the
-/// reason it fell back.
-pub fn relevance(
-    root: &Path,
-    records: &[Record],
-    keyword: Vec<f64>,
-    query: &str,
-) -> (Vec<f64>, Option<Report>) {
-    let config = match Config::load(root) {
-        Ok(None) => return (keyword, None),
-        Ok(Some(c)) => c,
-        Err(e) => return fallback(keyword, e.to_string()),
-    };
-    let embedder = match config.embedder() {
-        Ok(e) => e,
-        Err(e) => return fallback(keyword, e.to_string()),
-    };
-    let path = cache::path(root, &config.model, config.dimensions);
-    let mut vectors = Vectors::read(&path, config.dimensions);
-    let hashes: Vec<[u8; 32]> = records.iter().map(|r| text_hash(&text_of(r))).collect();
-    let mut seen = HashSet::new();
-    let missing: Vec<usize> = (0..records.len())
-        .filter(|&i| vectors.get(&hashes[i]).is_none() && seen.insert(hashes[i]))
-        .take(config.query_budget)
-        .collect();
-    let mut texts = vec![query.to_string()];
-    texts.extend(missing.iter().map(|&i| text_of(&records[i])));
-    let out = match embedder.embed(&texts) {
-        Ok(v) => v,
-        Err(e) => return fallback(keyword, e.to_string()),
-    };
-    let mut out = out.into_iter();
-    let Some(q) = out.next().filter(|q| q.len() == embedder.dimensions()) else {
-        return fallback(keyword, "the endpoint returned no query vector".into());
-    };
-    for (&i, v) in missing.iter().zip(out) {
-        vectors.insert(hashes[i], v);
-    }
-    vectors.save(&path);
-    let sims: Vec<Option<f32>> = hashes
-        .iter()
-        .map(|h| vectors.get(h).map(|v| hybrid::cosine(&q, v)))
-        .collect();
-    let pending = sims.iter().filter(|s| s.is_none()).count();
-    let rel = hybrid::fuse(&keyword, &sims, config.floor);
-    (
-        rel,
-        Some(Report {
-            mode: "hybrid",
-            fallback: None,
-            pending,
         }),
     )
 }

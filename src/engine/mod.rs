@@ -1350,16 +1350,28 @@ impl Memory {
         if query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
-        let root = self.root();
-        let rank = |records: &[Record], corpus: &search::Corpus| {
+        // With [embeddings], the records are looked at once to find what to embed, the
+        // network is reached with no lock held, and the ranking runs on the records as
+        // they are then (spec/ranking.md#hybrid-recall). Without, this is one pass.
+        let mut hy = hybrid::State::start(&self.root());
+        if hy.wants_records()
+            && let Some(r) = self.with_warm(|w| {
+                hy.prepare(w.records());
+                Ok(())
+            })
+        {
+            r?;
+            hy.fetch(query);
+        }
+        let rank = |records: &[Record], corpus: &search::Corpus, hy: &hybrid::State| {
             let keyword = corpus.relevance(records, query);
-            let (rel, report) = hybrid::relevance(&root, records, keyword, query);
+            let (rel, report) = hy.finish(records, keyword);
             let hits = recall_rel(records, rel, limit, filter, self.now());
             (hits, report)
         };
         let warm = self.with_warm(|w| {
             check_filter(filter, w.records())?;
-            Ok((rank(w.records(), w.corpus()), w.problems().to_vec()))
+            Ok((rank(w.records(), w.corpus(), &hy), w.problems().to_vec()))
         });
         let ((hits, embeddings), problems) = match warm {
             Some(r) => r?,
@@ -1367,7 +1379,11 @@ impl Memory {
                 let (snap, corpus, _) = self.load_with(true)?;
                 check_filter(filter, &snap.records)?;
                 let corpus = corpus.expect("a corpus was asked for");
-                (rank(&snap.records, &corpus), snap.problems)
+                if hy.wants_records() {
+                    hy.prepare(&snap.records);
+                    hy.fetch(query);
+                }
+                (rank(&snap.records, &corpus, &hy), snap.problems)
             }
         };
         access::record(
@@ -1416,6 +1432,22 @@ impl Memory {
         query: Option<&str>,
         filter: &Filter,
     ) -> Result<(Block, Vec<Problem>)> {
+        // Hybrid memory order as for recall: the network with no lock held.
+        let query_text = query.filter(|q| !q.trim().is_empty());
+        let mut hy = match query_text {
+            Some(_) => hybrid::State::start(&self.root()),
+            None => hybrid::State::Off,
+        };
+        if let Some(q) = query_text
+            && hy.wants_records()
+            && let Some(r) = self.with_warm(|w| {
+                hy.prepare(w.records());
+                Ok(())
+            })
+        {
+            r?;
+            hy.fetch(q);
+        }
         if let Some(out) = self.with_warm(|w| {
             check_filter(filter, w.records())?;
             let index_text = w.index_text(self)?.to_string();
@@ -1429,11 +1461,12 @@ impl Memory {
                 events: &events.events,
                 now: self.now(),
             };
-            let relevance = query
-                .filter(|q| !q.trim().is_empty() && hybrid::enabled(&self.root()))
+            // `None` without [embeddings]: the keyword block exactly.
+            let relevance = query_text
+                .filter(|_| !matches!(hy, hybrid::State::Off))
                 .map(|q| {
                     let keyword = w.corpus().relevance(w.records(), q);
-                    hybrid::relevance(&self.root(), w.records(), keyword, q).0
+                    hy.finish(w.records(), keyword).0
                 });
             Ok((
                 context::build_with(&parts, max_tokens, query, filter, relevance),
@@ -1464,11 +1497,17 @@ impl Memory {
         }
         // With [embeddings] configured, the memory order uses hybrid relevance
         // (spec/ranking.md#hybrid-recall); without, this is `block_filtered` exactly.
-        let relevance = query
-            .filter(|q| !q.trim().is_empty() && hybrid::enabled(&self.root()))
+        if let Some(q) = query_text
+            && hy.wants_records()
+        {
+            hy.prepare(prepared.records());
+            hy.fetch(q);
+        }
+        let relevance = query_text
+            .filter(|_| !matches!(hy, hybrid::State::Off))
             .map(|q| {
                 let keyword = prepared.keyword_relevance(q);
-                hybrid::relevance(&self.root(), prepared.records(), keyword, q).0
+                hy.finish(prepared.records(), keyword).0
             });
         let block = prepared.block_with(max_tokens, query, filter, relevance);
         access::record(
