@@ -30,6 +30,7 @@ pub mod bench;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod clock;
+mod embed;
 mod engine;
 mod error;
 pub mod exchange;
@@ -52,7 +53,7 @@ pub use engine::prune::{
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
     Activity, ActivityQuery, CheckReport, Compacted, Draft, Edit, FindReplace, Hit, ImportReport,
-    IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, SearchIndexReport, SectionEdit,
+    IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, Recall, SearchIndexReport, SectionEdit,
     Severity, Snapshot, StateEntry, TimelineRepair, WriteOutcome,
 };
 pub use error::{Class, Error, Result};

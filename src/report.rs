@@ -9,6 +9,7 @@
 use serde_json::Value;
 
 use crate::bench::BenchError;
+use crate::embed::EmbedError;
 use crate::error::{Class, Error};
 #[cfg(feature = "sync")]
 use crate::provider::ProviderError;
@@ -34,6 +35,9 @@ pub enum Failure {
     /// A benchmark run.
     #[error(transparent)]
     Bench(#[from] BenchError),
+    /// `memdir index --embeddings` (a query never fails for embeddings).
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
 }
 
 /// Core errors of the parts below the engine reach a front end as core errors.
@@ -89,6 +93,8 @@ impl Failure {
             Failure::Sync(e) => e.class(),
             Failure::Bench(BenchError::Memory(e)) => e.class(),
             Failure::Bench(_) => Class::Input,
+            Failure::Embed(EmbedError::Config { .. } | EmbedError::NotBuilt) => Class::Input,
+            Failure::Embed(_) => Class::Remote,
         }
     }
 
@@ -101,6 +107,10 @@ impl Failure {
             Failure::Sync(e) => e.hint(),
             Failure::Bench(BenchError::Memory(e)) => e.hint(),
             Failure::Bench(_) => None,
+            Failure::Embed(_) => Some(
+                "see spec/ranking.md#hybrid-recall; recall keeps working with keyword ranking"
+                    .into(),
+            ),
         }
     }
 

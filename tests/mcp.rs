@@ -1701,3 +1701,47 @@ fn state_tools_and_sessions() {
     assert!(!text(&r).contains("\"t1\""), "{}", text(&r));
     assert!(text(&r).contains("\"type\":\"compacted\""));
 }
+
+// spec/ranking.md#hybrid-recall, spec/mcp.md: the MCP recall result says which mode
+// ran and why it fell back; a fallback is never a tool error.
+#[cfg(feature = "sync")]
+#[test]
+fn recall_says_hybrid_or_keyword_with_embeddings() {
+    use crate::embed::{Behaviour, configure, serve};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let coffee = json!({
+        "key": "caroline_mornings", "name": "Caroline's mornings", "type": "user",
+        "description": "Caroline's mornings",
+        "body": "Caroline always starts her day with a flat white."
+    });
+    assert!(!is_error(&s.call("remember", coffee)));
+    let r = s.call("recall", json!({"query": "espresso"}));
+    assert!(r["structuredContent"].get("mode").is_none(), "{r}");
+    assert_eq!(r["structuredContent"]["hits"], json!([]));
+
+    let good = serve(Behaviour::Good);
+    configure(&dir, &good.url, "");
+    let r = s.call("recall", json!({"query": "espresso"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["mode"], "hybrid", "{r}");
+    assert_eq!(
+        r["structuredContent"]["hits"][0]["key"],
+        "caroline_mornings"
+    );
+
+    let bad = serve(Behaviour::ServerError);
+    configure(&dir, &bad.url, "");
+    let r = s.call("recall", json!({"query": "espresso"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["mode"], "keyword", "{r}");
+    assert!(
+        r["structuredContent"]["fallback"]
+            .as_str()
+            .unwrap()
+            .contains("500")
+    );
+    assert!(text(&r).contains("warning: embeddings unavailable"), "{r}");
+}

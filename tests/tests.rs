@@ -6,6 +6,8 @@ mod common;
 mod bad_input;
 mod cache;
 mod cli_golden;
+#[cfg(feature = "sync")]
+mod embed;
 mod graph;
 mod import_formats;
 #[cfg(feature = "sync")]

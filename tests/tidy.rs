@@ -15,6 +15,7 @@ const WINGS: &[(&str, u32)] = &[
     ("retrieval", 2),
     ("error", 3),
     ("store", 4),
+    ("embed", 4),
     ("engine", 5),
     ("provider", 5),
     ("sync", 6),

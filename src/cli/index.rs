@@ -10,6 +10,10 @@ pub struct Args {
     /// that on its way; this builds it ahead of time) and say what it took and its size.
     #[arg(long)]
     search: bool,
+    /// Also embed every memory without a cached vector, for hybrid recall (needs
+    /// `[embeddings]` in .memdir/config.toml; spec/ranking.md#hybrid-recall).
+    #[arg(long)]
+    embeddings: bool,
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
@@ -20,14 +24,27 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     } else {
         None
     };
+    let embeddings = if a.embeddings {
+        Some(mem.index_embeddings()??)
+    } else {
+        None
+    };
     if out.is_json() {
-        match &search {
-            None => out.json(&outcome),
-            Some(s) => out.json(&serde_json::json!({
-                "written": outcome.written,
-                "backup": outcome.backup,
-                "search": s,
-            })),
+        match (&search, &embeddings) {
+            (None, None) => out.json(&outcome),
+            _ => {
+                let mut doc = serde_json::json!({
+                    "written": outcome.written,
+                    "backup": outcome.backup,
+                });
+                if let Some(s) = &search {
+                    doc["search"] = serde_json::json!(s);
+                }
+                if let Some(e) = &embeddings {
+                    doc["embeddings"] = serde_json::json!(e);
+                }
+                out.json(&doc);
+            }
         }
         return Ok(0);
     }
@@ -50,6 +67,12 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             } else {
                 format!("{:.1} KB", s.bytes as f64 / 1e3)
             }
+        ));
+    }
+    if let Some(e) = embeddings {
+        out.text(&format!(
+            "embeddings: {} memories, {} embedded now, {} vectors cached ({}, {} dimensions)",
+            e.memories, e.embedded, e.cached, e.model, e.dimensions
         ));
     }
     Ok(0)

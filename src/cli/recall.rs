@@ -31,10 +31,26 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (hits, problems) = mem.recall_filtered(&a.query, a.limit, &a.filter.filter()?)?;
+    let recall = mem.recall_report(&a.query, a.limit, &a.filter.filter()?)?;
+    let (hits, problems) = (recall.hits, recall.problems);
     out.problems(&mem.root(), &problems);
+    // Embeddings never fail a recall: a fallback is one warning (spec/ranking.md#hybrid-recall).
+    if let Some(why) = recall.embeddings.as_ref().and_then(|e| e.fallback.as_ref()) {
+        eprintln!("warning: embeddings unavailable, keyword ranking used: {why}");
+    }
     if out.is_json() {
-        out.json(&json!({"query": a.query, "hits": hits, "problems": problems}));
+        let mut doc = json!({"query": a.query, "hits": hits, "problems": problems});
+        // Only with [embeddings] configured, so keyword-only output stays as it was.
+        if let Some(e) = &recall.embeddings {
+            doc["mode"] = json!(e.mode);
+            if let Some(why) = &e.fallback {
+                doc["fallback"] = json!(why);
+            }
+            if e.pending > 0 {
+                doc["pending"] = json!(e.pending);
+            }
+        }
+        out.json(&doc);
         return Ok(0);
     }
     if hits.is_empty() {

@@ -7,6 +7,7 @@
 
 pub mod access;
 mod graph;
+pub mod hybrid;
 mod ops;
 pub mod prune;
 mod repair;
@@ -255,6 +256,15 @@ pub struct Listed {
     /// When this device last read it (`.memdir/cache/access.jsonl`; spec/cli.md#access-log).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_read: Option<String>,
+}
+
+/// The result of a recall: hits, the problems met loading, and the ranking that ran.
+#[derive(Debug, Clone)]
+pub struct Recall {
+    pub hits: Vec<Hit>,
+    pub problems: Vec<Problem>,
+    /// `None` when embeddings are not configured (keyword ranking, nothing to say).
+    pub embeddings: Option<hybrid::Report>,
 }
 
 /// One recall hit.
@@ -1329,33 +1339,73 @@ impl Memory {
         limit: usize,
         filter: &Filter,
     ) -> Result<(Vec<Hit>, Vec<Problem>)> {
+        self.recall_report(query, limit, filter)
+            .map(|r| (r.hits, r.problems))
+    }
+
+    /// [`Memory::recall_filtered`] with the ranking that ran: with `[embeddings]`
+    /// configured, keyword and vector ranks fused, or keyword ranking and why it fell
+    /// back (spec/ranking.md#hybrid-recall). Embeddings never fail the call.
+    pub fn recall_report(&self, query: &str, limit: usize, filter: &Filter) -> Result<Recall> {
         if query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
+        // With [embeddings], the records are looked at once to find what to embed, the
+        // network is reached with no lock held, and the ranking runs on the records as
+        // they are then (spec/ranking.md#hybrid-recall). Without, this is one pass.
+        let mut hy = hybrid::State::start(&self.root());
+        if hy.wants_records()
+            && let Some(r) = self.with_warm(|w| {
+                hy.prepare(w.records());
+                Ok(())
+            })
+        {
+            r?;
+            hy.fetch(query);
+        }
+        let rank = |records: &[Record], corpus: &search::Corpus, hy: &hybrid::State| {
+            let keyword = corpus.relevance(records, query);
+            let (rel, report) = hy.finish(records, keyword);
+            let hits = recall_rel(records, rel, limit, filter, self.now());
+            (hits, report)
+        };
         let warm = self.with_warm(|w| {
             check_filter(filter, w.records())?;
-            Ok((
-                recall_in(w.records(), w.corpus(), query, limit, filter, self.now()),
-                w.problems().to_vec(),
-            ))
+            Ok((rank(w.records(), w.corpus(), &hy), w.problems().to_vec()))
         });
-        let (out, problems) = match warm {
+        let ((hits, embeddings), problems) = match warm {
             Some(r) => r?,
             None => {
                 let (snap, corpus, _) = self.load_with(true)?;
                 check_filter(filter, &snap.records)?;
                 let corpus = corpus.expect("a corpus was asked for");
-                let out = recall_in(&snap.records, &corpus, query, limit, filter, self.now());
-                (out, snap.problems)
+                if hy.wants_records() {
+                    hy.prepare(&snap.records);
+                    hy.fetch(query);
+                }
+                (rank(&snap.records, &corpus, &hy), snap.problems)
             }
         };
         access::record(
             &self.backend,
             self.now(),
-            out.iter().map(|h| h.key.as_str()),
+            hits.iter().map(|h| h.key.as_str()),
             access::Via::Recall,
         );
-        Ok((out, problems))
+        Ok(Recall {
+            hits,
+            problems,
+            embeddings,
+        })
+    }
+
+    /// Embeds every memory without a cached vector (`memdir index --embeddings`,
+    /// spec/ranking.md#hybrid-recall).
+    pub fn index_embeddings(
+        &self,
+    ) -> Result<std::result::Result<hybrid::Summary, crate::embed::EmbedError>> {
+        let (snap, _, _) = self.load_with(false)?;
+        Ok(hybrid::index(&self.root(), &snap.records))
     }
 
     /// Builds the context block (spec/ranking.md#packing-the-context-block).
@@ -1382,6 +1432,22 @@ impl Memory {
         query: Option<&str>,
         filter: &Filter,
     ) -> Result<(Block, Vec<Problem>)> {
+        // Hybrid memory order as for recall: the network with no lock held.
+        let query_text = query.filter(|q| !q.trim().is_empty());
+        let mut hy = match query_text {
+            Some(_) => hybrid::State::start(&self.root()),
+            None => hybrid::State::Off,
+        };
+        if let Some(q) = query_text
+            && hy.wants_records()
+            && let Some(r) = self.with_warm(|w| {
+                hy.prepare(w.records());
+                Ok(())
+            })
+        {
+            r?;
+            hy.fetch(q);
+        }
         if let Some(out) = self.with_warm(|w| {
             check_filter(filter, w.records())?;
             let index_text = w.index_text(self)?.to_string();
@@ -1395,7 +1461,17 @@ impl Memory {
                 events: &events.events,
                 now: self.now(),
             };
-            Ok((context::build(&parts, max_tokens, query, filter), problems))
+            // `None` without [embeddings]: the keyword block exactly.
+            let relevance = query_text
+                .filter(|_| !matches!(hy, hybrid::State::Off))
+                .map(|q| {
+                    let keyword = w.corpus().relevance(w.records(), q);
+                    hy.finish(w.records(), keyword).0
+                });
+            Ok((
+                context::build_with(&parts, max_tokens, query, filter, relevance),
+                problems,
+            ))
         }) {
             if let Ok((block, _)) = &out {
                 access::record(
@@ -1419,7 +1495,21 @@ impl Memory {
         if let Some(c) = corpus {
             prepared.set_corpus(c);
         }
-        let block = prepared.block_filtered(max_tokens, query, filter);
+        // With [embeddings] configured, the memory order uses hybrid relevance
+        // (spec/ranking.md#hybrid-recall); without, this is `block_filtered` exactly.
+        if let Some(q) = query_text
+            && hy.wants_records()
+        {
+            hy.prepare(prepared.records());
+            hy.fetch(q);
+        }
+        let relevance = query_text
+            .filter(|_| !matches!(hy, hybrid::State::Off))
+            .map(|q| {
+                let keyword = prepared.keyword_relevance(q);
+                hy.finish(prepared.records(), keyword).0
+            });
+        let block = prepared.block_with(max_tokens, query, filter, relevance);
         access::record(
             &self.backend,
             self.now(),
@@ -1932,17 +2022,15 @@ fn finish_problems(problems: &mut Vec<Problem>, records: &[Record]) {
     problems.extend(dupes);
 }
 
-/// The hits of a recall over loaded records and their corpus.
-fn recall_in(
+/// The hits of a recall from the relevance of every record.
+fn recall_rel(
     records: &[Record],
-    corpus: &search::Corpus,
-    query: &str,
+    rel: Vec<f64>,
     limit: usize,
     filter: &Filter,
     now: DateTime<Utc>,
 ) -> Vec<Hit> {
     let life = Lifecycle::of(records, now.date_naive());
-    let rel = corpus.relevance(records, query);
     let mut hits: Vec<(usize, f64, f64)> = rel
         .iter()
         .enumerate()

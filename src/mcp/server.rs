@@ -498,11 +498,12 @@ impl MemoryServer {
     )]
     async fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
         self.run(move |s| {
-            let (hits, problems) = s.mem.recall_filtered(
+            let recall = s.mem.recall_report(
                 &a.query,
                 in_range("limit", a.limit, 10, 1000)?,
                 &a.filter.filter(None)?,
             )?;
+            let (hits, problems) = (recall.hits, recall.problems);
             let mut text = String::new();
             for h in &hits {
                 text.push_str(&format!("{h}\n"));
@@ -510,10 +511,21 @@ impl MemoryServer {
             if hits.is_empty() {
                 text = "no hits".into();
             }
-            Ok((
-                text,
-                json!({"query": a.query, "hits": hits, "problems": problems}),
-            ))
+            let mut doc = json!({"query": a.query, "hits": hits, "problems": problems});
+            // Only with [embeddings] configured (spec/mcp.md, spec/ranking.md#hybrid-recall).
+            if let Some(e) = &recall.embeddings {
+                doc["mode"] = json!(e.mode);
+                if let Some(why) = &e.fallback {
+                    doc["fallback"] = json!(why);
+                    text.push_str(&format!(
+                        "\n(warning: embeddings unavailable, keyword ranking used: {why})"
+                    ));
+                }
+                if e.pending > 0 {
+                    doc["pending"] = json!(e.pending);
+                }
+            }
+            Ok((text, doc))
         })
         .await
     }
@@ -842,7 +854,10 @@ fn output_schema(tool: &str) -> Option<Value> {
             &["key", "outcome"],
         ),
         "recall" => (
-            json!({"query": {"type": "string"}, "hits": {"type": "array"}, "problems": {"type": "array"}}),
+            // `mode`, `fallback` and `pending` only with [embeddings] (spec/ranking.md#hybrid-recall).
+            json!({"query": {"type": "string"}, "hits": {"type": "array"}, "problems": {"type": "array"},
+                "mode": {"type": "string", "enum": ["keyword", "hybrid"]},
+                "fallback": {"type": "string"}, "pending": {"type": "integer"}}),
             &["query", "hits"],
         ),
         "read_memory" => (

@@ -132,9 +132,27 @@ impl Prepared {
     /// (spec/ranking.md#filters). Scores are those of the whole store; the index
     /// section stays the store's index under the budget rule.
     pub fn block_filtered(&self, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
+        self.block_with(max_tokens, query, filter, None)
+    }
+
+    /// The keyword relevance of every memory to `query` (spec/ranking.md#recall).
+    pub fn keyword_relevance(&self, query: &str) -> Vec<f64> {
+        self.corpus
+            .get_or_init(|| Corpus::new(&self.records))
+            .relevance(&self.records, query)
+    }
+
+    /// [`Prepared::block_filtered`] with the memories' relevance given (see [`build_with`]).
+    pub fn block_with(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+        relevance: Option<Vec<f64>>,
+    ) -> Block {
         let has_query = query.is_some_and(|q| !q.trim().is_empty());
         let corpus = has_query.then(|| self.corpus.get_or_init(|| Corpus::new(&self.records)));
-        build(
+        build_with(
             &Parts {
                 records: &self.records,
                 corpus,
@@ -145,6 +163,7 @@ impl Prepared {
             max_tokens,
             query,
             filter,
+            relevance,
         )
     }
 }
@@ -163,8 +182,18 @@ pub struct Parts<'a> {
 }
 
 /// The context block of [`Prepared::block_filtered`], from borrowed parts. A query
-/// without `parts.corpus` gets one computed for this call.
-pub fn build(parts: &Parts<'_>, max_tokens: usize, query: Option<&str>, filter: &Filter) -> Block {
+/// without `parts.corpus` gets one computed for this call. `relevance`, when given,
+/// is the memories' relevance to the query (the hybrid relevance of
+/// spec/ranking.md#hybrid-recall, one value per record) used instead of the keyword
+/// one; the line scores, and so the line packer, stay the keyword ones. `None` is the
+/// keyword block.
+pub fn build_with(
+    parts: &Parts<'_>,
+    max_tokens: usize,
+    query: Option<&str>,
+    filter: &Filter,
+    relevance: Option<Vec<f64>>,
+) -> Block {
     let records = parts.records;
     let life = Lifecycle::of(records, parts.now.date_naive());
     // State entries have their own section right after the index; superseded and
@@ -214,7 +243,10 @@ pub fn build(parts: &Parts<'_>, max_tokens: usize, query: Option<&str>, filter: 
             &owned
         }
     };
-    let scores = corpus.score(records, q);
+    let mut scores = corpus.score(records, q);
+    if let Some(rel) = relevance.filter(|r| r.len() == records.len()) {
+        scores.memory = rel;
+    }
     let order = query_order(records, &scores.memory, parts.now);
     let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
     assemble(

@@ -7,6 +7,7 @@ pub mod context;
 pub mod duplicates;
 pub mod filter;
 pub mod graph;
+pub mod hybrid;
 pub mod rank;
 pub mod search;
 pub mod state;

@@ -94,6 +94,10 @@ pub struct Config {
     /// The encrypted-ipfs key file (`MEMDIR_KEY_FILE` overrides it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_file: Option<PathBuf>,
+    /// `[embeddings]`, read and validated by the embed wing (spec/ranking.md#hybrid-recall);
+    /// kept here so that writing the file back keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<crate::embed::Section>,
 }
 
 /// A configuration file that could not be used.
@@ -230,6 +234,13 @@ mod tests {
         assert_eq!(c.key_file, Some(PathBuf::from("/k")));
         // Round trip through save's serializer.
         let text = toml::to_string(&c).unwrap();
+        assert_eq!(parse(&text).unwrap(), c);
+        // The [embeddings] section is the embed wing's; it is kept through a save
+        // (spec/ranking.md#hybrid-recall).
+        let c = parse("mode = \"local\"\n[embeddings]\nurl = \"http://127.0.0.1:1\"\nmodel = \"m\"\ndimensions = 8\n").unwrap();
+        assert!(c.embeddings.is_some());
+        let text = toml::to_string(&c).unwrap();
+        assert!(text.contains("[embeddings]"), "{text}");
         assert_eq!(parse(&text).unwrap(), c);
     }
 

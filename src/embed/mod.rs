@@ -1,0 +1,234 @@
+//! Embeddings for hybrid recall (spec/ranking.md#hybrid-recall): the provider trait,
+//! the `[embeddings]` section of `.memdir/config.toml`, the OpenAI-compatible
+//! `/v1/embeddings` client and the vector cache under `.memdir/cache/`.
+//!
+//! Off unless `[embeddings]` names a URL, a model and the dimensions. Vectors are
+//! derived data: they live only in `.memdir/cache/vectors-<model-hash>.bin`, keyed by
+//! the SHA-256 of the exact text embedded, never in memory files, blobs or sync. The
+//! API key comes only from the environment variable the configuration names and is
+//! never written anywhere. Must not rank: `retrieval::hybrid` fuses, the engine decides.
+
+pub mod cache;
+#[cfg(feature = "sync")]
+pub mod openai;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::memory::layout::CONFIG_FILE;
+
+/// The default environment variable holding the API key.
+pub const DEFAULT_KEY_VAR: &str = "MEMDIR_EMBED_API_KEY";
+
+/// The default time one request may take.
+pub const DEFAULT_TIMEOUT_MS: u64 = 2000;
+
+/// The default most texts embedded on the query path of one recall (the rest wait
+/// for the next call or `memdir index --embeddings`): with the query, one request.
+pub const DEFAULT_QUERY_BUDGET: usize = 63;
+
+/// Texts per request.
+pub const BATCH: usize = 64;
+
+/// An embedding failed or is not configured right.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("{path}: [embeddings]: {reason}")]
+    Config { path: PathBuf, reason: String },
+    #[error("embedding endpoint {url}: {reason}")]
+    Endpoint { url: String, reason: String },
+    #[error("embedding endpoint {url} answered HTTP {status}")]
+    Status { url: String, status: u16 },
+    #[error("embedding endpoint {url} timed out after {ms} ms")]
+    Timeout { url: String, ms: u64 },
+    #[error("embedding model {model}: expected {expected} dimensions, got {got}")]
+    Dimensions {
+        model: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error("embedding endpoint {url}: expected {expected} vectors, got {got}")]
+    Count {
+        url: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error("embeddings need the `sync` feature (reqwest), which this build leaves out")]
+    NotBuilt,
+}
+
+/// One embedding provider: texts in, one vector of [`Embedder::dimensions`] per text out.
+pub trait Embedder {
+    /// Embeds `texts`, one vector per text in order.
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// The length of every vector.
+    fn dimensions(&self) -> usize;
+    /// The model's name, as the configuration gives it.
+    fn model_id(&self) -> &str;
+}
+
+/// The raw `[embeddings]` table as the sync configuration keeps it (so writing that
+/// file back keeps this section untouched).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Section(pub toml::Table);
+
+// Equality of configurations is only compared on files that were read (tests, "did
+// it change"); a `nan` (which TOML can spell) makes a section unequal to itself, which
+// such comparisons tolerate, and `Config::load` refuses it as a floor.
+impl Eq for Section {}
+
+/// The `[embeddings]` section, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The endpoint: a base URL (`/v1/embeddings` is appended unless it ends so).
+    pub url: String,
+    pub model: String,
+    pub dimensions: usize,
+    /// The environment variable holding the API key ([`DEFAULT_KEY_VAR`]).
+    pub api_key_env: String,
+    pub timeout: Duration,
+    /// The similarity a vector-only hit must reach.
+    pub floor: f32,
+    /// Most texts embedded on the query path of one call.
+    pub query_budget: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    url: Option<String>,
+    model: Option<String>,
+    dimensions: Option<usize>,
+    api_key_env: Option<String>,
+    timeout_ms: Option<u64>,
+    floor: Option<f32>,
+    query_budget: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct File {
+    embeddings: Option<toml::Table>,
+}
+
+impl Config {
+    /// Reads `[embeddings]` from `root/.memdir/config.toml`: `Ok(None)` when the file
+    /// or the section is absent (the keyword-only default).
+    pub fn load(root: &Path) -> Result<Option<Config>, EmbedError> {
+        let path = root.join(CONFIG_FILE);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(None);
+        };
+        let bad = |reason: String| EmbedError::Config {
+            path: path.clone(),
+            reason,
+        };
+        // The sync configuration reports a malformed file; here it only means "off".
+        let Ok(file) = toml::from_str::<File>(&text) else {
+            return Ok(None);
+        };
+        let Some(table) = file.embeddings else {
+            return Ok(None);
+        };
+        let raw: Raw = table.try_into().map_err(|e| bad(format!("{e}")))?;
+        let url = raw.url.ok_or_else(|| bad("missing `url`".into()))?;
+        let model = raw.model.ok_or_else(|| bad("missing `model`".into()))?;
+        let dimensions = raw
+            .dimensions
+            .filter(|d| (1..=65536).contains(d))
+            .ok_or_else(|| bad("`dimensions` must be a number from 1 to 65536".into()))?;
+        let floor = raw.floor.unwrap_or(crate::retrieval::hybrid::DEFAULT_FLOOR);
+        if !(-1.0..=1.0).contains(&floor) {
+            return Err(bad(
+                "`floor` must be a cosine similarity from -1 to 1".into()
+            ));
+        }
+        Ok(Some(Config {
+            url,
+            model,
+            dimensions,
+            api_key_env: raw.api_key_env.unwrap_or_else(|| DEFAULT_KEY_VAR.into()),
+            timeout: Duration::from_millis(raw.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
+            floor,
+            query_budget: raw.query_budget.unwrap_or(DEFAULT_QUERY_BUDGET),
+        }))
+    }
+
+    /// The provider this configuration names.
+    pub fn embedder(&self) -> Result<Box<dyn Embedder>, EmbedError> {
+        #[cfg(feature = "sync")]
+        {
+            Ok(Box::new(openai::OpenAi::new(self)?))
+        }
+        #[cfg(not(feature = "sync"))]
+        {
+            Err(EmbedError::NotBuilt)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `[embeddings]` text → `Ok(Some(model))`, `Ok(None)` (off) or an error containing a word.
+    fn check(text: &str, expect: Result<Option<&str>, &str>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".memdir")).unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+        let got = Config::load(dir.path());
+        match (got, expect) {
+            (Ok(c), Ok(m)) => assert_eq!(c.map(|c| c.model).as_deref(), m, "{text}"),
+            (Err(e), Err(word)) => assert!(e.to_string().contains(word), "{text}: {e}"),
+            (got, expect) => panic!("{text}: got {got:?}, expected {expect:?}"),
+        }
+    }
+
+    // spec/ranking.md#hybrid-recall: off unless configured; a bad section is an error
+    // the engine turns into a keyword fallback.
+    #[test]
+    fn config_cases() {
+        check("", Ok(None));
+        check("mode = \"local\"\n", Ok(None));
+        check("not toml [", Ok(None));
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\n",
+            Ok(Some("m")),
+        );
+        check("[embeddings]\nurl = \"u\"\ndimensions = 8\n", Err("model"));
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\n",
+            Err("dimensions"),
+        );
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 0\n",
+            Err("dimensions"),
+        );
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\nfloor = 2.0\n",
+            Err("floor"),
+        );
+        check(
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\nkey = \"secret\"\n",
+            Err("unknown field"),
+        );
+    }
+
+    #[test]
+    fn defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".memdir")).unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\n",
+        )
+        .unwrap();
+        let c = Config::load(dir.path()).unwrap().unwrap();
+        assert_eq!(c.api_key_env, DEFAULT_KEY_VAR);
+        assert_eq!(c.timeout, Duration::from_millis(DEFAULT_TIMEOUT_MS));
+        assert_eq!(c.floor, crate::retrieval::hybrid::DEFAULT_FLOOR);
+        assert_eq!(c.query_budget, DEFAULT_QUERY_BUDGET);
+    }
+}

@@ -1,0 +1,122 @@
+//! Hybrid relevance (spec/ranking.md#hybrid-recall): keyword and vector rankings fused
+//! with reciprocal rank fusion, and the similarity floor for vector-only hits.
+//!
+//! Pure functions of the keyword relevance, the cosine similarities and the floor.
+//! Must not embed, read files or reach the network: the engine hands the vectors in.
+
+use std::cmp::Ordering;
+
+/// The `k` of reciprocal rank fusion: 1 / (k + rank), rank counted from 1.
+pub const RRF_K: f64 = 60.0;
+
+/// The default cosine similarity a memory found only by vectors must reach.
+pub const DEFAULT_FLOOR: f32 = 0.3;
+
+/// Cosine similarity of two vectors; 0 when either is all zeros or the lengths differ.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0_f64, 0.0_f64, 0.0_f64);
+    for (x, y) in a.iter().zip(b) {
+        dot += f64::from(*x) * f64::from(*y);
+        na += f64::from(*x) * f64::from(*x);
+        nb += f64::from(*y) * f64::from(*y);
+    }
+    if na == 0.0 || nb == 0.0 || !dot.is_finite() {
+        return 0.0;
+    }
+    (dot / (na.sqrt() * nb.sqrt())) as f32
+}
+
+/// Fuses keyword relevance (`keyword[i]` in [0, 1], 0 = not a hit) with the cosine
+/// similarity of each memory to the query (`None` = no vector for it) into a relevance
+/// in [0, 1], 0 = not a hit.
+///
+/// A memory is a candidate when it is a keyword hit, or when its similarity reaches
+/// `floor`. Each list ranks the candidates it knows (keyword hits by relevance, the
+/// candidates with a vector by similarity; ties by index), every list adds
+/// 1 / ([`RRF_K`] + rank), and the sums are scaled by the best one.
+pub fn fuse(keyword: &[f64], similarity: &[Option<f32>], floor: f32) -> Vec<f64> {
+    let n = keyword.len();
+    let candidate = |i: usize| {
+        keyword[i] > 0.0
+            || similarity
+                .get(i)
+                .copied()
+                .flatten()
+                .is_some_and(|s| s >= floor)
+    };
+    let mut sums = vec![0.0_f64; n];
+    let mut by_keyword: Vec<usize> = (0..n).filter(|&i| keyword[i] > 0.0).collect();
+    by_keyword.sort_by(|&a, &b| {
+        keyword[b]
+            .partial_cmp(&keyword[a])
+            .unwrap_or(Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    for (rank, &i) in by_keyword.iter().enumerate() {
+        sums[i] += 1.0 / (RRF_K + rank as f64 + 1.0);
+    }
+    let sim = |i: usize| similarity.get(i).copied().flatten();
+    let mut by_vector: Vec<usize> = (0..n)
+        .filter(|&i| candidate(i) && sim(i).is_some())
+        .collect();
+    by_vector.sort_by(|&a, &b| {
+        sim(b)
+            .partial_cmp(&sim(a))
+            .unwrap_or(Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    for (rank, &i) in by_vector.iter().enumerate() {
+        sums[i] += 1.0 / (RRF_K + rank as f64 + 1.0);
+    }
+    let max = sums.iter().cloned().fold(0.0_f64, f64::max);
+    if max <= 0.0 {
+        return sums;
+    }
+    sums.iter().map(|s| s / max).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(keyword: &[f64], sim: &[Option<f32>], expect_order: &[usize]) {
+        let fused = fuse(keyword, sim, DEFAULT_FLOOR);
+        let mut order: Vec<usize> = (0..fused.len()).filter(|&i| fused[i] > 0.0).collect();
+        order.sort_by(|&a, &b| fused[b].partial_cmp(&fused[a]).unwrap().then(a.cmp(&b)));
+        assert_eq!(order, expect_order, "fused {fused:?}");
+    }
+
+    #[test]
+    fn cosine_basics() {
+        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-6);
+        assert_eq!(cosine(&[1.0, 0.0], &[0.0, 1.0]), 0.0);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+        assert_eq!(cosine(&[1.0], &[1.0, 0.0]), 0.0);
+    }
+
+    // spec/ranking.md#hybrid-recall: agreement of both lists wins; a vector-only hit
+    // below the floor is not a hit; one above it is.
+    #[test]
+    fn fusion_orders_and_floor() {
+        // Only keyword: the keyword order.
+        check(&[0.2, 0.9, 0.0], &[None, None, None], &[1, 0]);
+        // Vectors agree with keyword on 0: it overtakes 1.
+        check(&[0.2, 0.9, 0.0], &[Some(0.9), Some(0.1), None], &[0, 1]);
+        // Vector-only memory 2 below the floor: not a hit.
+        check(&[0.0, 0.9, 0.0], &[None, Some(0.5), Some(0.29)], &[1]);
+        // Vector-only memory 2 above the floor: a hit, after the one both lists found.
+        check(&[0.0, 0.9, 0.0], &[None, Some(0.5), Some(0.8)], &[1, 2]);
+        // Nothing relevant: nothing.
+        check(&[0.0, 0.0], &[Some(0.1), Some(0.2)], &[]);
+    }
+
+    #[test]
+    fn fused_relevance_is_scaled_to_one() {
+        let f = fuse(&[0.5, 0.4], &[Some(0.9), Some(0.8)], 0.3);
+        assert_eq!(f[0], 1.0);
+        assert!(f[1] > 0.0 && f[1] < 1.0);
+    }
+}

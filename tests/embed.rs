@@ -1,0 +1,460 @@
+//! Hybrid recall against a loopback `/v1/embeddings` server (spec/ranking.md#hybrid-recall).
+//!
+//! The server here is a deterministic stand-in, not a model: it embeds a text as a
+//! hashed bag of its words, with a few drink words folded into one bucket so that a
+//! memory can be similar to a query without sharing a word with it. It runs on
+//! 127.0.0.1 only, and every wait is bounded.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use memdir::{Clock, Draft, Filter, Memory};
+use serde_json::{Value, json};
+
+use crate::common::{memdir, run, stderr, stdout};
+
+const DIMS: usize = 256;
+
+#[derive(Clone, Copy)]
+pub enum Behaviour {
+    Good,
+    ServerError,
+    Hang,
+    WrongDims,
+}
+
+pub struct Server {
+    pub url: String,
+    requests: Arc<AtomicUsize>,
+    texts: Arc<AtomicUsize>,
+    /// The last `authorization` header seen.
+    auth: Arc<std::sync::Mutex<String>>,
+}
+
+/// The stand-in's vector of a text.
+fn vector(text: &str) -> Vec<f32> {
+    let mut v = vec![0.0_f32; DIMS];
+    for w in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let w = w.to_lowercase();
+        let w = match w.as_str() {
+            "coffee" | "espresso" | "latte" | "flat" | "white" | "drink" | "cappuccino" => "drink",
+            other => other,
+        };
+        let h = w.bytes().fold(0xcbf29ce484222325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+        });
+        v[(h % DIMS as u64) as usize] += 1.0;
+    }
+    v
+}
+
+pub fn serve(behaviour: Behaviour) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests = Arc::new(AtomicUsize::new(0));
+    let texts = Arc::new(AtomicUsize::new(0));
+    let auth = Arc::new(std::sync::Mutex::new(String::new()));
+    let (r, t, a) = (requests.clone(), texts.clone(), auth.clone());
+    std::thread::spawn(move || {
+        // Bounded: a test makes few requests; the thread ends with the test binary.
+        for stream in listener.incoming().take(200) {
+            let Ok(stream) = stream else { continue };
+            let (r, t, a) = (r.clone(), t.clone(), a.clone());
+            std::thread::spawn(move || handle(stream, behaviour, &r, &t, &a));
+        }
+    });
+    Server {
+        url,
+        requests,
+        texts,
+        auth,
+    }
+}
+
+fn handle(
+    stream: TcpStream,
+    behaviour: Behaviour,
+    requests: &AtomicUsize,
+    texts: &AtomicUsize,
+    auth: &std::sync::Mutex<String>,
+) {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let l = line.trim_end().to_ascii_lowercase();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        if l.starts_with("authorization:") {
+            *auth.lock().unwrap() = line.trim_end()["authorization:".len()..].trim().to_string();
+        }
+    }
+    let mut body = vec![0; len];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    requests.fetch_add(1, Ordering::SeqCst);
+    let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let input: Vec<String> = req["input"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    texts.fetch_add(input.len(), Ordering::SeqCst);
+    let (status, doc) = match behaviour {
+        Behaviour::ServerError => ("500 Internal Server Error", json!({"error": "boom"})),
+        Behaviour::Hang => {
+            std::thread::sleep(Duration::from_secs(3));
+            return;
+        }
+        Behaviour::Good | Behaviour::WrongDims => {
+            let data: Vec<Value> = input
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let mut v = vector(t);
+                    if matches!(behaviour, Behaviour::WrongDims) {
+                        v.truncate(DIMS / 2);
+                    }
+                    json!({"object": "embedding", "index": i, "embedding": v})
+                })
+                .collect();
+            (
+                "200 OK",
+                json!({"object": "list", "data": data, "model": req["model"]}),
+            )
+        }
+    };
+    let body = doc.to_string();
+    let mut s = stream;
+    let _ = write!(
+        s,
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+pub fn configure(dir: &Path, url: &str, extra: &str) {
+    std::fs::create_dir_all(dir.join(".memdir")).unwrap();
+    std::fs::write(
+        dir.join(".memdir/config.toml"),
+        format!(
+            "[embeddings]\nurl = \"{url}\"\nmodel = \"stand-in\"\ndimensions = {DIMS}\n{extra}"
+        ),
+    )
+    .unwrap();
+}
+
+fn store(dir: &Path) -> Memory {
+    let m = Memory::open(dir)
+        .unwrap()
+        .with_clock(Clock::fixed("2026-04-01T09:00:00Z".parse().unwrap()));
+    for (key, name, body) in [
+        (
+            "caroline_mornings",
+            "Caroline's mornings",
+            "Caroline always starts her day with a flat white.",
+        ),
+        (
+            "football",
+            "Saturday football",
+            "The team plays football on Saturday mornings.",
+        ),
+        (
+            "deploys",
+            "Deploy schedule",
+            "Deploys go out on Friday after review.",
+        ),
+    ] {
+        m.write(&Draft {
+            key: key.into(),
+            name: name.into(),
+            description: name.into(),
+            kind: "user".into(),
+            body: body.into(),
+            ..Draft::default()
+        })
+        .unwrap();
+    }
+    m
+}
+
+fn keys(r: &memdir::Recall) -> Vec<&str> {
+    r.hits.iter().map(|h| h.key.as_str()).collect()
+}
+
+// spec/ranking.md#hybrid-recall: nothing configured, nothing changes.
+#[test]
+fn without_configuration_recall_is_keyword_and_says_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    assert!(r.embeddings.is_none());
+    assert!(r.hits.is_empty());
+    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    assert_eq!(keys(&r), ["football"]);
+}
+
+// spec/ranking.md#hybrid-recall: a vector-only hit above the floor is found; below
+// the floor nothing is; vectors live only in the cache.
+#[test]
+fn hybrid_finds_a_vector_only_hit_and_keeps_nothing_relevant_honest() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    configure(dir.path(), &server.url, "");
+    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    let e = r.embeddings.clone().unwrap();
+    assert_eq!(e.mode, "hybrid", "{e:?}");
+    assert_eq!(e.pending, 0);
+    assert_eq!(keys(&r), ["caroline_mornings"]);
+    // Query plus three memories, in one request.
+    assert_eq!(server.texts.load(Ordering::SeqCst), 4);
+
+    // Nothing shares a word or a bucket with this query: still no hits.
+    let r = m
+        .recall_report("zebra quantum", 10, &Filter::default())
+        .unwrap();
+    assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
+    assert!(r.hits.is_empty(), "{:?}", keys(&r));
+    // The memories' vectors came from the cache: only the query was embedded.
+    assert_eq!(server.texts.load(Ordering::SeqCst), 5);
+
+    // Keyword hits stay hits.
+    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    assert_eq!(keys(&r)[0], "football");
+
+    let cache: Vec<_> = std::fs::read_dir(dir.path().join(".memdir/cache"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("vectors-") && n.ends_with(".bin"))
+        .collect();
+    assert_eq!(cache.len(), 1, "{cache:?}");
+    let memory = std::fs::read_to_string(dir.path().join("caroline_mornings.md")).unwrap();
+    assert!(!memory.contains("embedding"));
+}
+
+// A corrupt cache is rebuilt, not an error.
+#[test]
+fn a_corrupt_vector_cache_is_rebuilt() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    configure(dir.path(), &server.url, "");
+    m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    for e in std::fs::read_dir(dir.path().join(".memdir/cache")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("vectors-")
+        {
+            std::fs::write(&p, b"garbage").unwrap();
+        }
+    }
+    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
+    assert_eq!(keys(&r), ["caroline_mornings"]);
+}
+
+fn assert_fallback(behaviour: Behaviour, extra: &str, why: &str) -> Server {
+    let server = serve(behaviour);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    configure(dir.path(), &server.url, extra);
+    let start = Instant::now();
+    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    let e = r.embeddings.clone().unwrap();
+    assert_eq!(e.mode, "keyword");
+    let fallback = e.fallback.unwrap();
+    assert!(fallback.contains(why), "{fallback}");
+    // The keyword ranking, as without embeddings.
+    assert_eq!(keys(&r), ["football"]);
+    server
+}
+
+// spec/ranking.md#hybrid-recall: failures fall back to keyword ranking, bounded.
+#[test]
+fn a_server_error_falls_back_after_bounded_retries() {
+    let server = assert_fallback(Behaviour::ServerError, "", "HTTP 500");
+    assert_eq!(server.requests.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn a_slow_endpoint_falls_back_at_the_timeout() {
+    let server = assert_fallback(Behaviour::Hang, "timeout_ms = 300\n", "timed out");
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn wrong_dimensions_fall_back() {
+    assert_fallback(Behaviour::WrongDims, "", "dimensions");
+}
+
+#[test]
+fn an_unreachable_endpoint_or_a_bad_section_falls_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    // A port nothing listens on: bind one, then free it.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    configure(dir.path(), &format!("http://127.0.0.1:{port}"), "");
+    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    assert_eq!(r.embeddings.clone().unwrap().mode, "keyword");
+    assert_eq!(keys(&r), ["football"]);
+    std::fs::write(
+        dir.path().join(".memdir/config.toml"),
+        "[embeddings]\nurl = \"http://127.0.0.1:1\"\n",
+    )
+    .unwrap();
+    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    let e = r.embeddings.clone().unwrap();
+    assert_eq!(e.mode, "keyword");
+    assert!(e.fallback.unwrap().contains("model"));
+}
+
+// spec/ranking.md#hybrid-recall: only a budget of memories is embedded per query; the
+// rest are `pending` until a later call or `memdir index --embeddings`.
+#[test]
+fn the_query_path_embeds_within_a_budget_and_index_embeds_the_rest() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    configure(dir.path(), &server.url, "query_budget = 1\n");
+    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    let e = r.embeddings.clone().unwrap();
+    assert_eq!((e.mode, e.pending), ("hybrid", 2));
+    let s = m.index_embeddings().unwrap().unwrap();
+    assert_eq!((s.memories, s.embedded, s.cached), (3, 2, 3));
+    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    assert_eq!(r.embeddings.clone().unwrap().pending, 0);
+    assert_eq!(keys(&r), ["caroline_mornings"]);
+}
+
+// spec/cli.md#recall: `mode` and `fallback` in --json, one warning on stderr, exit 0.
+#[test]
+fn cli_recall_json_says_which_mode_ran() {
+    let good = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    configure(dir.path(), &good.url, "");
+    let o = run(memdir(dir.path())
+        .env("MEMDIR_EMBED_API_KEY", "sk-test-not-a-key")
+        .args(["recall", "espresso", "--json"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["mode"], "hybrid");
+    assert_eq!(doc["hits"][0]["key"], "caroline_mornings");
+    // The key goes only into the request header, never into a file.
+    assert_eq!(*good.auth.lock().unwrap(), "Bearer sk-test-not-a-key");
+    // Every file, `.memdir/` (config, cache, access log) included.
+    for e in walkdir::WalkDir::new(dir.path())
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
+        if e.file_type().is_file() {
+            let bytes = std::fs::read(e.path()).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("sk-test"),
+                "{}",
+                e.path().display()
+            );
+        }
+    }
+
+    let bad = serve(Behaviour::ServerError);
+    configure(dir.path(), &bad.url, "");
+    let o = run(memdir(dir.path()).args(["recall", "football", "--json"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["mode"], "keyword");
+    assert!(doc["fallback"].as_str().unwrap().contains("500"));
+    assert_eq!(stderr(&o).matches("warning: embeddings").count(), 1);
+
+    // With nothing cached, `index --embeddings` must reach the endpoint: it fails (exit 3).
+    std::fs::remove_dir_all(dir.path().join(".memdir/cache")).unwrap();
+    let o = run(memdir(dir.path()).args(["index", "--embeddings"]));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+
+    configure(dir.path(), &good.url, "");
+    let o = run(memdir(dir.path()).args(["index", "--embeddings", "--json"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["embeddings"]["memories"], 3);
+}
+
+// spec/ranking.md#hybrid-recall: with embeddings, context orders memories by the
+// hybrid relevance; without, by the keyword one (here: no hit, so the plain order).
+#[test]
+fn context_orders_memories_by_hybrid_relevance() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    // Written last and important elsewhere: only relevance puts Caroline first.
+    let m = m.with_clock(Clock::fixed("2026-04-02T09:00:00Z".parse().unwrap()));
+    m.write(&Draft {
+        key: "release".into(),
+        name: "Release".into(),
+        description: "Release".into(),
+        kind: "project".into(),
+        body: "The release is on Monday.".into(),
+        important: Some(true),
+        ..Draft::default()
+    })
+    .unwrap();
+    let first = |m: &Memory| {
+        let (b, _) = m
+            .context_filtered(4000, Some("espresso"), &Filter::default())
+            .unwrap();
+        b.memories[0].key.clone()
+    };
+    assert_eq!(first(&m), "release");
+    configure(dir.path(), &server.url, "");
+    assert_eq!(first(&m), "caroline_mornings");
+}
+
+// A library caller inside a tokio runtime gets hybrid recall too (no nested-runtime panic).
+#[test]
+fn recall_inside_an_async_runtime_works() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    configure(dir.path(), &server.url, "");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let r = rt.block_on(async { m.recall_report("espresso", 10, &Filter::default()) });
+    let r = r.unwrap();
+    assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
+    assert_eq!(keys(&r), ["caroline_mornings"]);
+}
