@@ -8,7 +8,6 @@
 
 use super::{Draft, IndexOutcome, Memory, Problem, WriteOutcome, check_draft};
 use crate::error::{Error, Result};
-use crate::memory::layout::MAX_MEMORY_FILE;
 use crate::memory::links::{self, LinkEditError};
 use crate::memory::{Key, Record, frontmatter};
 use crate::retrieval::graph::{self, Direction, Graph, SubjectFact, Walk};
@@ -44,17 +43,7 @@ impl Memory {
         self.require_dir()?;
         let key = Key::parse(key)?;
         let _g = self.backend.lock(&self.mem_lock)?;
-        let name = key.file_name();
-        let text = self
-            .backend
-            .read_text(&name, MAX_MEMORY_FILE)?
-            .ok_or_else(|| Error::NotFound {
-                key: key.to_string(),
-            })?;
-        let p = frontmatter::parse(&text).map_err(|source| Error::Malformed {
-            path: self.backend.display_path(&name),
-            source,
-        })?;
+        let (_, p) = self.read_parsed(&key)?;
         let body = change(&p.body).map_err(|source| Error::Link {
             key: key.to_string(),
             source,

@@ -519,9 +519,7 @@ impl Memory {
     )> {
         self.require_dir()?;
         // Taken before any stat: what the index records as the time of the read.
-        let checked = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i64);
+        let checked = warm::now_ns();
         let mut snap = Snapshot::default();
         let mut cache = Cache::load(&self.backend, terms);
         let mut names = self.scan_names(&mut snap.problems)?;
@@ -618,19 +616,8 @@ impl Memory {
             match std::mem::replace(&mut f.parsed, Err(frontmatter::FrontmatterError::Missing)) {
                 Ok(p) => {
                     let name = &names[i];
-                    let stem = &name[..name.len() - 3];
-                    let key = Key::from_file_stem(stem);
-                    if !key.is_canonical() {
-                        snap.problems.push(Problem::warning(
-                            name,
-                            None,
-                            "file name is not a memdir key (a-z, 0-9, `_`, `-`); it loads, but memdir cannot write it",
-                        ));
-                    }
-                    for w in &p.warnings {
-                        snap.problems
-                            .push(Problem::warning(name, Some(w.line), w.message.clone()));
-                    }
+                    let key = Key::from_file_stem(&name[..name.len() - 3]);
+                    warm::push_problems(name, &p.warnings, &mut snap.problems);
                     f.warnings = p.warnings;
                     snap.records.push(Record {
                         key,
@@ -1040,10 +1027,9 @@ impl Memory {
         Ok(r)
     }
 
-    /// Reads one memory without noting it in the access log.
-    fn read_quietly(&self, key: &str) -> Result<Record> {
-        self.require_dir()?;
-        let key = self.resolve_key(key)?;
+    /// Reads and parses the file of a memory: its text and its parse, or
+    /// `NotFound` / `Malformed` naming the key or the file.
+    fn read_parsed(&self, key: &Key) -> Result<(String, Parsed)> {
         let name = key.file_name();
         let text = self
             .backend
@@ -1055,6 +1041,14 @@ impl Memory {
             path: self.backend.display_path(&name),
             source,
         })?;
+        Ok((text, p))
+    }
+
+    /// Reads one memory without noting it in the access log.
+    fn read_quietly(&self, key: &str) -> Result<Record> {
+        self.require_dir()?;
+        let key = self.resolve_key(key)?;
+        let (_, p) = self.read_parsed(&key)?;
         Ok(Record {
             key,
             meta: p.meta,

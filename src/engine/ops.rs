@@ -13,8 +13,6 @@ use serde_json::{Map, Value};
 use super::{Draft, Events, IndexOutcome, Memory, Problem, WriteOutcome, check_draft, parse_decay};
 use crate::error::{Error, Result};
 use crate::memory::edit::{self, EditError};
-use crate::memory::frontmatter;
-use crate::memory::layout::MAX_MEMORY_FILE;
 use crate::memory::timeline::Event;
 use crate::memory::{Key, Kind, Record};
 
@@ -142,17 +140,7 @@ impl Memory {
         };
         let decay = parse_decay(e.decay.as_deref())?;
         let _g = self.backend.lock(&self.mem_lock)?;
-        let name = key.file_name();
-        let text = self
-            .backend
-            .read_text(&name, MAX_MEMORY_FILE)?
-            .ok_or_else(|| Error::NotFound {
-                key: key.to_string(),
-            })?;
-        let p = frontmatter::parse(&text).map_err(|source| Error::Malformed {
-            path: self.backend.display_path(&name),
-            source,
-        })?;
+        let (_, p) = self.read_parsed(&key)?;
         let body = e.apply(&p.body).map_err(|source| Error::Edit {
             key: key.to_string(),
             source,
@@ -200,16 +188,7 @@ impl Memory {
         }
         let _g = self.backend.lock(&self.mem_lock)?;
         let (old_name, new_name) = (old.file_name(), new.file_name());
-        let text = self
-            .backend
-            .read_text(&old_name, MAX_MEMORY_FILE)?
-            .ok_or_else(|| Error::NotFound {
-                key: old.to_string(),
-            })?;
-        let p = frontmatter::parse(&text).map_err(|source| Error::Malformed {
-            path: self.backend.display_path(&old_name),
-            source,
-        })?;
+        let (text, p) = self.read_parsed(&old)?;
         let taken = self.backend.scan_memories()?.iter().any(|f| {
             let n = crate::store::found_name(f);
             n == new_name || (n.eq_ignore_ascii_case(&new_name) && n != old_name)

@@ -57,7 +57,8 @@ pub(crate) struct Warm {
     index_stat: Option<Stat>,
 }
 
-fn now_ns() -> i64 {
+/// Wall-clock time in nanoseconds: when a read happened, for the search index's rule.
+pub(crate) fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64)
@@ -211,8 +212,9 @@ impl Warm {
     }
 }
 
-/// The warnings a loaded file gives (as [`Memory::load`] reports them).
-fn push_problems(name: &str, warnings: &[Warning], problems: &mut Vec<Problem>) {
+/// The warnings a loaded file gives: a file name that is not a key, and the
+/// parse's warnings (what [`Memory::load`] reports for a file that loads).
+pub(crate) fn push_problems(name: &str, warnings: &[Warning], problems: &mut Vec<Problem>) {
     if !Key::from_file_stem(&name[..name.len() - 3]).is_canonical() {
         problems.push(Problem::warning(
             name,

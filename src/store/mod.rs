@@ -282,19 +282,26 @@ impl Backend {
     /// Reads a text file like [`Backend::read_text`], with the file's [`Stat`] as it
     /// was when opened (before the read; `None` in memory).
     pub fn read_text_stat(&self, rel: &str, limit: u64) -> Result<Option<(String, Option<Stat>)>> {
-        let stat = match self {
-            Backend::Mem(_) => None,
-            Backend::Dir(root) => match self.open_regular(root, rel)? {
-                None => return Ok(None),
-                Some((f, _)) => f.metadata().ok().map(|m| Stat::of(&m)),
-            },
-        };
-        Ok(self.read_text(rel, limit)?.map(|t| (t, stat)))
+        match self.read_stat(rel, limit)? {
+            None => Ok(None),
+            Some((b, stat)) => {
+                String::from_utf8(b)
+                    .map(|t| Some((t, stat)))
+                    .map_err(|_| Error::NotUtf8 {
+                        path: self.display_path(rel),
+                    })
+            }
+        }
     }
 
     /// Reads a file as bytes, refusing links and files over `limit` bytes. `Ok(None)`
     /// when the file does not exist.
     pub fn read(&self, rel: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self.read_stat(rel, limit)?.map(|(b, _)| b))
+    }
+
+    /// [`Backend::read`], with the file's [`Stat`] as it was when opened.
+    fn read_stat(&self, rel: &str, limit: u64) -> Result<Option<(Vec<u8>, Option<Stat>)>> {
         match self {
             Backend::Mem(_) => {
                 let m = self.mem().expect("mem backend");
@@ -305,7 +312,7 @@ impl Backend {
                         size: b.len() as u64,
                         limit,
                     }),
-                    Some(b) => Ok(Some(b.clone())),
+                    Some(b) => Ok(Some((b.clone(), None))),
                 }
             }
             Backend::Dir(root) => {
@@ -333,7 +340,7 @@ impl Backend {
                         limit,
                     });
                 }
-                Ok(Some(buf))
+                Ok(Some((buf, Some(Stat::of(&meta)))))
             }
         }
     }
