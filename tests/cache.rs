@@ -336,12 +336,26 @@ fn edits_made_while_queries_run_are_seen() {
 }
 
 /// A memory kept warm answers exactly as a fresh load does, through edits (same size
-/// or not), additions and removals, inside and outside the margin for recent changes.
+/// or not), additions and removals, files that do not parse or are links, inside and
+/// outside the margin for recent changes: by change events (the default where they
+/// can be trusted) and by stat.
 #[test]
 fn a_warm_memory_answers_as_a_fresh_one() {
-    let (_tmp, dir) = settled_store(40);
-    let warm = mem(&dir).keep_warm();
-    let mut rng = crate::common::Lcg(7);
+    warm_agrees_with_fresh(|m| m.keep_warm(), 7);
+}
+
+#[test]
+fn a_warm_memory_by_stat_answers_as_a_fresh_one() {
+    warm_agrees_with_fresh(|m| m.keep_warm_by_stat(), 11);
+}
+
+fn warm_agrees_with_fresh(keep: impl Fn(Memory) -> Memory, seed: u64) {
+    let (tmp, dir) = settled_store(40);
+    let outside = tmp.path().join("outside.md");
+    std::fs::write(&outside, "not a memory of this folder\n").unwrap();
+    let warm = keep(mem(&dir));
+    let mut rng = crate::common::Lcg(seed);
+    let filter = memdir::Filter::default();
     let check = |round: usize| {
         let fresh = mem(&dir);
         for q in ["zebra 3", "walrus", "line one", "Note 12"] {
@@ -351,18 +365,19 @@ fn a_warm_memory_answers_as_a_fresh_one() {
                 "recall {q:?}, round {round}"
             );
             assert_eq!(
-                warm.context(1500, Some(q)).unwrap(),
-                fresh.context(1500, Some(q)).unwrap(),
-                "context {q:?}, round {round}"
+                warm.context_filtered(1500, Some(q), &filter).unwrap(),
+                fresh.context_filtered(1500, Some(q), &filter).unwrap(),
+                "context and problems {q:?}, round {round}"
             );
         }
     };
     check(0);
-    for round in 1..=40 {
+    for round in 1..=60 {
         let k = rng.next() % 50;
-        match rng.next() % 4 {
+        let path = dir.join(format!("k{k}.md"));
+        match rng.next() % 8 {
             0 => {
-                let _ = std::fs::remove_file(dir.join(format!("k{k}.md")));
+                let _ = std::fs::remove_file(&path);
             }
             1 => write_raw(
                 &dir,
@@ -370,18 +385,32 @@ fn a_warm_memory_answers_as_a_fresh_one() {
                 "Walrus",
                 &format!("a walrus, round {round}"),
             ),
-            _ => write_raw(
-                &dir,
-                &format!("k{k}"),
-                &format!("Note {k}"),
-                &format!("line one of {k}\nzebra {k} r{round:02}"),
-            ),
+            // A file that does not parse, then (some rounds later) fixed or removed.
+            2 => {
+                let _ = std::fs::remove_file(&path);
+                std::fs::write(&path, "---\nname: [unclosed\n---\nwalrus\n").unwrap();
+            }
+            // A link where a memory was: reported, not followed.
+            3 => {
+                let _ = std::fs::remove_file(&path);
+                std::os::unix::fs::symlink(&outside, &path).unwrap();
+            }
+            _ => {
+                let _ = std::fs::remove_file(&path);
+                write_raw(
+                    &dir,
+                    &format!("k{k}"),
+                    &format!("Note {k}"),
+                    &format!("line one of {k}\nzebra {k} r{round:02}"),
+                )
+            }
         }
         check(round);
     }
     // Settled again: the warm memory keeps what it has and still agrees.
     std::thread::sleep(std::time::Duration::from_millis(2100));
-    check(41);
+    check(61);
+    let _ = std::fs::remove_file(dir.join("k1.md"));
     write_raw(&dir, "k1", "Walrus", "walrus after the pause");
-    check(42);
+    check(62);
 }

@@ -86,6 +86,25 @@ impl Locked<'_> {
 /// cannot write that key or day while it is there (spec/architecture.md#nothing-outside-the-directory).
 const NOT_A_FILE: &str = "not a regular file (a folder?): memdir neither reads nor replaces it, and cannot write this name while it is there; rename or remove it";
 
+/// What a scan reports of an entry that is not a regular memory file (`None` for
+/// one that is).
+pub(crate) fn found_problem(found: Found) -> Option<Problem> {
+    match found {
+        Found::File(_) => None,
+        Found::Symlink(n) => Some(Problem::error(
+            &n,
+            None,
+            "symbolic link not followed; memdir only reads regular files inside the directory",
+        )),
+        Found::BadName(n) => Some(Problem::error(
+            &n,
+            None,
+            "file name is not valid UTF-8; skipped",
+        )),
+        Found::NotAFile(n) => Some(Problem::error(&n, None, NOT_A_FILE)),
+    }
+}
+
 /// Folders where `check` looks for temp files, and whether memdir writes there only
 /// under the lock (then, with the lock held, a temp file there is provably left over).
 const TEMP_FOLDERS: [(&str, bool); 5] = [
@@ -391,7 +410,7 @@ pub struct Memory {
     clock: Clock,
     mem_lock: Mutex<()>,
     /// The loaded store of a long-running process ([`Memory::keep_warm`]).
-    warm: Option<Mutex<Option<warm::Warm>>>,
+    warm: Option<Mutex<warm::Slot>>,
 }
 
 impl Memory {
@@ -471,18 +490,8 @@ impl Memory {
         let mut names: Vec<String> = Vec::new();
         for found in self.backend.scan_memories()? {
             match found {
-                Found::Symlink(n) => problems.push(Problem::error(
-                    &n,
-                    None,
-                    "symbolic link not followed; memdir only reads regular files inside the directory",
-                )),
-                Found::BadName(n) => problems.push(Problem::error(
-                    &n,
-                    None,
-                    "file name is not valid UTF-8; skipped",
-                )),
                 Found::File(n) => names.push(n),
-                Found::NotAFile(n) => problems.push(Problem::error(&n, None, NOT_A_FILE)),
+                other => problems.extend(found_problem(other)),
             }
         }
         Ok(names)

@@ -1,25 +1,28 @@
 //! A warm store: a long-running process (`memdir mcp`, `memdir watch`) keeps the
 //! loaded memories, their term statistics and the rendered MEMORY.md in memory, so
 //! that a call does the work of its query and little else
-//! (spec/architecture.md#search-index).
+//! (spec/architecture.md#warm-processes).
 //!
-//! Each call checks the files with one `fstatat` each (no read): a file whose stat is
-//! what it was when last read, and which had not changed for the index's margin
-//! before that read, is kept as loaded; any other is read and hashed, and parsed and
-//! analyzed only when its content changed. Files added or removed are found by the
-//! same scan. The rule is the search index's, so a warm process sees exactly what a
-//! fresh one would.
+//! Each call first learns which files changed. Where the folder's change events can
+//! be trusted (a local file system on Linux, [`DirWatch`]), it drains them: only the
+//! names they mention are looked at, and a call on an unchanged store touches no file.
+//! Elsewhere, or when events were lost, it checks the files with one `fstatat` each
+//! (no read): a file whose stat is what it was when last read, and which had not
+//! changed for the index's margin before that read, is kept as loaded. Any other file
+//! is read and hashed, and parsed and analyzed only when its content changed. Either
+//! way a warm process sees exactly what a fresh one would.
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::engine::{Memory, Problem, finish_problems};
+use crate::engine::{Memory, Problem, finish_problems, found_problem};
 use crate::error::Result;
 use crate::memory::frontmatter::{self, Warning};
 use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
 use crate::memory::{Key, Record};
 use crate::retrieval::search::{Corpus, DocData};
-use crate::store::Stat;
 use crate::store::cache::{self, RACY_NS};
+use crate::store::watch::{Changes, DirWatch};
+use crate::store::{Backend, Found, Stat, is_memory_name};
 
 /// What a load found of one record's file.
 #[derive(Debug, Clone)]
@@ -55,6 +58,22 @@ pub(crate) struct Warm {
     /// when it was last found equal to it.
     index_text: Option<String>,
     index_stat: Option<Stat>,
+    /// The folder's change events, when they can be trusted.
+    watch: Option<DirWatch>,
+    /// What the last look found of names that are not regular files (links,
+    /// folders), which events carry forward until the name is touched again.
+    scanned: Vec<Problem>,
+    /// Memory files that did not load last time (unreadable, or not parsed): looked
+    /// at again on every call, as a scan would.
+    failed: Vec<String>,
+}
+
+/// The warm slot of a [`Memory`]: how changes are found, and the store once loaded.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    /// Check every file's stat on each call, never change events.
+    by_stat: bool,
+    warm: Option<Warm>,
 }
 
 /// Wall-clock time in nanoseconds: when a read happened, for the search index's rule.
@@ -91,9 +110,28 @@ impl Warm {
 
     /// The warm store as of now: `prev` brought up to date, or a first load through
     /// the search index.
-    fn refresh(mem: &Memory, prev: Option<Warm>) -> Result<Warm> {
-        let Some(prev) = prev else {
+    fn refresh(mem: &Memory, prev: Option<Warm>, by_stat: bool) -> Result<Warm> {
+        let Some(mut prev) = prev else {
+            // Watching starts before the load, so a change made during it is an
+            // event for the next call.
+            let watch = match &mem.backend {
+                Backend::Dir(root) if !by_stat => DirWatch::new(root),
+                _ => None,
+            };
             let (snap, corpus, _, files) = mem.load_files(true)?;
+            // What is not a regular file, and what did not load, for the events.
+            let mut scanned = Vec::new();
+            let names = if watch.is_some() {
+                mem.scan_names(&mut scanned)?
+            } else {
+                Vec::new()
+            };
+            let loaded: std::collections::HashSet<&str> =
+                files.iter().map(|f| f.name.as_str()).collect();
+            let failed = names
+                .into_iter()
+                .filter(|n| !loaded.contains(n.as_str()))
+                .collect();
             return Ok(Warm {
                 files,
                 records: snap.records,
@@ -102,32 +140,60 @@ impl Warm {
                 problems: snap.problems,
                 index_text: None,
                 index_stat: None,
+                watch,
+                scanned,
+                failed,
             });
         };
         mem.require_dir()?;
         let checked = now_ns();
+        let events = match prev.watch.as_mut().map(DirWatch::drain) {
+            Some(Changes::Names(n)) => Some(n),
+            _ => None,
+        };
         let mut problems = Vec::new();
-        let names = mem.scan_names(&mut problems)?;
-        let stats = mem.backend.stats(&names);
-        let unchanged = names.len() == prev.files.len()
-            && problems.is_empty()
-            && prev.problems.is_empty()
-            && names
-                .iter()
-                .zip(&stats)
-                .zip(&prev.files)
-                .all(|((n, st), f)| *n == f.name && f.settled(st));
-        if unchanged {
-            return Ok(prev);
-        }
+        let mut scanned = Vec::new();
+        let (names, stats, touched) = match events.and_then(|n| by_events(mem, &prev, n)) {
+            Some(None) => return Ok(prev),
+            Some(Some(ev)) => {
+                let stats = vec![None; ev.names.len()];
+                scanned = ev.scanned;
+                (ev.names, stats, Some(ev.touched))
+            }
+            None => {
+                let names = mem.scan_names(&mut scanned)?;
+                let stats = mem.backend.stats(&names);
+                let unchanged = names.len() == prev.files.len()
+                    && scanned.is_empty()
+                    && prev.problems.is_empty()
+                    && names
+                        .iter()
+                        .zip(&stats)
+                        .zip(&prev.files)
+                        .all(|((n, st), f)| *n == f.name && f.settled(st));
+                if unchanged {
+                    return Ok(prev);
+                }
+                (names, stats, None)
+            }
+        };
+        // A file is kept as loaded when no event names it, or (without events) when
+        // its stat vouches for it.
+        let keep = |name: &str, f: &FileInfo, stat: &Option<Stat>| match &touched {
+            Some(t) => !t.contains(name),
+            None => f.settled(stat),
+        };
         let Warm {
             files: prev_files,
             records: prev_records,
             mut texts,
             corpus,
             index_stat,
+            watch,
             ..
         } = prev;
+        problems.extend(scanned.iter().cloned());
+        let mut failed = Vec::new();
         let (mut vocab, prev_docs) = corpus.into_parts();
         let at: HashMap<String, usize> = prev_files
             .iter()
@@ -146,7 +212,7 @@ impl Warm {
         let mut new_texts = BTreeMap::new();
         for (name, stat) in names.into_iter().zip(stats) {
             let mut was = at.get(&name).and_then(|&j| old[j].take());
-            if let Some((f, r, d)) = was.take_if(|(f, _, _)| f.settled(&stat)) {
+            if let Some((f, r, d)) = was.take_if(|(f, _, _)| keep(&name, f, &stat)) {
                 if let Some(t) = texts.remove(r.key.as_str()) {
                     new_texts.insert(r.key.to_string(), t);
                 }
@@ -161,6 +227,7 @@ impl Warm {
                 Ok(None) => continue,
                 Err(e) => {
                     problems.push(Problem::error(&name, None, super::short_io(&e)));
+                    failed.push(name);
                     continue;
                 }
             };
@@ -195,7 +262,8 @@ impl Warm {
                     });
                 }
                 Err(e) => {
-                    problems.push(Problem::error(&name, e.line(), format!("not loaded: {e}")))
+                    problems.push(Problem::error(&name, e.line(), format!("not loaded: {e}")));
+                    failed.push(name);
                 }
             }
         }
@@ -208,8 +276,72 @@ impl Warm {
             problems,
             index_text: None,
             index_stat,
+            watch,
+            scanned,
+            failed,
         })
     }
+}
+
+/// A look by events: the memory files after them, the names to read again, and what
+/// is not a regular file.
+struct ByEvents {
+    /// Sorted, as a scan lists them.
+    names: Vec<String>,
+    touched: std::collections::BTreeSet<String>,
+    scanned: Vec<Problem>,
+}
+
+/// The look after the events naming `events`: `Some(None)` when they touched no
+/// memory file and nothing failed to load last time; `None` when only a scan can say
+/// (a name that cannot be looked up).
+fn by_events(
+    mem: &Memory,
+    prev: &Warm,
+    events: std::collections::BTreeSet<String>,
+) -> Option<Option<ByEvents>> {
+    let mut touched: std::collections::BTreeSet<String> =
+        events.into_iter().filter(|n| is_memory_name(n)).collect();
+    touched.extend(prev.failed.iter().cloned());
+    if touched.is_empty() {
+        return Some(None);
+    }
+    let Backend::Dir(root) = &mem.backend else {
+        return None;
+    };
+    let mut names: std::collections::BTreeSet<&str> =
+        prev.files.iter().map(|f| f.name.as_str()).collect();
+    let mut scanned: Vec<Problem> = prev
+        .scanned
+        .iter()
+        .filter(|p| !touched.contains(&p.path))
+        .cloned()
+        .collect();
+    for n in &touched {
+        match std::fs::symlink_metadata(root.join(n)) {
+            Ok(m) if m.file_type().is_file() => {
+                names.insert(n);
+            }
+            Ok(m) => {
+                names.remove(n.as_str());
+                let found = if m.file_type().is_symlink() {
+                    Found::Symlink(n.clone())
+                } else {
+                    Found::NotAFile(n.clone())
+                };
+                scanned.extend(found_problem(found));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                names.remove(n.as_str());
+            }
+            Err(_) => return None,
+        }
+    }
+    Some(Some(ByEvents {
+        names: names.into_iter().map(str::to_string).collect(),
+        touched,
+        scanned,
+    }))
 }
 
 /// The warnings a loaded file gives: a file name that is not a key, and the
@@ -229,10 +361,27 @@ pub(crate) fn push_problems(name: &str, warnings: &[Warning], problems: &mut Vec
 
 impl Memory {
     /// Keeps the loaded store in memory between calls (a long-running process:
-    /// `memdir mcp`, `memdir watch`): `recall` and `context` then check each file's
-    /// stat instead of loading the store (spec/architecture.md#search-index).
+    /// `memdir mcp`, `memdir watch`): `recall` and `context` then look only at the
+    /// files that changed, found by the directory's change events where they can be
+    /// trusted and by each file's stat elsewhere, instead of loading the store
+    /// (spec/architecture.md#warm-processes).
     pub fn keep_warm(mut self) -> Memory {
-        self.warm = Some(std::sync::Mutex::new(None));
+        self.warm = Some(std::sync::Mutex::new(Slot {
+            by_stat: false,
+            warm: None,
+        }));
+        self
+    }
+
+    /// [`Memory::keep_warm`], finding changes by each file's stat on every call and
+    /// never by change events: for a folder whose changes may raise no event here
+    /// (memdir already does this by itself on network and FUSE file systems and off
+    /// Linux).
+    pub fn keep_warm_by_stat(mut self) -> Memory {
+        self.warm = Some(std::sync::Mutex::new(Slot {
+            by_stat: true,
+            warm: None,
+        }));
         self
     }
 
@@ -241,13 +390,13 @@ impl Memory {
     pub(crate) fn with_warm<R>(&self, f: impl FnOnce(&mut Warm) -> Result<R>) -> Option<Result<R>> {
         let slot = self.warm.as_ref()?;
         let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
-        let prev = guard.take();
-        let mut w = match Warm::refresh(self, prev) {
+        let prev = guard.warm.take();
+        let mut w = match Warm::refresh(self, prev, guard.by_stat) {
             Ok(w) => w,
             Err(e) => return Some(Err(e)),
         };
         let out = f(&mut w);
-        *guard = Some(w);
+        guard.warm = Some(w);
         Some(out)
     }
 }

@@ -439,10 +439,30 @@ fn heading(r: &Record) -> String {
     )
 }
 
+/// The length in characters of [`heading`]`(r)`, without building it.
+fn heading_len(r: &Record) -> usize {
+    use chrono::Datelike;
+    let (mut chars, mut words) = (0usize, 0usize);
+    for w in r.meta.name.split_whitespace() {
+        chars += w.chars().count();
+        words += 1;
+    }
+    let name = chars + words.saturating_sub(1);
+    let date = r.meta.updated.date();
+    let date = if (0..=9999).contains(&date.year()) {
+        10
+    } else {
+        date.to_string().chars().count()
+    };
+    let kind = r.meta.kind.as_str().chars().count();
+    // `\n## `, ` (key: `, `, type: `, `, updated: `, `)\n`: 32 characters.
+    32 + name + r.key.as_str().chars().count() + kind + date
+}
+
 /// The length in characters of [`whole`]`(r)`, without building it.
 fn whole_len(r: &Record) -> usize {
     let body = r.body.chars().count();
-    heading(r).chars().count() + if body == 0 { 0 } else { body + 2 }
+    heading_len(r) + if body == 0 { 0 } else { body + 2 }
 }
 
 /// The shortest a memory's section can be: a heading with an empty name and type and
@@ -501,12 +521,14 @@ impl<'a> Body<'a> {
         let lines: Vec<&str> = record.body.lines().collect();
         let chars = lines.iter().map(|l| l.chars().count()).collect();
         let n = lines.len();
+        let heading = heading_len(record);
+        let body = record.body.chars().count();
         Body {
             record,
             lines,
             chars,
-            whole: whole_len(record),
-            heading: heading(record).chars().count(),
+            whole: heading + if body == 0 { 0 } else { body + 2 },
+            heading,
             footer_0: excerpt_footer(record, 0, n).chars().count(),
         }
     }
@@ -607,46 +629,69 @@ fn plan(
             }
         }
     }
-    // (position, line) pairs are distinct, so the order is total and an unstable
-    // sort gives the same result.
-    values.sort_unstable_by(|a, b| {
+    // (position, line) pairs are distinct, so the order is total: taking the best
+    // lines a chunk at a time, each chunk sorted, visits them in exactly the order
+    // of a full sort, and a plan that fills early sorts little.
+    let by_value = |a: &(f64, (usize, usize)), b: &(f64, (usize, usize))| {
         b.0.partial_cmp(&a.0)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.1.cmp(&b.1))
-    });
+    };
     let mut parts: Vec<Option<Part>> = vec![None; records.len()];
+    // The heading's length: no memory not yet in goes in for less.
+    let mut least: Vec<usize> = vec![0; records.len()];
     let mut used = 0usize;
-    for (_, (pos, l)) in values {
-        if used >= room {
-            break;
+    let mut rest: &mut [(f64, (usize, usize))] = &mut values;
+    let mut chunk = 1024usize;
+    'chunks: while !rest.is_empty() {
+        let k = chunk.min(rest.len());
+        if k < rest.len() {
+            rest.select_nth_unstable_by(k - 1, by_value);
         }
-        let r = order[pos];
-        let b = bodies[r].get_or_insert_with(|| Body::new(&records[r]));
-        let mut shown = match &parts[r] {
-            Some(Part::Whole) => continue,
-            Some(Part::Lines(s)) => s.clone(),
-            None => Vec::new(),
-        };
-        let before = if shown.is_empty() {
-            0
-        } else {
-            b.cost(&shown).0
-        };
-        if shown.is_empty() && (b.whole as f64) <= short_cap && used + b.whole <= room {
-            used += b.whole;
-            parts[r] = Some(Part::Whole);
-            continue;
-        }
-        let at = shown.binary_search(&l).unwrap_or_else(|e| e);
-        shown.insert(at, l);
-        let (after, is_whole) = b.cost(&shown);
-        if used - before + after <= room {
-            used = used - before + after;
-            parts[r] = Some(if is_whole {
-                Part::Whole
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(k);
+        head.sort_unstable_by(by_value);
+        rest = tail;
+        chunk = chunk.saturating_mul(4);
+        for &mut (_, (pos, l)) in head {
+            if used >= room {
+                break 'chunks;
+            }
+            let r = order[pos];
+            if parts[r].is_none() {
+                if least[r] == 0 {
+                    least[r] = heading_len(&records[r]);
+                }
+                if used + least[r] > room {
+                    continue;
+                }
+            }
+            let b = bodies[r].get_or_insert_with(|| Body::new(&records[r]));
+            let mut shown = match &parts[r] {
+                Some(Part::Whole) => continue,
+                Some(Part::Lines(s)) => s.clone(),
+                None => Vec::new(),
+            };
+            let before = if shown.is_empty() {
+                0
             } else {
-                Part::Lines(shown)
-            });
+                b.cost(&shown).0
+            };
+            if shown.is_empty() && (b.whole as f64) <= short_cap && used + b.whole <= room {
+                used += b.whole;
+                parts[r] = Some(Part::Whole);
+                continue;
+            }
+            let at = shown.binary_search(&l).unwrap_or_else(|e| e);
+            shown.insert(at, l);
+            let (after, is_whole) = b.cost(&shown);
+            if used - before + after <= room {
+                used = used - before + after;
+                parts[r] = Some(if is_whole {
+                    Part::Whole
+                } else {
+                    Part::Lines(shown)
+                });
+            }
         }
     }
     for &r in order {
@@ -813,6 +858,22 @@ fn assemble(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heading_len_is_the_headings_length() {
+        let mut r = crate::memory::index::tests::rec("k_é", "user", "N", "d", "2026-01-01");
+        for name in ["", "  Café  au\tlait \n x ", "名前", "one"] {
+            for kind in ["user", "custom-kind", "state", "ünï"] {
+                r.meta.name = name.to_string();
+                r.meta.kind = crate::memory::Kind::parse(kind);
+                assert_eq!(
+                    heading_len(&r),
+                    heading(&r).chars().count(),
+                    "{name:?} {kind:?}"
+                );
+            }
+        }
+    }
     use crate::memory::index::tests::rec;
 
     /// A block without a query over `rs` in the order given, with `index` as MEMORY.md.

@@ -273,6 +273,7 @@ impl DocData {
     }
 
     /// Line `l`: its label terms and its other terms.
+    #[inline]
     fn line(&self, l: usize) -> (&[u32], &[u32]) {
         let start = if l == 0 {
             0
@@ -613,7 +614,8 @@ impl Corpus {
     /// query term's weight is its IDF) and adjacent pairs (`(first, second, weight)`),
     /// not normalized. `query` are the query's own terms, whose presence in a label
     /// boosts the line. Each line's terms are looked up once in a table of the
-    /// weighted terms; the sum runs in the order of `weights`.
+    /// weighted terms; the sum runs in the order of `weights`. A large corpus is
+    /// scored on two threads, each line exactly as on one.
     fn line_scores(
         &self,
         weights: &[(u32, f64)],
@@ -625,47 +627,37 @@ impl Corpus {
         for (i, &(t, _)) in weights.iter().enumerate() {
             slot[t as usize] = i as u32 + 1;
         }
-        let avg = self.avg_line_len();
-        let mut hits: Vec<u32> = Vec::new();
-        self.docs
+        let scorer = LineScorer {
+            slot: &slot,
+            weights,
+            pairs,
+            query,
+            avg: self.avg_line_len(),
+        };
+        let total: usize = self.docs.iter().map(|d| d.lines.len()).sum();
+        if total < PARALLEL_LINES {
+            return scorer.docs(&self.docs);
+        }
+        // Two halves of about the same number of lines.
+        let mut acc = 0usize;
+        let cut = self
+            .docs
             .iter()
-            .map(|d| {
-                (0..d.lines.len())
-                    .map(|l| {
-                        let (label, text) = d.line(l);
-                        hits.clear();
-                        hits.extend(
-                            label
-                                .iter()
-                                .chain(text)
-                                .map(|&t| slot[t as usize])
-                                .filter(|&s| s > 0),
-                        );
-                        if hits.is_empty() {
-                            return 0.0;
-                        }
-                        hits.sort_unstable();
-                        let len = (label.len() + text.len()) as f64;
-                        let norm = K1 * (1.0 - B + B * len / avg);
-                        let mut s = 0.0;
-                        for run in hits.chunk_by(|a, b| a == b) {
-                            let w = weights[run[0] as usize - 1].1;
-                            let tf = run.len() as f64;
-                            s += w * tf * (K1 + 1.0) / (tf + norm);
-                        }
-                        s += pairs
-                            .iter()
-                            .filter(|(a, b, _)| text.windows(2).any(|p| p[0] == *a && p[1] == *b))
-                            .map(|(_, _, w)| w)
-                            .sum::<f64>();
-                        if label.iter().any(|l| query.contains(l)) {
-                            s *= 1.0 + LABEL_BOOST;
-                        }
-                        s
-                    })
-                    .collect()
+            .position(|d| {
+                acc += d.lines.len();
+                acc * 2 >= total
             })
-            .collect()
+            .map_or(self.docs.len(), |i| i + 1);
+        let (first, second) = self.docs.split_at(cut);
+        std::thread::scope(|s| {
+            let other = s.spawn(|| scorer.docs(second));
+            let mut out = scorer.docs(first);
+            match other.join() {
+                Ok(rest) => out.extend(rest),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+            out
+        })
     }
 
     /// Terms to add to a query: the most weighted terms of the best lines, each
@@ -753,6 +745,100 @@ impl Corpus {
             }
         }
         QueryScores { memory, lines }
+    }
+}
+
+/// Lines in a corpus from which [`Corpus::line_scores`] uses two threads.
+const PARALLEL_LINES: usize = 20_000;
+
+/// What scoring a line needs (see [`Corpus::line_scores`]).
+struct LineScorer<'a> {
+    slot: &'a [u32],
+    weights: &'a [(u32, f64)],
+    pairs: &'a [(u32, u32, f64)],
+    query: &'a [u32],
+    avg: f64,
+}
+
+impl LineScorer<'_> {
+    /// The summed weights of the pairs that occur in `text` as adjacent terms, in
+    /// the order of `pairs`. Only adjacent terms that are both weighted can be a
+    /// pair, so most are passed over on a table lookup.
+    fn pair_sum(&self, text: &[u32]) -> f64 {
+        if self.pairs.is_empty() {
+            return 0.0;
+        }
+        if self.pairs.len() > 64 {
+            return self
+                .pairs
+                .iter()
+                .filter(|(a, b, _)| text.windows(2).any(|p| p[0] == *a && p[1] == *b))
+                .map(|(_, _, w)| w)
+                .sum::<f64>();
+        }
+        let mut found = 0u64;
+        for p in text.windows(2) {
+            if self.slot[p[0] as usize] == 0 || self.slot[p[1] as usize] == 0 {
+                continue;
+            }
+            for (j, (a, b, _)) in self.pairs.iter().enumerate() {
+                if p[0] == *a && p[1] == *b {
+                    found |= 1 << j;
+                }
+            }
+        }
+        self.pairs
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| found & (1 << j) != 0)
+            .map(|(_, (_, _, w))| w)
+            .sum::<f64>()
+    }
+
+    fn docs(&self, docs: &[DocData]) -> Vec<Vec<f64>> {
+        // counts[s]: occurrences in the line of the term in slot s; `seen` the slots
+        // met, so that only they are summed and reset.
+        let mut counts = vec![0u32; self.weights.len() + 1];
+        let mut seen: Vec<u32> = Vec::new();
+        docs.iter()
+            .map(|d| {
+                (0..d.lines.len())
+                    .map(|l| self.line(d, l, &mut counts, &mut seen))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn line(&self, d: &DocData, l: usize, counts: &mut [u32], seen: &mut Vec<u32>) -> f64 {
+        let (label, text) = d.line(l);
+        seen.clear();
+        for &t in label.iter().chain(text) {
+            let s = self.slot[t as usize];
+            if s > 0 {
+                if counts[s as usize] == 0 {
+                    seen.push(s);
+                }
+                counts[s as usize] += 1;
+            }
+        }
+        if seen.is_empty() {
+            return 0.0;
+        }
+        // In slot order: the order of `weights`.
+        seen.sort_unstable();
+        let len = (label.len() + text.len()) as f64;
+        let norm = K1 * (1.0 - B + B * len / self.avg);
+        let mut s = 0.0;
+        for &slot in seen.iter() {
+            let w = self.weights[slot as usize - 1].1;
+            let tf = f64::from(std::mem::take(&mut counts[slot as usize]));
+            s += w * tf * (K1 + 1.0) / (tf + norm);
+        }
+        s += self.pair_sum(text);
+        if label.iter().any(|l| self.query.contains(l)) {
+            s *= 1.0 + LABEL_BOOST;
+        }
+        s
     }
 }
 

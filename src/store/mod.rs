@@ -8,6 +8,7 @@
 //! killed at any moment leaves the old or the new file, never a torn one.
 
 pub mod cache;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -87,7 +88,7 @@ impl Drop for LockGuard<'_> {
     }
 }
 
-fn is_memory_name(name: &str) -> bool {
+pub(crate) fn is_memory_name(name: &str) -> bool {
     name.ends_with(".md") && name != INDEX_FILE && !name.starts_with('.') && name.len() > 3
 }
 
