@@ -696,3 +696,32 @@ fn the_backfill_worker_fills_the_cache_of_a_warm_store() {
     assert!(r.embeddings.unwrap().pending == 0);
     assert_eq!(server.texts.load(Ordering::SeqCst), before + 1);
 }
+
+// spec/ranking.md#hybrid-recall, spec/cli.md#watch: `memdir watch` embeds the
+// memories it finds at start and those saved while it watches.
+#[test]
+fn watch_embeds_memories_in_the_background() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    configure(dir.path(), &server.url, "");
+    let mut child = memdir(dir.path())
+        .args(["--json", "watch", "--seconds", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let wait_for = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while vector_count(dir.path()) < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        vector_count(dir.path())
+    };
+    let at_start = wait_for(3);
+    m.write(&draft("tea", "A latte, an espresso.")).unwrap();
+    let after_write = wait_for(4);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((at_start, after_write), (3, 4));
+}
