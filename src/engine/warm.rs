@@ -46,16 +46,18 @@ impl FileInfo {
 
 /// One loaded file of the previous scan: its stat, its record and text hash, its
 /// term data.
-type Kept = (FileInfo, (Record, [u8; 32]), DocData);
+type Kept = (FileInfo, (Record, Option<[u8; 32]>), DocData);
 
 /// The loaded store of a warm process.
 #[derive(Debug)]
 pub(crate) struct Warm {
     files: Vec<FileInfo>,
     records: Vec<Record>,
-    /// The text hash of each record's embedded text (`hybrid::text_of`), computed
-    /// when the record is parsed (spec/ranking.md#hybrid-recall).
+    /// The text hash of each record's embedded text (`hybrid::text_of`), once a
+    /// hybrid call asked for them (empty until then: a keyword-only store never
+    /// hashes); then computed only when a record is parsed (spec/ranking.md#hybrid-recall).
     hashes: Vec<[u8; 32]>,
+    hashed: bool,
     /// The vector cache, loaded on the first hybrid call.
     pub vectors: Option<Loaded>,
     texts: BTreeMap<String, String>,
@@ -87,6 +89,7 @@ impl Warm {
     /// The texts without a vector in the cache at `path` of `dimensions`, each
     /// once, in store order (the background worker's list, `backfill`).
     pub fn missing_vectors(&mut self, path: &Path, dimensions: usize) -> Vec<([u8; 32], String)> {
+        self.hash();
         let l = Loaded::sync(&mut self.vectors, path, dimensions);
         hybrid::missing_of(&self.records, &self.hashes, &l.vectors, usize::MAX)
     }
@@ -101,8 +104,17 @@ impl Warm {
         }
     }
 
+    /// Hashes every record's embedded text, the first time only.
+    fn hash(&mut self) {
+        if !self.hashed {
+            self.hashes = hybrid::hashes_of(&self.records);
+            self.hashed = true;
+        }
+    }
+
     /// Hybrid ranking's first step on this store ([`hybrid::State::prepare_warm`]).
     pub fn prepare_hybrid(&mut self, hy: &mut hybrid::State) {
+        self.hash();
         hy.prepare_warm(&self.records, &self.hashes, &mut self.vectors);
     }
 
@@ -112,6 +124,7 @@ impl Warm {
         hy: &mut hybrid::State,
         keyword: Vec<f64>,
     ) -> (Vec<f64>, Option<hybrid::Report>) {
+        self.hash();
         hy.finish_warm(&self.records, &self.hashes, &mut self.vectors, keyword)
     }
 
@@ -138,7 +151,8 @@ impl Warm {
             let (snap, corpus, _, files) = mem.load_files(true)?;
             return Ok(Warm {
                 files,
-                hashes: hybrid::hashes_of(&snap.records),
+                hashes: Vec::new(),
+                hashed: false,
                 vectors: None,
                 records: snap.records,
                 texts: snap.texts,
@@ -168,6 +182,7 @@ impl Warm {
             files: prev_files,
             records: prev_records,
             hashes: prev_hashes,
+            hashed,
             vectors,
             mut texts,
             corpus,
@@ -182,7 +197,14 @@ impl Warm {
             .collect();
         let mut old: Vec<Option<Kept>> = prev_files
             .into_iter()
-            .zip(prev_records.into_iter().zip(prev_hashes))
+            .zip(
+                prev_records.into_iter().zip(
+                    prev_hashes
+                        .into_iter()
+                        .map(Some)
+                        .chain(std::iter::repeat(None)),
+                ),
+            )
             .zip(prev_docs)
             .map(|((f, r), d)| Some((f, r, d)))
             .collect();
@@ -235,7 +257,7 @@ impl Warm {
                     docs.push(DocData::of(&record, &mut vocab));
                     new_texts.insert(record.key.to_string(), text);
                     // Hashed only here: a file whose content did not change keeps its hash.
-                    hashes.push(hybrid::text_hash_of(&record));
+                    hashes.push(hashed.then(|| hybrid::text_hash_of(&record)));
                     records.push(record);
                     files.push(FileInfo {
                         name,
@@ -253,8 +275,17 @@ impl Warm {
         finish_problems(&mut problems, &records);
         Ok(Warm {
             files,
+            hashes: if hashed {
+                records
+                    .iter()
+                    .zip(hashes)
+                    .map(|(r, h)| h.unwrap_or_else(|| hybrid::text_hash_of(r)))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             records,
-            hashes,
+            hashed,
             vectors,
             texts: new_texts,
             corpus: Corpus::from_parts(vocab, docs),
