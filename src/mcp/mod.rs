@@ -18,6 +18,7 @@
 //! spec: spec/mcp.md.
 
 pub mod changes;
+pub mod core;
 pub mod framing;
 pub mod http;
 pub mod manifest;
@@ -43,8 +44,8 @@ use crate::engine::Memory;
 use crate::engine::backfill::Backfill;
 use crate::store::Backend;
 use changes::{Change, Hub};
-pub use server::MemoryServer;
-use server::Shared;
+pub use core::MemoryServer;
+use core::Shared;
 
 /// The default budget of `memory_context` when neither `--max-tokens` nor the
 /// manifest's `maxTokens` says: a block that fits comfortably in any model's prompt.

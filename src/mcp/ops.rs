@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::server::{MemoryServer, in_range};
+use super::core::{MemoryServer, in_range};
 use super::uri;
 use crate::engine::{ActivityQuery, Edit, FindReplace, SectionEdit, WriteOutcome};
 use crate::error::Error;

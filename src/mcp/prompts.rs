@@ -14,7 +14,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use super::server::Shared;
+use super::core::Shared;
 use crate::error::Error;
 use crate::retrieval::filter::Filter;
 use crate::store::{Found, found_name};

@@ -10,10 +10,8 @@
 //! by:`, `hint:`), so the model can correct itself; nothing a caller sends can crash
 //! the server.
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -31,10 +29,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::changes::{Change, Hub};
+use super::changes::Change;
+use super::core::{MAX_CONTEXT_TOKENS, MemoryServer, Shared, in_range, report};
 use super::uri::{self, Target};
 use super::{ops, prompts};
-use crate::engine::{Draft, Memory, WriteOutcome};
+use crate::engine::{Draft, WriteOutcome};
 use crate::error::{Class, Error};
 use crate::memory::Key;
 use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
@@ -253,8 +252,6 @@ pub struct ListArgs {
 pub const LIST_DEFAULT_LIMIT: usize = 100;
 /// The largest `limit` of `list_memories`.
 pub const LIST_MAX_LIMIT: usize = 1000;
-/// The largest `max_tokens` of `memory_context`.
-pub const MAX_CONTEXT_TOKENS: usize = 1_000_000;
 /// How many resources one `resources/list` page holds.
 pub const RESOURCES_PAGE: usize = 200;
 
@@ -275,66 +272,6 @@ fn cursor_offset(arg: &str, cursor: Option<&str>) -> Result<usize, Error> {
                 "`{c}` is not a cursor memdir returned; pass the next cursor of the previous page as it was, or omit it for the first page"
             ),
         })
-}
-
-/// A count argument checked against its range `1..=max`.
-pub(super) fn in_range(
-    arg: &str,
-    value: Option<u64>,
-    default: usize,
-    max: usize,
-) -> Result<usize, Error> {
-    match value {
-        None => Ok(default),
-        Some(v) if v >= 1 && v <= max as u64 => Ok(v as usize),
-        Some(v) => Err(Error::Argument {
-            arg: arg.into(),
-            message: format!("{v} is out of range; expected 1 to {max}"),
-        }),
-    }
-}
-
-/// State shared by the server, its tools and the notification tasks.
-#[derive(Debug)]
-pub struct Shared {
-    pub mem: Arc<Memory>,
-    pub hub: Hub,
-    /// The default budget of `memory_context`.
-    pub max_tokens: usize,
-    /// URIs the client subscribed to with `resources/subscribe` (2025 protocol).
-    pub subscriptions: Mutex<BTreeSet<String>>,
-    /// The push that follows writes in the sync modes (`super::publish`).
-    pub publisher: super::publish::Publisher,
-    /// Each session that completes the handshake gets the change notifications
-    /// (Streamable HTTP, where sessions come and go; stdio's one session gets them
-    /// from `super::serve`).
-    pub notify_each_session: bool,
-}
-
-/// The MCP server of one memory store.
-#[derive(Debug, Clone)]
-pub struct MemoryServer {
-    shared: Arc<Shared>,
-    tool_router: ToolRouter<Self>,
-}
-
-/// The CLI's report of an error (lines and JSON document), via [`Failure::report`].
-fn report(e: &Failure) -> (String, Value) {
-    let (lines, doc) = e.report();
-    (lines.join("\n"), doc)
-}
-
-pub(super) fn tool_error(e: Failure) -> CallToolResult {
-    let (text, doc) = report(&e);
-    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(doc);
-    r
-}
-
-pub(super) fn tool_ok(text: String, doc: Value) -> CallToolResult {
-    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(doc);
-    r
 }
 
 /// A protocol error for a resource request, carrying the CLI's message.
@@ -386,26 +323,6 @@ impl MemoryServer {
         MemoryServer {
             shared,
             tool_router,
-        }
-    }
-
-    /// The state this server shares with its sessions and tasks.
-    pub(super) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
-    }
-
-    /// Runs `f` on the blocking pool and turns its outcome into a tool result.
-    pub(super) async fn run<F>(&self, f: F) -> CallToolResult
-    where
-        F: FnOnce(&Shared) -> Result<(String, Value), Error> + Send + 'static,
-    {
-        let shared = self.shared.clone();
-        match tokio::task::spawn_blocking(move || f(&shared)).await {
-            Ok(Ok((text, doc))) => tool_ok(text, doc),
-            Ok(Err(e)) => tool_error(e.into()),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "error: internal error in memdir: {e}"
-            ))]),
         }
     }
 

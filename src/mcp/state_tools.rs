@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::server::{MAX_CONTEXT_TOKENS, MemoryServer, in_range};
+use super::core::{MAX_CONTEXT_TOKENS, MemoryServer, in_range};
 use crate::engine::WriteOutcome;
 use crate::error::Error;
 

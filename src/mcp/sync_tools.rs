@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::server::{MemoryServer, Shared};
+use super::core::{MemoryServer, Shared};
 use crate::error::Class;
 
 /// Arguments of `sync`.
@@ -158,7 +158,7 @@ fn unsupported(s: &Shared) -> CallToolResult {
 
 #[cfg(feature = "sync")]
 fn failure(e: impl Into<crate::report::Failure>) -> CallToolResult {
-    super::server::tool_error(e.into())
+    super::core::tool_error(e.into())
 }
 
 #[cfg(feature = "sync")]
@@ -271,7 +271,7 @@ fn run_sync(s: &Shared, a: SyncArgs) -> CallToolResult {
     if r.rounds > 1 {
         doc["rounds"] = json!(r.rounds);
     }
-    super::server::tool_ok(text.join("\n"), doc)
+    super::core::tool_ok(text.join("\n"), doc)
 }
 
 #[cfg(feature = "sync")]
@@ -360,5 +360,5 @@ fn run_status(s: &Shared) -> CallToolResult {
     if let Some(b) = &st.base {
         doc["base"] = serde_json::to_value(b).unwrap_or_default();
     }
-    super::server::tool_ok(t.join("\n"), doc)
+    super::core::tool_ok(t.join("\n"), doc)
 }
