@@ -421,11 +421,15 @@ impl Backend {
             }
             Backend::Dir(root) => {
                 let (path, _) = writable_target(root, rel)?;
-                let mut f = OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                    .map_err(|e| Error::io(&path, e))?;
+                // Not through a link put there after the check above.
+                let mut o = OpenOptions::new();
+                o.create(true).append(true);
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::OpenOptionsExt;
+                    o.custom_flags(libc::O_NOFOLLOW);
+                }
+                let mut f = o.open(&path).map_err(|e| Error::io(&path, e))?;
                 // A file that does not end in a newline (a torn line from a crash or a
                 // hand edit) would glue our line to it; start on a fresh line instead.
                 let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
