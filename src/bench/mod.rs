@@ -32,6 +32,12 @@ pub enum BenchError {
     },
     #[error("{}: {what} (is this the LoCoMo `locomo10.json`?)", .path.display())]
     Shape { path: PathBuf, what: String },
+    /// The hybrid column's memories could not be embedded.
+    #[error("embedding a benchmark store: {source}")]
+    Embed {
+        #[source]
+        source: crate::embed::EmbedError,
+    },
     #[error("a temporary directory could not be created: {source}")]
     TempDir {
         #[source]
