@@ -382,7 +382,7 @@ impl Embeddings {
     }
 
     /// Adds the section to the store at `root` (after whatever its config holds).
-    fn configure(&self, root: &Path) -> Result<(), BenchError> {
+    pub fn configure(&self, root: &Path) -> Result<(), BenchError> {
         let path = root.join(crate::memory::layout::CONFIG_FILE);
         let mut text = std::fs::read_to_string(&path).unwrap_or_default();
         if !text.is_empty() && !text.ends_with('\n') {

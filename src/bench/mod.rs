@@ -9,6 +9,7 @@
 pub mod baseline;
 pub mod chats;
 pub mod locomo;
+pub mod paraphrase;
 
 use std::path::PathBuf;
 
@@ -38,6 +39,9 @@ pub enum BenchError {
         #[source]
         source: crate::embed::EmbedError,
     },
+    /// A paraphrase set that does not hold together.
+    #[error("{}: {what}", .path.display())]
+    Set { path: PathBuf, what: String },
     #[error("a temporary directory could not be created: {source}")]
     TempDir {
         #[source]

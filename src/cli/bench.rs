@@ -17,6 +17,26 @@ pub enum Args {
     Locomo(LocomoArgs),
     /// The same measure on generated user/assistant chats (no data needed).
     Chats(ChatsArgs),
+    /// Recall of memories a question shares no word with, keyword and hybrid.
+    Paraphrase(ParaphraseArgs),
+}
+
+/// Write a paraphrase set into a memory directory and ask each question as `recall`:
+/// is the memory that answers it among the first K hits? Keyword ranking cannot find
+/// it (the question shares no term with it); with --embed-url, hybrid ranking may.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:
+  memdir bench paraphrase --data fixtures/paraphrase/set.json --embed-url http://127.0.0.1:11434 \\
+      --embed-model all-minilm --embed-dim 384")]
+pub struct ParaphraseArgs {
+    /// The set: {"memories": [{key, name, description, body}], "questions": [{question, evidence}]}.
+    #[arg(long, value_name = "PATH")]
+    pub data: PathBuf,
+    /// How many hits the evidence must be among.
+    #[arg(long, default_value_t = crate::bench::paraphrase::DEFAULT_K)]
+    pub k: usize,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
 }
 
 /// The hybrid column: an OpenAI-compatible embeddings endpoint each benchmark store
@@ -110,7 +130,56 @@ pub fn run(a: &Args, out: &mut Out) -> Result<i32, Failure> {
     match a {
         Args::Locomo(a) => run_locomo(a, out),
         Args::Chats(a) => run_chats(a, out),
+        Args::Paraphrase(a) => run_paraphrase(a, out),
     }
+}
+
+fn run_paraphrase(a: &ParaphraseArgs, out: &mut Out) -> Result<i32, Failure> {
+    if a.k == 0 {
+        return Err(Error::Usage("--k must be at least 1").into());
+    }
+    let start = Instant::now();
+    let set = crate::bench::paraphrase::load(&a.data)?;
+    let r = crate::bench::paraphrase::run(&set, a.k, a.embed.embeddings().as_ref())?;
+    out.note(&format!(
+        "bench: {} questions in {:.1} s",
+        r.questions,
+        start.elapsed().as_secs_f64()
+    ));
+    if out.is_json() {
+        out.json(&r);
+        return Ok(0);
+    }
+    let rank = |r: Option<usize>| r.map_or_else(|| "-".to_string(), |r| r.to_string());
+    let mut s = format!(
+        "Paraphrase recall@{}: {} memories, {} questions, each sharing no term with its evidence\n\n",
+        r.k, r.memories, r.questions
+    );
+    for o in &r.outcomes {
+        s.push_str(&format!(
+            "keyword {:>2}  hybrid {:>2}  {} -> {}\n",
+            rank(o.keyword_rank),
+            if r.hybrid.is_some() {
+                rank(o.hybrid_rank)
+            } else {
+                " ".to_string()
+            },
+            o.question,
+            o.evidence
+        ));
+    }
+    s.push_str(&format!(
+        "\nkeyword recall@{}: {:.3}\n",
+        r.k, r.keyword_recall
+    ));
+    if let (Some(h), Some(run)) = (r.hybrid_recall, &r.hybrid) {
+        s.push_str(&format!(
+            "hybrid recall@{}: {:.3} ({}, {} dimensions; {} questions fell back)\n",
+            r.k, h, run.model, run.dimensions, run.fallbacks
+        ));
+    }
+    out.text(&s);
+    Ok(0)
 }
 
 fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
