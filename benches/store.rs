@@ -7,6 +7,13 @@
 //! and its size, a warm process (what `memdir mcp` does per call) with and without an
 //! edit before the call, and one-shot calls after an edit.
 //!
+//! With `MEMDIR_BENCH_EMBED_URL` set (an OpenAI-compatible `/v1/embeddings` server,
+//! e.g. `ci/embed/server.py`; model and dimensions from `MEMDIR_BENCH_EMBED_MODEL` and
+//! `MEMDIR_BENCH_EMBED_DIM`, default all-MiniLM-L6-v2 and 384), a third table prices
+//! hybrid ranking for stores of up to 10,000 memories: embedding throughput building
+//! every vector (`index --embeddings`), the vector cache's size, and a warm
+//! `context --query` (what `memory_context` with a query does), keyword vs hybrid.
+//!
 //! Run: `cargo bench --bench store` (add `-- --quick` for fewer rounds, `-- --sizes
 //! 1000,10000` to choose the sizes).
 
@@ -14,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use memdir::Memory;
+use memdir::{Filter, Memory};
 
 mod common;
 use common::{clock, generate, median, ms, time};
@@ -127,6 +134,72 @@ fn inproc(dir: &Path, rounds: usize) {
     println!("{}", v.join(" "));
 }
 
+/// The embedding endpoint of the hybrid table, its model and dimensions.
+fn embed_endpoint() -> Option<(String, String, usize)> {
+    let url = std::env::var("MEMDIR_BENCH_EMBED_URL")
+        .ok()
+        .filter(|u| !u.is_empty())?;
+    let model =
+        std::env::var("MEMDIR_BENCH_EMBED_MODEL").unwrap_or_else(|_| "all-MiniLM-L6-v2".into());
+    let dims = std::env::var("MEMDIR_BENCH_EMBED_DIM")
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(384);
+    Some((url, model, dims))
+}
+
+/// Hybrid costs, run in a child process (see `main`): embeds every memory, then
+/// times a warm `context --query` with and without `[embeddings]`. Prints one line:
+/// passages embedded, seconds taken, vector cache bytes, keyword ms, hybrid ms.
+fn hybrid(dir: &Path, rounds: usize) {
+    let (url, model, dims) = embed_endpoint().expect("MEMDIR_BENCH_EMBED_URL");
+    let config = dir.join(".memdir/config.toml");
+    let before = std::fs::read_to_string(&config).unwrap_or_default();
+    // A CPU model takes seconds per batch: a generous timeout, so that the build
+    // measures the model and not a fallback.
+    std::fs::write(
+        &config,
+        format!(
+            "{before}\n[embeddings]\nurl = \"{url}\"\nmodel = \"{model}\"\ndimensions = {dims}\ntimeout_ms = 600000\n"
+        ),
+    )
+    .unwrap();
+    let mem = Memory::open(dir).unwrap().with_clock(clock());
+    let t = Instant::now();
+    let summary = mem
+        .index_embeddings()
+        .unwrap()
+        .unwrap_or_else(|e| panic!("index --embeddings: {e}"));
+    let took = t.elapsed();
+    let cache_bytes: u64 = std::fs::read_dir(dir.join(".memdir/cache"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("vectors-"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let warm = Memory::open(dir).unwrap().with_clock(clock()).keep_warm();
+    let call = || {
+        warm.context_report(8192, Some(QUERY), &Filter::default())
+            .unwrap()
+    };
+    let c = call();
+    let e = c.embeddings.expect("[embeddings] is configured");
+    assert_eq!((e.mode, e.pending), ("hybrid", 0), "{:?}", e.fallback);
+    let hybrid = time(rounds, || call().block.text.len());
+    std::fs::write(&config, &before).unwrap();
+    assert!(call().embeddings.is_none());
+    let keyword = time(rounds, || call().block.text.len());
+    println!(
+        "{} {} {} {} {}",
+        summary.embedded,
+        took.as_secs_f64(),
+        cache_bytes,
+        keyword.as_secs_f64() * 1000.0,
+        hybrid.as_secs_f64() * 1000.0
+    );
+}
+
 /// The first memory file of a store.
 fn first_memory(dir: &Path) -> PathBuf {
     let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -188,6 +261,10 @@ fn main() {
         inproc(Path::new(&args[i + 2]), args[i + 1].parse().unwrap());
         return;
     }
+    if let Some(i) = args.iter().position(|a| a == "--hybrid") {
+        hybrid(Path::new(&args[i + 2]), args[i + 1].parse().unwrap());
+        return;
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let rounds = if quick { 5 } else { 21 };
     let sizes: Vec<usize> = match args.iter().position(|a| a == "--sizes") {
@@ -196,6 +273,7 @@ fn main() {
     };
     println!("memdir store benchmark ({rounds} rounds, medians; 2-core machine)\n");
     let mut engine_rows = Vec::new();
+    let mut hybrid_rows = Vec::new();
     println!(
         "| memories | store MB | read every file (floor) | open | rebuild MEMORY.md | context 8192 | context + query | recall | CLI `context` | CLI / floor | CLI `context --query` | CLI `recall` | CLI peak RSS |"
     );
@@ -277,6 +355,22 @@ fn main() {
             ms(cli_edit),
             ms(cli_r),
         ));
+        // Hybrid costs, last (the phase leaves the store's configuration as it was).
+        if let Some((_, model, dims)) = embed_endpoint().filter(|_| n <= 10_000) {
+            let h: Vec<f64> = phase(&["--hybrid", &rounds.to_string(), d])
+                .split_whitespace()
+                .map(|x| x.parse().unwrap())
+                .collect();
+            hybrid_rows.push(format!(
+                "| {n} | {model} ({dims}) | {:.0} in {:.1} s: {:.1} passages/s | {:.1} MB | {} | {} |",
+                h[0],
+                h[1],
+                h[0] / h[1],
+                h[2] / 1e6,
+                f(h[3]),
+                f(h[4]),
+            ));
+        }
     }
     println!("\nRetrieval engine (search index under .memdir/cache/):\n");
     println!(
@@ -285,5 +379,15 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|");
     for r in engine_rows {
         println!("{r}");
+    }
+    if !hybrid_rows.is_empty() {
+        println!("\nHybrid ranking (MEMDIR_BENCH_EMBED_URL; warm = what `memory_context` does):\n");
+        println!(
+            "| memories | model (dimensions) | embedding every memory (`index --embeddings`) | vector cache | warm `context --query`, keyword | warm `context --query`, hybrid |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for r in hybrid_rows {
+            println!("{r}");
+        }
     }
 }

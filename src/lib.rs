@@ -46,15 +46,16 @@ mod store;
 pub mod sync;
 
 pub use clock::Clock;
+pub use engine::backfill::{Backfill, BackfillError};
 pub use engine::prune::{
     ConsolidatePlan, DuplicateGroup, PruneApplied, PruneCandidate, PruneCriteria, PrunePlan,
     PruneReason,
 };
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
-    Activity, ActivityQuery, CheckReport, Compacted, Draft, Edit, FindReplace, Hit, ImportReport,
-    IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, Recall, SearchIndexReport, SectionEdit,
-    Severity, Snapshot, StateEntry, TimelineRepair, WriteOutcome,
+    Activity, ActivityQuery, CheckReport, Compacted, Context, Draft, Edit, FindReplace, Hit,
+    ImportReport, IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, Recall,
+    SearchIndexReport, SectionEdit, Severity, Snapshot, StateEntry, TimelineRepair, WriteOutcome,
 };
 pub use error::{Class, Error, Result};
 pub use exchange::merge::Strategy;

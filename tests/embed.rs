@@ -458,3 +458,270 @@ fn recall_inside_an_async_runtime_works() {
     assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
     assert_eq!(keys(&r), ["caroline_mornings"]);
 }
+
+/// The vectors held by the cache files under `dir` (from their headers:
+/// `MDVEC1\n`, dimensions, count).
+pub fn vector_count(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir.join(".memdir/cache")) else {
+        return 0;
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("vectors-"))
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .filter_map(|b| {
+            let c = b.strip_prefix(b"MDVEC1\n")?.get(4..8)?;
+            Some(u32::from_le_bytes(c.try_into().ok()?) as usize)
+        })
+        .sum()
+}
+
+fn draft(key: &str, body: &str) -> Draft {
+    Draft {
+        key: key.into(),
+        name: key.replace('_', " "),
+        description: key.replace('_', " "),
+        kind: "user".into(),
+        body: body.into(),
+        ..Draft::default()
+    }
+}
+
+/// A recall's keys, scores and report, to compare two stores by.
+fn ranking(m: &Memory, query: &str) -> (Vec<(String, String)>, Option<Value>) {
+    let r = m.recall_report(query, 10, &Filter::default()).unwrap();
+    (
+        r.hits
+            .iter()
+            .map(|h| (h.key.clone(), format!("{:.9}", h.score)))
+            .collect(),
+        r.embeddings.map(|e| serde_json::to_value(e).unwrap()),
+    )
+}
+
+// spec/ranking.md#hybrid-recall: a warm store (memdir mcp) keeps the vectors and text
+// hashes in memory, and ranks exactly as a fresh process does after edits, additions
+// and deletions.
+#[test]
+fn a_warm_store_ranks_as_a_fresh_one_after_edits() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    configure(dir.path(), &server.url, "");
+    let clock = || Clock::fixed("2026-04-01T09:00:00Z".parse().unwrap());
+    let warm = Memory::open(dir.path())
+        .unwrap()
+        .with_clock(clock())
+        .keep_warm();
+    let fresh = || Memory::open(dir.path()).unwrap().with_clock(clock());
+    let (hits, report) = ranking(&warm, "espresso");
+    assert_eq!(report.unwrap()["mode"], "hybrid");
+    assert_eq!(hits[0].0, "caroline_mornings");
+    assert_eq!(ranking(&warm, "espresso"), ranking(&fresh(), "espresso"));
+
+    // Edit one memory so that it becomes similar, add one, forget one.
+    warm.write(&draft(
+        "football",
+        "The team plays football on Saturday mornings, then a cappuccino.",
+    ))
+    .unwrap();
+    warm.write(&draft("tea", "A latte, an espresso.")).unwrap();
+    warm.forget("deploys", None).unwrap();
+    for query in ["espresso", "football", "afternoon tea", "zebra"] {
+        let w = ranking(&warm, query);
+        assert_eq!(w, ranking(&fresh(), query), "{query}");
+        assert_eq!(w.1.unwrap()["mode"], "hybrid", "{query}");
+    }
+    let (hits, _) = ranking(&warm, "espresso");
+    let keys: Vec<&str> = hits.iter().map(|(k, _)| k.as_str()).collect();
+    // The new memory is a vector-only hit; the forgotten one is gone.
+    assert!(keys.contains(&"tea"), "{keys:?}");
+    assert!(!keys.contains(&"deploys"));
+    // The context block too.
+    let block = |m: &Memory| {
+        let c = m
+            .context_report(4000, Some("espresso"), &Filter::default())
+            .unwrap();
+        (c.block.text, serde_json::to_value(c.embeddings).unwrap())
+    };
+    assert_eq!(block(&warm), block(&fresh()));
+}
+
+// spec/ranking.md#hybrid-recall: the warm store does not read the cache file again:
+// with the file gone, nothing is embedded again but the query.
+#[test]
+fn a_warm_store_keeps_its_vectors_in_memory() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    configure(dir.path(), &server.url, "");
+    let warm = Memory::open(dir.path()).unwrap().keep_warm();
+    ranking(&warm, "espresso");
+    assert_eq!(server.texts.load(Ordering::SeqCst), 4);
+    assert_eq!(vector_count(dir.path()), 3);
+    std::fs::remove_dir_all(dir.path().join(".memdir/cache")).unwrap();
+    let (hits, report) = ranking(&warm, "espresso");
+    assert_eq!(hits[0].0, "caroline_mornings");
+    assert!(report.unwrap().get("pending").is_none());
+    assert_eq!(server.texts.load(Ordering::SeqCst), 5);
+    // A fresh process has only the file, which is gone: it embeds all three again.
+    ranking(&Memory::open(dir.path()).unwrap(), "espresso");
+    assert_eq!(server.texts.load(Ordering::SeqCst), 9);
+}
+
+// spec/ranking.md#hybrid-recall: a warm store picks up vectors another process
+// wrote (`memdir index --embeddings`) instead of embedding them again.
+#[test]
+fn a_warm_store_merges_vectors_another_process_wrote() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    configure(dir.path(), &server.url, "query_budget = 0\n");
+    let warm = Memory::open(dir.path()).unwrap().keep_warm();
+    let (_, report) = ranking(&warm, "espresso");
+    assert_eq!(report.unwrap()["pending"], 3);
+    let s = Memory::open(dir.path())
+        .unwrap()
+        .index_embeddings()
+        .unwrap()
+        .unwrap();
+    assert_eq!(s.embedded, 3);
+    let before = server.texts.load(Ordering::SeqCst);
+    let (hits, report) = ranking(&warm, "espresso");
+    assert!(report.unwrap().get("pending").is_none());
+    assert_eq!(hits[0].0, "caroline_mornings");
+    assert_eq!(server.texts.load(Ordering::SeqCst), before + 1);
+}
+
+// spec/ranking.md#hybrid-recall: context with a query reports the mode like recall;
+// without a query or without [embeddings] it reports nothing.
+#[test]
+fn context_reports_which_mode_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    let report = |m: &Memory, q: Option<&str>| {
+        m.context_report(4000, q, &Filter::default())
+            .unwrap()
+            .embeddings
+    };
+    assert!(report(&m, Some("espresso")).is_none());
+    let good = serve(Behaviour::Good);
+    configure(dir.path(), &good.url, "query_budget = 1\n");
+    let e = report(&m, Some("espresso")).unwrap();
+    assert_eq!((e.mode, e.pending), ("hybrid", 2));
+    assert!(report(&m, None).is_none());
+    let bad = serve(Behaviour::ServerError);
+    configure(dir.path(), &bad.url, "");
+    let e = report(&m, Some("espresso")).unwrap();
+    assert_eq!(e.mode, "keyword");
+    assert!(e.fallback.unwrap().contains("HTTP 500"));
+
+    // The CLI: `mode` and `fallback` in --json, one warning on stderr, exit 0.
+    let o = run(memdir(dir.path()).args(["context", "--query", "espresso", "--json"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["mode"], "keyword");
+    assert!(doc["fallback"].as_str().unwrap().contains("500"));
+    assert!(doc["text"].as_str().is_some());
+    assert_eq!(stderr(&o).matches("warning: embeddings").count(), 1);
+    configure(dir.path(), &good.url, "");
+    let o = run(memdir(dir.path()).args(["context", "--query", "espresso", "--json"]));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["mode"], "hybrid");
+    assert!(doc.get("fallback").is_none() && doc.get("pending").is_none());
+    assert_eq!(doc["memories"][0]["key"], "caroline_mornings");
+    // Without a query: the plain block, no mode.
+    let o = run(memdir(dir.path()).args(["context", "--json"]));
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(doc.get("mode").is_none(), "{doc}");
+}
+
+// spec/ranking.md#hybrid-recall: the background worker's round embeds every memory
+// without a vector, in batches of the configured size, and nothing twice.
+#[test]
+fn a_backfill_round_embeds_every_memory_in_batches() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    m.write(&draft("tea", "Tea in the afternoon.")).unwrap();
+    m.write(&draft("chess", "Chess on Sundays.")).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    // Not configured: nothing to do, no request.
+    assert_eq!(m.backfill_round(&stop).unwrap(), 0);
+    configure(dir.path(), &server.url, "batch_size = 2\n");
+    assert_eq!(m.backfill_round(&stop).unwrap(), 5);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 3);
+    assert_eq!(vector_count(dir.path()), 5);
+    assert_eq!(m.backfill_round(&stop).unwrap(), 0);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 3);
+    // A recall now embeds only its query.
+    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    assert!(r.embeddings.unwrap().pending == 0);
+    assert_eq!(server.texts.load(Ordering::SeqCst), 6);
+    // A failing endpoint is an error of the round, never of a write.
+    let bad = serve(Behaviour::ServerError);
+    configure(dir.path(), &bad.url, "");
+    m.write(&draft("golf", "Golf in May.")).unwrap();
+    let e = m.backfill_round(&stop).unwrap_err().to_string();
+    assert!(e.contains("HTTP 500"), "{e}");
+}
+
+// spec/ranking.md#hybrid-recall: the worker of a warm process fills the cache after
+// writes, within a bounded wait, and its vectors serve the next recall.
+#[test]
+fn the_backfill_worker_fills_the_cache_of_a_warm_store() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = std::sync::Arc::new(store(dir.path()).keep_warm());
+    configure(dir.path(), &server.url, "");
+    let logged = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let l = logged.clone();
+    let worker = memdir::Backfill::spawn(m.clone(), move |why| {
+        l.lock().unwrap().push(why.to_string())
+    });
+    for i in 0..10 {
+        m.write(&draft(&format!("fact_{i}"), &format!("Fact number {i}.")))
+            .unwrap();
+        worker.nudge();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while vector_count(dir.path()) < 13 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(vector_count(dir.path()), 13);
+    worker.stop();
+    assert!(logged.lock().unwrap().is_empty());
+    let before = server.texts.load(Ordering::SeqCst);
+    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    assert!(r.embeddings.unwrap().pending == 0);
+    assert_eq!(server.texts.load(Ordering::SeqCst), before + 1);
+}
+
+// spec/ranking.md#hybrid-recall, spec/cli.md#watch: `memdir watch` embeds the
+// memories it finds at start and those saved while it watches.
+#[test]
+fn watch_embeds_memories_in_the_background() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    configure(dir.path(), &server.url, "");
+    let mut child = memdir(dir.path())
+        .args(["--json", "watch", "--seconds", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let wait_for = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while vector_count(dir.path()) < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        vector_count(dir.path())
+    };
+    let at_start = wait_for(3);
+    m.write(&draft("tea", "A latte, an espresso.")).unwrap();
+    let after_write = wait_for(4);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((at_start, after_write), (3, 4));
+}

@@ -1745,3 +1745,130 @@ fn recall_says_hybrid_or_keyword_with_embeddings() {
     );
     assert!(text(&r).contains("warning: embeddings unavailable"), "{r}");
 }
+
+// spec/ranking.md#hybrid-recall, spec/mcp.md: memory_context with a query says which
+// mode ran, like recall; the block's text stays the block.
+#[cfg(feature = "sync")]
+#[test]
+fn memory_context_says_hybrid_or_keyword_with_embeddings() {
+    use crate::embed::{Behaviour, configure, serve};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let coffee = json!({
+        "key": "caroline_mornings", "name": "Caroline's mornings", "type": "user",
+        "description": "Caroline's mornings",
+        "body": "Caroline always starts her day with a flat white."
+    });
+    assert!(!is_error(&s.call("remember", coffee)));
+    let r = s.call("memory_context", json!({"query": "espresso"}));
+    assert!(r["structuredContent"].get("mode").is_none(), "{r}");
+
+    let good = serve(Behaviour::Good);
+    configure(&dir, &good.url, "");
+    let r = s.call("memory_context", json!({"query": "espresso"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["mode"], "hybrid", "{r}");
+    assert_eq!(
+        r["structuredContent"]["memories"][0]["key"],
+        "caroline_mornings"
+    );
+    // Without a query there is no ranking to report.
+    let r = s.call("memory_context", json!({}));
+    assert!(r["structuredContent"].get("mode").is_none(), "{r}");
+
+    let bad = serve(Behaviour::ServerError);
+    configure(&dir, &bad.url, "");
+    let r = s.call("memory_context", json!({"query": "espresso"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["mode"], "keyword", "{r}");
+    assert!(
+        r["structuredContent"]["fallback"]
+            .as_str()
+            .unwrap()
+            .contains("500")
+    );
+    assert_eq!(text(&r), r["structuredContent"]["text"].as_str().unwrap());
+}
+
+// spec/ranking.md#hybrid-recall: `memdir mcp` embeds the memories its tools write in
+// the background; the cache ends up holding one vector per memory.
+#[cfg(feature = "sync")]
+#[test]
+fn mcp_embeds_written_memories_in_the_background() {
+    use crate::embed::{Behaviour, configure, serve, vector_count};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let good = serve(Behaviour::Good);
+    memdir::Memory::open(&dir).unwrap().init().unwrap();
+    configure(&dir, &good.url, "batch_size = 4\n");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    for i in 0..9 {
+        let r = s.call(
+            "remember",
+            json!({"key": format!("fact_{i}"), "name": format!("Fact {i}"), "type": "project",
+                   "description": format!("fact {i}"), "body": format!("Fact number {i}.")}),
+        );
+        assert!(!is_error(&r), "{r}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while vector_count(&dir) < 9 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(vector_count(&dir), 9);
+    let r = s.call("list_memories", json!({}));
+    assert_eq!(r["structuredContent"]["total"], 9);
+    let r = s.call("recall", json!({"query": "fact"}));
+    assert_eq!(r["structuredContent"]["mode"], "hybrid", "{r}");
+    assert!(r["structuredContent"].get("pending").is_none(), "{r}");
+    let (code, err) = s.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("embeddings"), "{err}");
+}
+
+// spec/ranking.md#hybrid-recall: with the endpoint down the tools still answer, by
+// keywords, and the background worker says so once on stderr.
+#[cfg(feature = "sync")]
+#[test]
+fn with_the_endpoint_down_mcp_answers_by_keywords() {
+    use crate::embed::configure;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    memdir::Memory::open(&dir).unwrap().init().unwrap();
+    // A port nothing listens on (127.0.0.1): bind one, then free it. The URL carries
+    // userinfo, which no message may show.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    configure(&dir, &format!("http://me:s3cret-pw@127.0.0.1:{port}"), "");
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    for i in 0..3 {
+        let r = s.call(
+            "remember",
+            json!({"key": format!("fact_{i}"), "name": format!("Fact {i}"), "type": "project",
+                   "description": format!("fact {i}"), "body": format!("Fact number {i}.")}),
+        );
+        assert!(!is_error(&r), "{r}");
+    }
+    let r = s.call("recall", json!({"query": "fact"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["mode"], "keyword", "{r}");
+    assert_eq!(r["structuredContent"]["hits"].as_array().unwrap().len(), 3);
+    let why = r["structuredContent"]["fallback"].as_str().unwrap();
+    assert!(why.contains(&format!("http://127.0.0.1:{port}")), "{why}");
+    assert!(!why.contains("s3cret"), "{why}");
+    let r = s.call("memory_context", json!({"query": "fact"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(r["structuredContent"]["mode"], "keyword", "{r}");
+    let (code, err) = s.finish();
+    assert_eq!(code, Some(0), "{err}");
+    // The worker's failures (its first round, then the retries after each write)
+    // are logged once, without the userinfo.
+    assert_eq!(err.matches("warning: embeddings:").count(), 1, "{err}");
+    assert!(!err.contains("s3cret"), "{err}");
+}

@@ -113,11 +113,46 @@ impl Vectors {
         self.map.len()
     }
 
-    /// Writes the cache to `path` if it changed; failures are ignored (it is a cache).
-    pub fn save(&mut self, path: &Path) {
-        if !self.dirty {
+    /// The length of every vector.
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    /// Adds the vectors of `other` this cache lacks (what another process wrote),
+    /// keeping its own; dirty when `other` lacks some of this cache's.
+    pub fn merge(&mut self, other: Vectors) {
+        if other.dimensions != self.dimensions {
             return;
         }
+        let mine = self.map.len();
+        let mut common = 0;
+        for (k, v) in other.map {
+            match self.map.entry(k) {
+                std::collections::hash_map::Entry::Occupied(_) => common += 1,
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(v);
+                }
+            }
+        }
+        self.dirty |= common != mine;
+    }
+
+    /// Writes the cache to `path` if it changed; failures are ignored (it is a cache).
+    pub fn save(&mut self, path: &Path) {
+        if let Some(bytes) = self.encode_if_dirty()
+            && !write(path, &bytes)
+        {
+            self.dirty = true;
+        }
+    }
+
+    /// The file's bytes when the cache changed since it was last encoded (it is then
+    /// clean: a caller that fails to write them marks it with [`Vectors::touch`]).
+    pub fn encode_if_dirty(&mut self) -> Option<Vec<u8>> {
+        if !self.dirty {
+            return None;
+        }
+        self.dirty = false;
         let mut keys: Vec<&[u8; 32]> = self.map.keys().collect();
         keys.sort();
         let mut out = Vec::with_capacity(16 + keys.len() * (32 + 4 * self.dimensions));
@@ -130,17 +165,28 @@ impl Vectors {
                 out.extend_from_slice(&x.to_le_bytes());
             }
         }
-        let Some(dir) = path.parent() else { return };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
-        }
-        let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) else {
-            return;
-        };
-        if tmp.write_all(&out).is_ok() && tmp.persist(path).is_ok() {
-            self.dirty = false;
-        }
+        Some(out)
     }
+
+    /// Marks the cache as changed (its last encoding was not written).
+    pub fn touch(&mut self) {
+        self.dirty = true;
+    }
+}
+
+/// Writes encoded vectors to `path` through a temporary file and a rename; `false`
+/// when that failed (ignored by callers beyond a retry: it is a cache).
+pub fn write(path: &Path, bytes: &[u8]) -> bool {
+    let Some(dir) = path.parent() else {
+        return false;
+    };
+    if std::fs::create_dir_all(dir).is_err() {
+        return false;
+    }
+    let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) else {
+        return false;
+    };
+    tmp.write_all(bytes).is_ok() && tmp.persist(path).is_ok()
 }
 
 #[cfg(test)]
@@ -164,5 +210,26 @@ mod tests {
         let b = std::fs::read(&p).unwrap();
         std::fs::write(&p, &b[..b.len() - 1]).unwrap();
         assert!(Vectors::read(&p, 2).count() == 0);
+    }
+
+    #[test]
+    fn merge_keeps_both_and_says_when_the_file_lacks_some() {
+        let mut mine = Vectors::new(1);
+        mine.insert(text_hash("a"), vec![1.0]);
+        mine.encode_if_dirty();
+        let mut file = Vectors::new(1);
+        file.insert(text_hash("a"), vec![1.0]);
+        file.insert(text_hash("b"), vec![2.0]);
+        mine.merge(file);
+        assert_eq!(mine.count(), 2);
+        // Everything it held was in the file: nothing to write back.
+        assert!(mine.encode_if_dirty().is_none());
+        mine.insert(text_hash("c"), vec![3.0]);
+        mine.encode_if_dirty();
+        let mut file = Vectors::new(1);
+        file.insert(text_hash("a"), vec![1.0]);
+        mine.merge(file);
+        assert_eq!(mine.count(), 3);
+        assert!(mine.encode_if_dirty().is_some());
     }
 }

@@ -29,7 +29,7 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 2000;
 /// for the next call or `memdir index --embeddings`): with the query, one request.
 pub const DEFAULT_QUERY_BUDGET: usize = 63;
 
-/// Texts per request.
+/// The default texts per request.
 pub const BATCH: usize = 64;
 
 /// An embedding failed or is not configured right.
@@ -57,6 +57,31 @@ pub enum EmbedError {
     },
     #[error("embeddings need the `sync` feature (reqwest), which this build leaves out")]
     NotBuilt,
+}
+
+/// `url` as it may be shown (in a fallback reason, a warning, a log): without the
+/// userinfo (`http://user:secret@host` → `http://host`), and without the query and
+/// fragment, where some services take a key. Text that is not a URL is kept whole.
+#[cfg_attr(not(feature = "sync"), allow(dead_code))]
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => (&url[..i + 3], &url[i + 3..]),
+        None => ("", url),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let path = tail.split(['?', '#']).next().unwrap_or_default();
+    format!("{scheme}{host}{path}")
+}
+
+/// `text` with every occurrence of `secret` replaced (a key a server echoed back).
+#[cfg_attr(not(feature = "sync"), allow(dead_code))]
+pub fn scrub(text: &str, secret: Option<&str>) -> String {
+    match secret.filter(|s| s.len() >= 4) {
+        Some(s) => text.replace(s, "[redacted]"),
+        None => text.to_string(),
+    }
 }
 
 /// One embedding provider: texts in, one vector of [`Embedder::dimensions`] per text out.
@@ -94,6 +119,8 @@ pub struct Config {
     pub floor: f32,
     /// Most texts embedded on the query path of one call.
     pub query_budget: usize,
+    /// Texts per request ([`BATCH`]).
+    pub batch_size: usize,
 }
 
 #[derive(Deserialize)]
@@ -106,6 +133,7 @@ struct Raw {
     timeout_ms: Option<u64>,
     floor: Option<f32>,
     query_budget: Option<usize>,
+    batch_size: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +167,7 @@ impl Config {
             .dimensions
             .filter(|d| (1..=65536).contains(d))
             .ok_or_else(|| bad("`dimensions` must be a number from 1 to 65536".into()))?;
+        let batch_size = raw.batch_size.unwrap_or(BATCH).clamp(1, 2048);
         let floor = raw.floor.unwrap_or(crate::retrieval::hybrid::DEFAULT_FLOOR);
         if !(-1.0..=1.0).contains(&floor) {
             return Err(bad(
@@ -153,6 +182,7 @@ impl Config {
             timeout: Duration::from_millis(raw.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
             floor,
             query_budget: raw.query_budget.unwrap_or(DEFAULT_QUERY_BUDGET),
+            batch_size,
         }))
     }
 
@@ -230,5 +260,31 @@ mod tests {
         assert_eq!(c.timeout, Duration::from_millis(DEFAULT_TIMEOUT_MS));
         assert_eq!(c.floor, crate::retrieval::hybrid::DEFAULT_FLOOR);
         assert_eq!(c.query_budget, DEFAULT_QUERY_BUDGET);
+        assert_eq!(c.batch_size, BATCH);
+    }
+
+    // spec/ranking.md#hybrid-recall: a URL is shown without its userinfo or query.
+    #[test]
+    fn redaction_cases() {
+        for (url, shown) in [
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+            (
+                "http://user:secret@host/v1/embeddings",
+                "http://host/v1/embeddings",
+            ),
+            ("https://secret@host:443", "https://host:443"),
+            ("http://u:p@ss@host/x", "http://host/x"),
+            ("https://host/v1?api_key=secret#frag", "https://host/v1"),
+            ("http://host/path@x", "http://host/path@x"),
+            ("user:secret@host", "host"),
+            ("u", "u"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+        assert_eq!(
+            scrub("got sk-123 back", Some("sk-123")),
+            "got [redacted] back"
+        );
+        assert_eq!(scrub("abc", None), "abc");
     }
 }

@@ -8,13 +8,15 @@
 //! [`RETRIES`] times while less than the timeout has passed, a timeout is not (a slow
 //! endpoint stays slow). The API key is read
 //! from the environment when the client is made and sent only as a bearer token.
+//! Every error names the endpoint as [`super::redact_url`] shows it (no userinfo, no
+//! query), and never the key.
 
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{BATCH, Config, EmbedError, Embedder};
+use super::{Config, EmbedError, Embedder, redact_url, scrub};
 
 /// Retries after the first attempt of one batch.
 pub const RETRIES: u32 = 2;
@@ -22,6 +24,9 @@ pub const RETRIES: u32 = 2;
 /// The client.
 pub struct OpenAi {
     url: String,
+    /// `url` as errors show it.
+    shown: String,
+    batch: usize,
     model: String,
     dimensions: usize,
     key: Option<String>,
@@ -55,7 +60,9 @@ impl OpenAi {
             .ok()
             .filter(|k| !k.is_empty());
         Ok(OpenAi {
+            shown: redact_url(&url),
             url,
+            batch: config.batch_size.max(1),
             model: config.model.clone(),
             dimensions: config.dimensions,
             key,
@@ -67,7 +74,7 @@ impl OpenAi {
     /// client's connections belong to the runtime that opened them).
     fn embed_here(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let endpoint = |reason: String| EmbedError::Endpoint {
-            url: self.url.clone(),
+            url: self.shown.clone(),
             reason,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -80,7 +87,7 @@ impl OpenAi {
             .build()
             .map_err(|e| endpoint(format!("client: {e}")))?;
         let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(BATCH) {
+        for chunk in texts.chunks(self.batch) {
             out.extend(runtime.block_on(self.batch(&client, chunk))?);
         }
         Ok(out)
@@ -125,14 +132,14 @@ impl OpenAi {
         let status = resp.status();
         if !status.is_success() {
             return Err(EmbedError::Status {
-                url: self.url.clone(),
+                url: self.shown.clone(),
                 status: status.as_u16(),
             });
         }
         let body: Response = resp.json().await.map_err(|e| self.transport(e))?;
         if body.data.len() != texts.len() {
             return Err(EmbedError::Count {
-                url: self.url.clone(),
+                url: self.shown.clone(),
                 expected: texts.len(),
                 got: body.data.len(),
             });
@@ -154,7 +161,7 @@ impl OpenAi {
         out.into_iter()
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| EmbedError::Endpoint {
-                url: self.url.clone(),
+                url: self.shown.clone(),
                 reason: "the response's indices do not cover the input".into(),
             })
     }
@@ -162,17 +169,34 @@ impl OpenAi {
     fn transport(&self, e: reqwest::Error) -> EmbedError {
         if e.is_timeout() {
             EmbedError::Timeout {
-                url: self.url.clone(),
+                url: self.shown.clone(),
                 ms: self.timeout.as_millis() as u64,
             }
         } else {
-            // The error text names the URL but never the key (it is a header).
+            // Without its URL (which may carry userinfo): the shown one is beside it.
+            // The key is a header and never in the text; scrubbed all the same.
             EmbedError::Endpoint {
-                url: self.url.clone(),
-                reason: e.to_string(),
+                url: self.shown.clone(),
+                reason: scrub(&error_chain(&e.without_url()), self.key.as_deref()),
             }
         }
     }
+}
+
+/// An error and its sources, `: `-joined (reqwest's own text says only "error sending
+/// request"; the cause, such as "connection refused", is in the chain).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut at = e.source();
+    while let Some(s) = at {
+        let t = s.to_string();
+        if !out.contains(&t) {
+            out.push_str(": ");
+            out.push_str(&t);
+        }
+        at = s.source();
+    }
+    out
 }
 
 impl Embedder for OpenAi {
@@ -185,7 +209,7 @@ impl Embedder for OpenAi {
                 .join()
                 .unwrap_or_else(|_| {
                     Err(EmbedError::Endpoint {
-                        url: self.url.clone(),
+                        url: self.shown.clone(),
                         reason: "the embedding thread stopped".into(),
                     })
                 })
@@ -198,5 +222,41 @@ impl Embedder for OpenAi {
 
     fn model_id(&self) -> &str {
         &self.model
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // spec/ranking.md#hybrid-recall: a fallback reason names the endpoint without
+    // its userinfo and never carries the key.
+    #[test]
+    fn errors_show_no_userinfo_and_no_key() {
+        // A port nothing listens on (127.0.0.1 only): bind one, then free it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = Config {
+            url: format!("http://user:hunter2secret@127.0.0.1:{port}"),
+            model: "m".into(),
+            dimensions: 2,
+            api_key_env: "MEMDIR_TEST_UNSET_KEY_VAR".into(),
+            timeout: Duration::from_millis(500),
+            floor: 0.3,
+            query_budget: 1,
+            batch_size: 1,
+        };
+        let mut client = OpenAi::new(&config).unwrap();
+        client.key = Some("sk-live-do-not-show".into());
+        let e = client.embed(&["a".to_string()]).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("http://127.0.0.1:{port}/v1/embeddings")),
+            "{e}"
+        );
+        assert!(!e.contains("hunter2secret") && !e.contains("user:"), "{e}");
+        assert!(!e.contains("sk-live"), "{e}");
     }
 }

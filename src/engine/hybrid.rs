@@ -51,11 +51,117 @@ pub fn text_of(r: &Record) -> String {
     format!("{}\n{}\n{}", r.meta.name, r.meta.description, r.body)
 }
 
-/// Hybrid relevance for one query, in three steps so that the network call runs
-/// outside the warm store's lock: [`State::start`] (the configuration),
+/// The vector cache a warm process keeps loaded (`memdir mcp`): read once, re-read
+/// and merged only when another process changed the file, written back whole
+/// when it gained vectors.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    path: PathBuf,
+    pub vectors: Vectors,
+    /// The file as last read or written here.
+    seen: Option<FileId>,
+}
+
+/// What tells one version of the cache file from another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileId {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    ino: u64,
+}
+
+fn file_id(path: &Path) -> Option<FileId> {
+    let m = std::fs::metadata(path).ok()?;
+    Some(FileId {
+        len: m.len(),
+        modified: m.modified().ok(),
+        #[cfg(unix)]
+        ino: std::os::unix::fs::MetadataExt::ino(&m),
+    })
+}
+
+/// One write of the cache at a time in this process, so that an older encoding
+/// never replaces a newer one.
+static SAVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+impl Loaded {
+    /// `slot` as the cache at `path` of `dimensions`: loaded on first use (or when
+    /// the configuration names another model), and merged with the file when another
+    /// process wrote it since.
+    pub(crate) fn sync<'a>(
+        slot: &'a mut Option<Loaded>,
+        path: &Path,
+        dimensions: usize,
+    ) -> &'a mut Loaded {
+        let now = file_id(path);
+        let fits = slot
+            .as_ref()
+            .is_some_and(|l| l.path == path && l.vectors.dimensions() == dimensions);
+        if !fits {
+            *slot = Some(Loaded {
+                path: path.to_path_buf(),
+                vectors: Vectors::read(path, dimensions),
+                seen: now,
+            });
+        }
+        let l = slot.as_mut().expect("set above");
+        if now.is_some() && now != l.seen {
+            l.vectors.merge(Vectors::read(path, dimensions));
+            l.seen = now;
+        }
+        l
+    }
+
+    /// The cache file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What to write when the vectors changed since they were last written.
+    pub(crate) fn take_save(&mut self) -> Option<(PathBuf, Vec<u8>)> {
+        Some((self.path.clone(), self.vectors.encode_if_dirty()?))
+    }
+
+    /// Notes a write of [`Loaded::take_save`]'s bytes (or its failure).
+    pub(crate) fn saved(&mut self, path: &Path, written: Option<Option<FileId>>) {
+        if self.path != path {
+            return;
+        }
+        match written {
+            Some(id) => self.seen = id,
+            None => self.vectors.touch(),
+        }
+    }
+}
+
+/// Held from encoding the cache to writing it (taken before the warm lock).
+pub(crate) fn saving() -> std::sync::MutexGuard<'static, ()> {
+    SAVING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes what [`Loaded::take_save`] gave; `Some(file id)` when written.
+pub(crate) fn write_save(path: &Path, bytes: &[u8]) -> Option<Option<FileId>> {
+    cache::write(path, bytes).then(|| file_id(path))
+}
+
+/// The text hash of every record, in order.
+pub(crate) fn hashes_of(records: &[Record]) -> Vec<[u8; 32]> {
+    records.iter().map(text_hash_of).collect()
+}
+
+/// The hash a record's vector is cached under.
+pub(crate) fn text_hash_of(r: &Record) -> [u8; 32] {
+    text_hash(&text_of(r))
+}
+
+/// Hybrid relevance for one query, in steps so that the network call runs outside
+/// the warm store's lock: [`State::start`] (the configuration),
 /// [`State::prepare`] (which memories lack a vector; needs the records, no network),
 /// [`State::fetch`] (embeds the query and those memories; no records, no lock),
-/// [`State::finish`] (fuses; needs the records again, no network).
+/// [`State::finish`] (fuses; needs the records again, no network). A warm store
+/// uses [`State::prepare_warm`] and [`State::finish_warm`] with the vectors and
+/// text hashes it keeps; a one-shot call reads the cache file and hashes here.
 pub enum State {
     /// No `[embeddings]`: keyword ranking, nothing to report.
     Off,
@@ -66,13 +172,16 @@ pub enum State {
         config: Config,
         embedder: Box<dyn Embedder>,
         path: PathBuf,
-        vectors: Vectors,
+        /// The cache read here (`None` on the warm path, which keeps its own).
+        vectors: Option<Vectors>,
         missing: Option<Vec<([u8; 32], String)>>,
     },
     /// The query's vector is known.
     Fetched {
         config: Config,
-        vectors: Vectors,
+        vectors: Option<Vectors>,
+        /// Vectors embedded by this call not yet in a warm store's cache.
+        fresh: Vec<([u8; 32], Vec<f32>)>,
         query: Vec<f32>,
     },
 }
@@ -90,12 +199,11 @@ impl State {
             Err(e) => return State::Fallback(e.to_string()),
         };
         let path = cache::path(root, &config.model, config.dimensions);
-        let vectors = Vectors::read(&path, config.dimensions);
         State::Planned {
             config,
             embedder,
             path,
-            vectors,
+            vectors: None,
             missing: None,
         }
     }
@@ -105,31 +213,48 @@ impl State {
         matches!(self, State::Planned { .. })
     }
 
-    /// Notes the memories without a cached vector, at most `query_budget` of them.
+    /// Reads the cache and notes the memories without a vector, at most
+    /// `query_budget` of them.
     pub fn prepare(&mut self, records: &[Record]) {
         if let State::Planned {
             config,
+            path,
             vectors,
             missing,
             ..
         } = self
         {
-            let mut seen = HashSet::new();
-            *missing = Some(
-                records
-                    .iter()
-                    .map(text_of)
-                    .filter_map(|t| {
-                        let h = text_hash(&t);
-                        (vectors.get(&h).is_none() && seen.insert(h)).then_some((h, t))
-                    })
-                    .take(config.query_budget)
-                    .collect(),
-            );
+            let v = vectors.get_or_insert_with(|| Vectors::read(path, config.dimensions));
+            *missing = Some(missing_of(
+                records,
+                &hashes_of(records),
+                v,
+                config.query_budget,
+            ));
         }
     }
 
-    /// Embeds the query and the prepared memories in one call and keeps their vectors.
+    /// [`State::prepare`] with a warm store's text hashes and its loaded cache.
+    pub(crate) fn prepare_warm(
+        &mut self,
+        records: &[Record],
+        hashes: &[[u8; 32]],
+        slot: &mut Option<Loaded>,
+    ) {
+        if let State::Planned {
+            config,
+            path,
+            missing,
+            ..
+        } = self
+        {
+            let l = Loaded::sync(slot, path, config.dimensions);
+            *missing = Some(missing_of(records, hashes, &l.vectors, config.query_budget));
+        }
+    }
+
+    /// Embeds the query and the prepared memories in one call and keeps their vectors
+    /// (written to the cache file here when it was read here).
     pub fn fetch(&mut self, query: &str) {
         let State::Planned {
             config,
@@ -156,14 +281,19 @@ impl State {
             *self = State::Fallback("the endpoint returned no query vector".into());
             return;
         };
-        let mut vectors = vectors;
-        for ((h, _), v) in missing.iter().zip(out) {
-            vectors.insert(*h, v);
-        }
-        vectors.save(&path);
+        let mut fresh: Vec<([u8; 32], Vec<f32>)> =
+            missing.iter().map(|(h, _)| *h).zip(out).collect();
+        let vectors = vectors.map(|mut v| {
+            for (h, x) in fresh.drain(..) {
+                v.insert(h, x);
+            }
+            v.save(&path);
+            v
+        });
         *self = State::Fetched {
             config,
             vectors,
+            fresh,
             query: q,
         };
     }
@@ -172,34 +302,96 @@ impl State {
     /// fused with vector similarity when fetched, else `keyword` and the reason.
     pub fn finish(&self, records: &[Record], keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
         match self {
+            State::Fetched {
+                vectors: Some(v), ..
+            } => self.fuse(records, &hashes_of(records), v, keyword),
+            _ => self.finish_without(keyword),
+        }
+    }
+
+    /// [`State::finish`] with a warm store's text hashes and loaded cache, which
+    /// keeps the vectors this call embedded.
+    pub(crate) fn finish_warm(
+        &mut self,
+        records: &[Record],
+        hashes: &[[u8; 32]],
+        slot: &mut Option<Loaded>,
+        keyword: Vec<f64>,
+    ) -> (Vec<f64>, Option<Report>) {
+        if let (
+            State::Fetched {
+                config,
+                vectors: None,
+                fresh,
+                ..
+            },
+            Some(l),
+        ) = (&mut *self, slot.as_mut())
+            && l.vectors.dimensions() == config.dimensions
+        {
+            for (h, x) in fresh.drain(..) {
+                l.vectors.insert(h, x);
+            }
+            return self.fuse(records, hashes, &l.vectors, keyword);
+        }
+        self.finish(records, keyword)
+    }
+
+    fn finish_without(&self, keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
+        match self {
             State::Off => (keyword, None),
             State::Fallback(why) => fallback(keyword, why.clone()),
             State::Planned { .. } => fallback(keyword, "the query was not embedded".into()),
-            State::Fetched {
-                config,
-                vectors,
-                query,
-            } => {
-                let sims: Vec<Option<f32>> = records
-                    .iter()
-                    .map(|r| {
-                        vectors
-                            .get(&text_hash(&text_of(r)))
-                            .map(|v| hybrid::cosine(query, v))
-                    })
-                    .collect();
-                let pending = sims.iter().filter(|s| s.is_none()).count();
-                (
-                    hybrid::fuse(&keyword, &sims, config.floor),
-                    Some(Report {
-                        mode: "hybrid",
-                        fallback: None,
-                        pending,
-                    }),
-                )
-            }
+            State::Fetched { .. } => fallback(keyword, "the vector cache was not loaded".into()),
         }
     }
+
+    fn fuse(
+        &self,
+        records: &[Record],
+        hashes: &[[u8; 32]],
+        vectors: &Vectors,
+        keyword: Vec<f64>,
+    ) -> (Vec<f64>, Option<Report>) {
+        let State::Fetched { config, query, .. } = self else {
+            return self.finish_without(keyword);
+        };
+        let sims: Vec<Option<f32>> = (0..records.len())
+            .map(|i| {
+                hashes
+                    .get(i)
+                    .and_then(|h| vectors.get(h))
+                    .map(|v| hybrid::cosine(query, v))
+            })
+            .collect();
+        let pending = sims.iter().filter(|s| s.is_none()).count();
+        (
+            hybrid::fuse(&keyword, &sims, config.floor),
+            Some(Report {
+                mode: "hybrid",
+                fallback: None,
+                pending,
+            }),
+        )
+    }
+}
+
+/// The records (text hash and text) without a vector in `vectors`, each text once,
+/// at most `budget`.
+pub(crate) fn missing_of(
+    records: &[Record],
+    hashes: &[[u8; 32]],
+    vectors: &Vectors,
+    budget: usize,
+) -> Vec<([u8; 32], String)> {
+    let mut seen = HashSet::new();
+    records
+        .iter()
+        .zip(hashes)
+        .filter(|(_, h)| vectors.get(h).is_none() && seen.insert(**h))
+        .map(|(r, h)| (*h, text_of(r)))
+        .take(budget)
+        .collect()
 }
 
 fn fallback(keyword: Vec<f64>, why: String) -> (Vec<f64>, Option<Report>) {
@@ -235,7 +427,7 @@ pub fn index(root: &Path, records: &[Record]) -> Result<Summary, EmbedError> {
         .collect();
     let mut embedded = 0;
     let mut result = Ok(());
-    for chunk in missing.chunks(crate::embed::BATCH) {
+    for chunk in missing.chunks(config.batch_size) {
         let texts: Vec<String> = chunk.iter().map(|(t, _)| t.clone()).collect();
         match embedder.embed(&texts) {
             Ok(vs) => {

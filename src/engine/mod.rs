@@ -6,6 +6,7 @@
 //! processes writing at once lose nothing. Nothing here prints.
 
 pub mod access;
+pub mod backfill;
 mod graph;
 pub mod hybrid;
 mod ops;
@@ -264,6 +265,15 @@ pub struct Recall {
     pub hits: Vec<Hit>,
     pub problems: Vec<Problem>,
     /// `None` when embeddings are not configured (keyword ranking, nothing to say).
+    pub embeddings: Option<hybrid::Report>,
+}
+
+/// A context block, the problems met loading, and the ranking that ran.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub block: Block,
+    pub problems: Vec<Problem>,
+    /// `None` without `[embeddings]` or without a query (nothing to say).
     pub embeddings: Option<hybrid::Report>,
 }
 
@@ -1350,25 +1360,26 @@ impl Memory {
         let mut hy = hybrid::State::start(&self.root());
         if hy.wants_records()
             && let Some(r) = self.with_warm(|w| {
-                hy.prepare(w.records());
+                w.prepare_hybrid(&mut hy);
                 Ok(())
             })
         {
             r?;
             hy.fetch(query);
         }
-        let rank = |records: &[Record], corpus: &search::Corpus, hy: &hybrid::State| {
-            let keyword = corpus.relevance(records, query);
-            let (rel, report) = hy.finish(records, keyword);
-            let hits = recall_rel(records, rel, limit, filter, self.now());
-            (hits, report)
-        };
         let warm = self.with_warm(|w| {
             check_filter(filter, w.records())?;
-            Ok((rank(w.records(), w.corpus(), &hy), w.problems().to_vec()))
+            let keyword = w.corpus().relevance(w.records(), query);
+            let (rel, report) = w.finish_hybrid(&mut hy, keyword);
+            let hits = recall_rel(w.records(), rel, limit, filter, self.now());
+            Ok(((hits, report), w.problems().to_vec()))
         });
         let ((hits, embeddings), problems) = match warm {
-            Some(r) => r?,
+            Some(r) => {
+                let out = r?;
+                self.save_warm_vectors();
+                out
+            }
             None => {
                 let (snap, corpus, _) = self.load_with(true)?;
                 check_filter(filter, &snap.records)?;
@@ -1377,7 +1388,10 @@ impl Memory {
                     hy.prepare(&snap.records);
                     hy.fetch(query);
                 }
-                (rank(&snap.records, &corpus, &hy), snap.problems)
+                let keyword = corpus.relevance(&snap.records, query);
+                let (rel, report) = hy.finish(&snap.records, keyword);
+                let hits = recall_rel(&snap.records, rel, limit, filter, self.now());
+                ((hits, report), snap.problems)
             }
         };
         access::record(
@@ -1426,6 +1440,19 @@ impl Memory {
         query: Option<&str>,
         filter: &Filter,
     ) -> Result<(Block, Vec<Problem>)> {
+        self.context_report(max_tokens, query, filter)
+            .map(|c| (c.block, c.problems))
+    }
+
+    /// [`Memory::context_filtered`] with the ranking that ran: with `[embeddings]`
+    /// configured and a query, the memory order by hybrid relevance, or by keyword
+    /// relevance and why it fell back (spec/ranking.md#hybrid-recall).
+    pub fn context_report(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+    ) -> Result<Context> {
         // Hybrid memory order as for recall: the network with no lock held.
         let query_text = query.filter(|q| !q.trim().is_empty());
         let mut hy = match query_text {
@@ -1435,7 +1462,7 @@ impl Memory {
         if let Some(q) = query_text
             && hy.wants_records()
             && let Some(r) = self.with_warm(|w| {
-                hy.prepare(w.records());
+                w.prepare_hybrid(&mut hy);
                 Ok(())
             })
         {
@@ -1448,6 +1475,15 @@ impl Memory {
             let events = self.recent_events(max_tokens.saturating_mul(4))?;
             let mut problems = w.problems().to_vec();
             problems.extend(events.problems);
+            // `None` without [embeddings]: the keyword block exactly.
+            let (relevance, embeddings) = match query_text {
+                Some(q) if !matches!(hy, hybrid::State::Off) => {
+                    let keyword = w.corpus().relevance(w.records(), q);
+                    let (rel, report) = w.finish_hybrid(&mut hy, keyword);
+                    (Some(rel), report)
+                }
+                _ => (None, None),
+            };
             let parts = context::Parts {
                 records: w.records(),
                 corpus: Some(w.corpus()),
@@ -1455,23 +1491,18 @@ impl Memory {
                 events: &events.events,
                 now: self.now(),
             };
-            // `None` without [embeddings]: the keyword block exactly.
-            let relevance = query_text
-                .filter(|_| !matches!(hy, hybrid::State::Off))
-                .map(|q| {
-                    let keyword = w.corpus().relevance(w.records(), q);
-                    hy.finish(w.records(), keyword).0
-                });
-            Ok((
-                context::build_with(&parts, max_tokens, query, filter, relevance),
+            Ok(Context {
+                block: context::build_with(&parts, max_tokens, query, filter, relevance),
                 problems,
-            ))
+                embeddings,
+            })
         }) {
-            if let Ok((block, _)) = &out {
+            if let Ok(c) = &out {
+                self.save_warm_vectors();
                 access::record(
                     &self.backend,
                     self.now(),
-                    block.memories.iter().map(|m| m.key.as_str()),
+                    c.block.memories.iter().map(|m| m.key.as_str()),
                     access::Via::Context,
                 );
             }
@@ -1497,12 +1528,14 @@ impl Memory {
             hy.prepare(prepared.records());
             hy.fetch(q);
         }
-        let relevance = query_text
-            .filter(|_| !matches!(hy, hybrid::State::Off))
-            .map(|q| {
+        let (relevance, embeddings) = match query_text {
+            Some(q) if !matches!(hy, hybrid::State::Off) => {
                 let keyword = prepared.keyword_relevance(q);
-                hy.finish(prepared.records(), keyword).0
-            });
+                let (rel, report) = hy.finish(prepared.records(), keyword);
+                (Some(rel), report)
+            }
+            _ => (None, None),
+        };
         let block = prepared.block_with(max_tokens, query, filter, relevance);
         access::record(
             &self.backend,
@@ -1510,7 +1543,11 @@ impl Memory {
             block.memories.iter().map(|m| m.key.as_str()),
             access::Via::Context,
         );
-        Ok((block, problems))
+        Ok(Context {
+            block,
+            problems,
+            embeddings,
+        })
     }
 
     /// Loads the store once for many context blocks (a benchmark, a server answering

@@ -11,7 +11,9 @@
 //! fresh one would.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
+use crate::engine::hybrid::{self, Loaded};
 use crate::engine::{Memory, Problem, finish_problems};
 use crate::error::Result;
 use crate::memory::frontmatter::{self, Warning};
@@ -42,11 +44,22 @@ impl FileInfo {
     }
 }
 
+/// One loaded file of the previous scan: its stat, its record and text hash, its
+/// term data.
+type Kept = (FileInfo, (Record, Option<[u8; 32]>), DocData);
+
 /// The loaded store of a warm process.
 #[derive(Debug)]
 pub(crate) struct Warm {
     files: Vec<FileInfo>,
     records: Vec<Record>,
+    /// The text hash of each record's embedded text (`hybrid::text_of`), once a
+    /// hybrid call asked for them (empty until then: a keyword-only store never
+    /// hashes); then computed only when a record is parsed (spec/ranking.md#hybrid-recall).
+    hashes: Vec<[u8; 32]>,
+    hashed: bool,
+    /// The vector cache, loaded on the first hybrid call.
+    pub vectors: Option<Loaded>,
     texts: BTreeMap<String, String>,
     corpus: Corpus,
     /// Problems of the last scan (file order).
@@ -73,6 +86,48 @@ impl Warm {
         &self.corpus
     }
 
+    /// The texts without a vector in the cache at `path` of `dimensions`, each
+    /// once, in store order (the background worker's list, `backfill`).
+    pub fn missing_vectors(&mut self, path: &Path, dimensions: usize) -> Vec<([u8; 32], String)> {
+        self.hash();
+        let l = Loaded::sync(&mut self.vectors, path, dimensions);
+        hybrid::missing_of(&self.records, &self.hashes, &l.vectors, usize::MAX)
+    }
+
+    /// Keeps vectors embedded by the background worker (dropped when the cache
+    /// now loaded is another model's).
+    pub fn add_vectors(&mut self, path: &Path, vectors: Vec<([u8; 32], Vec<f32>)>) {
+        if let Some(l) = self.vectors.as_mut().filter(|l| l.path() == path) {
+            for (h, v) in vectors {
+                l.vectors.insert(h, v);
+            }
+        }
+    }
+
+    /// Hashes every record's embedded text, the first time only.
+    fn hash(&mut self) {
+        if !self.hashed {
+            self.hashes = hybrid::hashes_of(&self.records);
+            self.hashed = true;
+        }
+    }
+
+    /// Hybrid ranking's first step on this store ([`hybrid::State::prepare_warm`]).
+    pub fn prepare_hybrid(&mut self, hy: &mut hybrid::State) {
+        self.hash();
+        hy.prepare_warm(&self.records, &self.hashes, &mut self.vectors);
+    }
+
+    /// Hybrid ranking's last step on this store ([`hybrid::State::finish_warm`]).
+    pub fn finish_hybrid(
+        &mut self,
+        hy: &mut hybrid::State,
+        keyword: Vec<f64>,
+    ) -> (Vec<f64>, Option<hybrid::Report>) {
+        self.hash();
+        hy.finish_warm(&self.records, &self.hashes, &mut self.vectors, keyword)
+    }
+
     pub fn problems(&self) -> &[Problem] {
         &self.problems
     }
@@ -96,6 +151,9 @@ impl Warm {
             let (snap, corpus, _, files) = mem.load_files(true)?;
             return Ok(Warm {
                 files,
+                hashes: Vec::new(),
+                hashed: false,
+                vectors: None,
                 records: snap.records,
                 texts: snap.texts,
                 corpus: corpus.expect("a corpus was asked for"),
@@ -123,6 +181,9 @@ impl Warm {
         let Warm {
             files: prev_files,
             records: prev_records,
+            hashes: prev_hashes,
+            hashed,
+            vectors,
             mut texts,
             corpus,
             index_stat,
@@ -134,25 +195,34 @@ impl Warm {
             .enumerate()
             .map(|(i, f)| (f.name.clone(), i))
             .collect();
-        let mut old: Vec<Option<(FileInfo, Record, DocData)>> = prev_files
+        let mut old: Vec<Option<Kept>> = prev_files
             .into_iter()
-            .zip(prev_records)
+            .zip(
+                prev_records.into_iter().zip(
+                    prev_hashes
+                        .into_iter()
+                        .map(Some)
+                        .chain(std::iter::repeat(None)),
+                ),
+            )
             .zip(prev_docs)
             .map(|((f, r), d)| Some((f, r, d)))
             .collect();
         let mut files = Vec::with_capacity(names.len());
         let mut records = Vec::with_capacity(names.len());
+        let mut hashes = Vec::with_capacity(names.len());
         let mut docs = Vec::with_capacity(names.len());
         let mut new_texts = BTreeMap::new();
         for (name, stat) in names.into_iter().zip(stats) {
             let mut was = at.get(&name).and_then(|&j| old[j].take());
-            if let Some((f, r, d)) = was.take_if(|(f, _, _)| f.settled(&stat)) {
+            if let Some((f, (r, h), d)) = was.take_if(|(f, _, _)| f.settled(&stat)) {
                 if let Some(t) = texts.remove(r.key.as_str()) {
                     new_texts.insert(r.key.to_string(), t);
                 }
                 push_problems(&name, &f.warnings, &mut problems);
                 files.push(f);
                 records.push(r);
+                hashes.push(h);
                 docs.push(d);
                 continue;
             }
@@ -165,13 +235,14 @@ impl Warm {
                 }
             };
             let key = cache::content_key(text.as_bytes());
-            if let Some((mut f, r, d)) = was.take_if(|(f, _, _)| f.key == key) {
+            if let Some((mut f, (r, h), d)) = was.take_if(|(f, _, _)| f.key == key) {
                 f.stat = stat;
                 f.checked = checked;
                 push_problems(&name, &f.warnings, &mut problems);
                 new_texts.insert(r.key.to_string(), text);
                 files.push(f);
                 records.push(r);
+                hashes.push(h);
                 docs.push(d);
                 continue;
             }
@@ -185,6 +256,8 @@ impl Warm {
                     push_problems(&name, &p.warnings, &mut problems);
                     docs.push(DocData::of(&record, &mut vocab));
                     new_texts.insert(record.key.to_string(), text);
+                    // Hashed only here: a file whose content did not change keeps its hash.
+                    hashes.push(hashed.then(|| hybrid::text_hash_of(&record)));
                     records.push(record);
                     files.push(FileInfo {
                         name,
@@ -202,7 +275,18 @@ impl Warm {
         finish_problems(&mut problems, &records);
         Ok(Warm {
             files,
+            hashes: if hashed {
+                records
+                    .iter()
+                    .zip(hashes)
+                    .map(|(r, h)| h.unwrap_or_else(|| hybrid::text_hash_of(r)))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             records,
+            hashed,
+            vectors,
             texts: new_texts,
             corpus: Corpus::from_parts(vocab, docs),
             problems,
@@ -234,6 +318,46 @@ impl Memory {
     pub fn keep_warm(mut self) -> Memory {
         self.warm = Some(std::sync::Mutex::new(None));
         self
+    }
+
+    /// Runs `f` on the warm store as it is, without looking at the files (a first
+    /// call loads it); `None` when this memory is not kept warm.
+    pub(crate) fn with_warm_as_is<R>(
+        &self,
+        f: impl FnOnce(&mut Warm) -> Result<R>,
+    ) -> Option<Result<R>> {
+        let slot = self.warm.as_ref()?;
+        let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.is_none() {
+            match Warm::refresh(self, None) {
+                Ok(w) => *guard = Some(w),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Some(f(guard.as_mut().expect("loaded above")))
+    }
+
+    /// Writes the warm store's vector cache when it gained vectors: encoded under
+    /// the lock, written with the lock released.
+    pub(crate) fn save_warm_vectors(&self) {
+        let Some(slot) = self.warm.as_ref() else {
+            return;
+        };
+        // Encodings are written in the order they were made.
+        let _one = hybrid::saving();
+        let job = {
+            let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+            guard
+                .as_mut()
+                .and_then(|w| w.vectors.as_mut())
+                .and_then(Loaded::take_save)
+        };
+        let Some((path, bytes)) = job else { return };
+        let written = hybrid::write_save(&path, &bytes);
+        let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(l) = guard.as_mut().and_then(|w| w.vectors.as_mut()) {
+            l.saved(&path, written);
+        }
     }
 
     /// Runs `f` on the warm store brought up to date; `None` when this memory is not

@@ -12,7 +12,8 @@
 //! person's edits (`notifications/resources/list_changed`, and
 //! `notifications/resources/updated` for subscribed URIs, through `resources/subscribe`
 //! on the 2025 protocol or `subscriptions/listen` on 2026-07-28). In the sync modes
-//! the writes of its tools are pushed in the background (`publish`). It must not print
+//! the writes of its tools are pushed in the background (`publish`). With
+//! `[embeddings]`, memories are embedded in the background (`engine::backfill`). It must not print
 //! to stdout, exit the process or touch files except through the engine.
 //! spec: spec/mcp.md.
 
@@ -39,6 +40,7 @@ use rmcp::service::{Peer, RoleServer, ServerInitializeError};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::engine::Memory;
+use crate::engine::backfill::Backfill;
 use crate::store::Backend;
 use changes::{Change, Hub};
 pub use server::MemoryServer;
@@ -180,6 +182,8 @@ struct Running {
     shared: Arc<Shared>,
     stop: Arc<AtomicBool>,
     watcher: Option<std::thread::JoinHandle<()>>,
+    /// The background embedding worker and the task that wakes it on changes.
+    backfill: Option<(Backfill, tokio::task::JoinHandle<()>)>,
 }
 
 impl Running {
@@ -198,6 +202,28 @@ impl Running {
                 _ => publish::Publisher::disabled(),
             },
             notify_each_session,
+        });
+
+        // With [embeddings], memories without a vector are embedded in the background
+        // after each change the hub announces (a tool's write or a file event), so the
+        // query path rarely embeds any (spec/ranking.md#hybrid-recall). Idle otherwise.
+        let backfill = matches!(mem.backend(), Backend::Dir(_)).then(|| {
+            let worker = Backfill::spawn(mem.clone(), |why| {
+                eprintln!(
+                    "memdir mcp: warning: embeddings: {why}; retrying in the background with backoff (recall and memory_context rank by keywords meanwhile)"
+                );
+            });
+            let nudge = worker.nudger();
+            let mut changes = hub.subscribe();
+            let waker = tokio::spawn(async move {
+                loop {
+                    match changes.recv().await {
+                        Ok(_) | Err(RecvError::Lagged(_)) => nudge.nudge(),
+                        Err(RecvError::Closed) => return,
+                    }
+                }
+            });
+            (worker, waker)
         });
 
         let stop = Arc::new(AtomicBool::new(false));
@@ -226,6 +252,7 @@ impl Running {
             shared,
             stop,
             watcher,
+            backfill,
         }
     }
 
@@ -234,10 +261,17 @@ impl Running {
         self.stop.store(true, Ordering::Relaxed);
         let shared = self.shared;
         let watcher = self.watcher;
+        let backfill = self.backfill.map(|(worker, waker)| {
+            waker.abort();
+            worker
+        });
         let _ = tokio::task::spawn_blocking(move || {
             shared.publisher.finish();
             if let Some(w) = watcher {
                 let _ = w.join();
+            }
+            if let Some(b) = backfill {
+                b.stop();
             }
         })
         .await;

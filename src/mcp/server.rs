@@ -514,15 +514,11 @@ impl MemoryServer {
             let mut doc = json!({"query": a.query, "hits": hits, "problems": problems});
             // Only with [embeddings] configured (spec/mcp.md, spec/ranking.md#hybrid-recall).
             if let Some(e) = &recall.embeddings {
-                doc["mode"] = json!(e.mode);
+                embeddings_fields(&mut doc, e);
                 if let Some(why) = &e.fallback {
-                    doc["fallback"] = json!(why);
                     text.push_str(&format!(
                         "\n(warning: embeddings unavailable, keyword ranking used: {why})"
                     ));
-                }
-                if e.pending > 0 {
-                    doc["pending"] = json!(e.pending);
                 }
             }
             Ok((text, doc))
@@ -615,9 +611,15 @@ impl MemoryServer {
             let max = in_range("max_tokens", a.max_tokens, s.max_tokens, MAX_CONTEXT_TOKENS)?;
             let query = a.query.as_deref().filter(|q| !q.trim().is_empty());
             let filter = a.filter.filter(None)?;
-            let (block, _) = s.mem.context_filtered(max, query, &filter)?;
-            let doc = serde_json::to_value(&block).unwrap_or_default();
-            Ok((block.text, doc))
+            let c = s.mem.context_report(max, query, &filter)?;
+            let mut doc = serde_json::to_value(&c.block).unwrap_or_default();
+            // Only with [embeddings] configured and a query (spec/mcp.md,
+            // spec/ranking.md#hybrid-recall). The text stays the block alone: it goes
+            // into a prompt as it is.
+            if let Some(e) = &c.embeddings {
+                embeddings_fields(&mut doc, e);
+            }
+            Ok((c.block.text, doc))
         })
         .await
     }
@@ -673,6 +675,17 @@ impl MemoryServer {
             Ok((text, doc))
         })
         .await
+    }
+}
+
+/// `mode`, `fallback` and `pending` of a recall or a context, into its document.
+fn embeddings_fields(doc: &mut Value, e: &crate::engine::hybrid::Report) {
+    doc["mode"] = json!(e.mode);
+    if let Some(why) = &e.fallback {
+        doc["fallback"] = json!(why);
+    }
+    if e.pending > 0 {
+        doc["pending"] = json!(e.pending);
     }
 }
 
@@ -873,7 +886,10 @@ fn output_schema(tool: &str) -> Option<Value> {
             &["ts", "type"],
         ),
         "memory_context" => (
-            json!({"text": {"type": "string"}, "memories": {"type": "array"}, "events": {"type": "integer"}}),
+            // `mode`, `fallback` and `pending` only with [embeddings] and a query.
+            json!({"text": {"type": "string"}, "memories": {"type": "array"}, "events": {"type": "integer"},
+                "mode": {"type": "string", "enum": ["keyword", "hybrid"]},
+                "fallback": {"type": "string"}, "pending": {"type": "integer"}}),
             &["text", "memories"],
         ),
         "list_memories" => (
