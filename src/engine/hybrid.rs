@@ -5,7 +5,8 @@
 //! Never fails a call: no configuration is keyword ranking with no report; anything
 //! else that goes wrong (bad section, unreachable or slow endpoint, wrong dimensions)
 //! is keyword ranking with a `fallback` reason. Writes never come here, and the network
-//! is reached with no lock held (see [`State`]).
+//! is reached with no lock held (see [`State`]). A warm store keeps the cache loaded
+//! ([`Loaded`]): read once, merged again only when another process wrote the file.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
