@@ -92,6 +92,10 @@ impl Failure {
             #[cfg(feature = "sync")]
             Failure::Sync(e) => e.class(),
             Failure::Bench(BenchError::Memory(e)) => e.class(),
+            Failure::Bench(BenchError::Embed {
+                source: EmbedError::Config { .. } | EmbedError::NotBuilt,
+            }) => Class::Input,
+            Failure::Bench(BenchError::Embed { .. }) => Class::Remote,
             Failure::Bench(_) => Class::Input,
             Failure::Embed(EmbedError::Config { .. } | EmbedError::NotBuilt) => Class::Input,
             Failure::Embed(_) => Class::Remote,

@@ -4,6 +4,8 @@
 mod common;
 
 mod bad_input;
+#[cfg(feature = "sync")]
+mod bench_hybrid;
 mod cache;
 mod cli_golden;
 #[cfg(feature = "sync")]

@@ -12,11 +12,19 @@
 //! `context(max_tokens, Some(question))`, for each budget, and the benchmark counts
 //! which evidence ids the block contains.
 //!
+//! With an embeddings endpoint ([`Embeddings`]), each store also gets it as its
+//! `[embeddings]` section, every memory is embedded ahead of time (what
+//! `memdir index --embeddings` does), and the same questions are scored a second time
+//! with the hybrid memory relevance `context` uses then (spec/ranking.md#hybrid-recall):
+//! the hybrid column, beside the keyword one and the baseline.
+//!
 //! The parsing and scoring are pure; [`run`] is the edge that writes the temporary
-//! directories. Results are deterministic (fixed clocks, total orders).
+//! directories. Results are deterministic (fixed clocks, total orders; the hybrid
+//! column as deterministic as the endpoint), timings are returned apart.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
+use std::time::{Duration as Elapsed, Instant};
 
 use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 use serde::Serialize;
@@ -25,8 +33,11 @@ use serde_json::{Map, Value};
 use super::BenchError;
 use super::baseline::LineIndex;
 use crate::clock::Clock;
+use crate::engine::hybrid;
 use crate::engine::{Draft, Memory};
 use crate::error::Error;
+use crate::retrieval::context::Prepared;
+use crate::retrieval::filter::Filter;
 
 /// Budgets measured when none are given.
 pub const DEFAULT_BUDGETS: [usize; 4] = [512, 1024, 2048, 4096];
@@ -336,6 +347,97 @@ pub fn build_store(c: &Conversation, dir: &Path) -> Result<Memory, Error> {
     Ok(mem.with_clock(Clock::fixed(last + Duration::minutes(1))))
 }
 
+/// An OpenAI-compatible embeddings endpoint for the hybrid column: each store the
+/// benchmark builds gets it as its `[embeddings]` section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embeddings {
+    pub url: String,
+    pub model: String,
+    pub dimensions: usize,
+    /// Per request: a batch of 64 long memories on a CPU takes tens of seconds, far
+    /// over the default meant for a query.
+    pub timeout_ms: u64,
+}
+
+/// The default request timeout of a benchmark's embeddings: five minutes.
+pub const BENCH_EMBED_TIMEOUT_MS: u64 = 300_000;
+
+impl Embeddings {
+    /// The `[embeddings]` section, as TOML.
+    pub fn section(&self) -> String {
+        let mut t = toml::Table::new();
+        t.insert("url".into(), toml::Value::String(self.url.clone()));
+        t.insert("model".into(), toml::Value::String(self.model.clone()));
+        t.insert(
+            "dimensions".into(),
+            toml::Value::Integer(i64::try_from(self.dimensions).unwrap_or(i64::MAX)),
+        );
+        t.insert(
+            "timeout_ms".into(),
+            toml::Value::Integer(i64::try_from(self.timeout_ms).unwrap_or(i64::MAX)),
+        );
+        let mut doc = toml::Table::new();
+        doc.insert("embeddings".into(), toml::Value::Table(t));
+        toml::to_string(&doc).unwrap_or_default()
+    }
+
+    /// Adds the section to the store at `root` (after whatever its config holds).
+    pub fn configure(&self, root: &Path) -> Result<(), BenchError> {
+        let path = root.join(crate::memory::layout::CONFIG_FILE);
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push('\n');
+        text.push_str(&self.section());
+        let write = || -> std::io::Result<()> {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&path, text.as_bytes())
+        };
+        write().map_err(|source| BenchError::Read { path, source })
+    }
+}
+
+/// The hybrid relevance of every memory of `prepared` to `query`, computed as
+/// `context` computes it with `[embeddings]` configured, and whether it ran hybrid
+/// with a vector for every memory (`false`: it fell back, or some memory was ranked
+/// by keywords only).
+fn hybrid_relevance(root: &Path, prepared: &Prepared, query: &str) -> (Vec<f64>, bool) {
+    let mut hy = hybrid::State::start(root);
+    hy.prepare(prepared.records());
+    hy.fetch(query);
+    let keyword = prepared.keyword_relevance(query);
+    let (rel, report) = hy.finish(prepared.records(), keyword);
+    let ok = report.is_some_and(|r| r.mode == "hybrid" && r.pending == 0);
+    (rel, ok)
+}
+
+/// What the hybrid column ran on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HybridRun {
+    pub model: String,
+    pub dimensions: usize,
+    /// Memories embedded ahead of time, over all stores.
+    pub passages: usize,
+    /// Questions whose hybrid relevance fell back to keywords (endpoint error,
+    /// timeout, wrong dimensions) or left a memory without a vector: their hybrid
+    /// blocks are keyword blocks. A sound run has none.
+    pub fallbacks: usize,
+}
+
+/// Where the time of the hybrid column went (not part of the deterministic report).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timing {
+    /// Memories embedded ahead of time, and how long that took.
+    pub passages: usize,
+    pub passage_time: Elapsed,
+    /// Questions embedded (one request each, with nothing else), and how long.
+    pub queries: usize,
+    pub query_time: Elapsed,
+}
+
 /// Evidence recall of a group of questions at one budget.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Score {
@@ -405,6 +507,13 @@ pub struct BudgetReport {
     pub baseline: Score,
     /// The baseline per category.
     pub baseline_categories: BTreeMap<u8, Score>,
+    /// With embeddings: the same blocks with the hybrid memory relevance,
+    /// categories 1–4 together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<Score>,
+    /// With embeddings: the hybrid blocks per category.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid_categories: Option<BTreeMap<u8, Score>>,
 }
 
 /// The whole benchmark's results.
@@ -421,6 +530,9 @@ pub struct Report {
     /// Evidence ids left out because they name no turn of their conversation.
     pub unknown_evidence_ids: usize,
     pub budgets: Vec<BudgetReport>,
+    /// With embeddings: the model and how the hybrid column ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<HybridRun>,
 }
 
 /// Reads the data set at `path`.
@@ -456,9 +568,28 @@ pub fn run_named(
     budgets: &[usize],
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report, BenchError> {
-    // accs[budget][category], for memdir and for the baseline.
+    run_with(benchmark, conversations, budgets, None, progress).map(|(r, _)| r)
+}
+
+/// [`run_named`], and with `embeddings` the hybrid column too; returns the report
+/// and where the embedding time went.
+pub fn run_with(
+    benchmark: &str,
+    conversations: &[Conversation],
+    budgets: &[usize],
+    embeddings: Option<&Embeddings>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Report, Timing), BenchError> {
+    // accs[budget][category], for memdir, the baseline and memdir hybrid.
     let mut accs: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
     let mut base: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
+    let mut hyb: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
+    let mut timing = Timing::default();
+    let mut hybrid_run = embeddings.map(|e| HybridRun {
+        model: e.model.clone(),
+        dimensions: e.dimensions,
+        ..HybridRun::default()
+    });
     let mut index_tokens = vec![0usize; budgets.len()];
     let mut report = Report {
         benchmark: benchmark.to_string(),
@@ -469,12 +600,25 @@ pub fn run_named(
         questions_without_evidence: 0,
         unknown_evidence_ids: 0,
         budgets: Vec::new(),
+        hybrid: None,
     };
     for c in conversations {
         report.sessions += c.sessions.len();
         report.turns += c.sessions.iter().map(|s| s.turns.len()).sum::<usize>();
         let tmp = tempfile::tempdir().map_err(|source| BenchError::TempDir { source })?;
         let mem = build_store(c, tmp.path())?;
+        if let Some(e) = embeddings {
+            e.configure(tmp.path())?;
+            let start = Instant::now();
+            let summary = mem
+                .index_embeddings()?
+                .map_err(|source| BenchError::Embed { source })?;
+            timing.passage_time += start.elapsed();
+            timing.passages += summary.embedded;
+            if let Some(h) = hybrid_run.as_mut() {
+                h.passages += summary.embedded;
+            }
+        }
         // Everything that does not depend on the question is loaded once; the first
         // question of each conversation checks that this is what `context` returns.
         let (prepared, _) = mem.prepare_context()?;
@@ -491,10 +635,40 @@ pub fn run_named(
                 continue;
             }
             report.questions += 1;
+            // The hybrid relevance does not depend on the budget: one query embedding.
+            let hybrid = match &mut hybrid_run {
+                Some(h) => {
+                    let start = Instant::now();
+                    let (rel, ok) = hybrid_relevance(tmp.path(), &prepared, &q.text);
+                    timing.query_time += start.elapsed();
+                    timing.queries += 1;
+                    h.fallbacks += usize::from(!ok);
+                    Some(rel)
+                }
+                None => None,
+            };
             for (bi, &b) in budgets.iter().enumerate() {
-                let block = prepared.block(b, Some(&q.text));
+                let (block, hybrid_block) = match &hybrid {
+                    None => (prepared.block(b, Some(&q.text)), None),
+                    Some(rel) => {
+                        let filter = Filter::default();
+                        let keyword = prepared.block_with(b, Some(&q.text), &filter, None);
+                        let hybrid =
+                            prepared.block_with(b, Some(&q.text), &filter, Some(rel.clone()));
+                        (keyword, Some(hybrid))
+                    }
+                };
                 if qi == 0 {
-                    assert_eq!(block, mem.context(b, Some(&q.text))?);
+                    // `context` on the store as configured: hybrid when it is.
+                    let want = hybrid_block.as_ref().unwrap_or(&block);
+                    assert_eq!(want, &mem.context(b, Some(&q.text))?);
+                }
+                if let Some(h) = &hybrid_block {
+                    let found = evidence_found(&h.text, &q.evidence);
+                    hyb[bi]
+                        .entry(q.category)
+                        .or_default()
+                        .add(found, q.evidence.len(), h.tokens);
                 }
                 let found = evidence_found(&block.text, &q.evidence);
                 accs[bi]
@@ -525,6 +699,11 @@ pub fn run_named(
         for (_, a) in base[bi].iter().filter(|(c, _)| **c != ADVERSARIAL) {
             baseline.merge(a);
         }
+        let mut hybrid = Acc::default();
+        for (_, a) in hyb[bi].iter().filter(|(c, _)| **c != ADVERSARIAL) {
+            hybrid.merge(a);
+        }
+        let with_hybrid = embeddings.is_some();
         report.budgets.push(BudgetReport {
             max_tokens: b,
             answerable: answerable.score(),
@@ -534,9 +713,13 @@ pub fn run_named(
                 / 10.0,
             baseline: baseline.score(),
             baseline_categories: base[bi].iter().map(|(c, a)| (*c, a.score())).collect(),
+            hybrid: with_hybrid.then(|| hybrid.score()),
+            hybrid_categories: with_hybrid
+                .then(|| hyb[bi].iter().map(|(c, a)| (*c, a.score())).collect()),
         });
     }
-    Ok(report)
+    report.hybrid = hybrid_run;
+    Ok((report, timing))
 }
 
 #[cfg(test)]

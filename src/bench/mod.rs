@@ -9,6 +9,7 @@
 pub mod baseline;
 pub mod chats;
 pub mod locomo;
+pub mod paraphrase;
 
 use std::path::PathBuf;
 
@@ -32,6 +33,15 @@ pub enum BenchError {
     },
     #[error("{}: {what} (is this the LoCoMo `locomo10.json`?)", .path.display())]
     Shape { path: PathBuf, what: String },
+    /// The hybrid column's memories could not be embedded.
+    #[error("embedding a benchmark store: {source}")]
+    Embed {
+        #[source]
+        source: crate::embed::EmbedError,
+    },
+    /// A paraphrase set that does not hold together.
+    #[error("{}: {what}", .path.display())]
+    Set { path: PathBuf, what: String },
     #[error("a temporary directory could not be created: {source}")]
     TempDir {
         #[source]

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::Out;
-use crate::bench::locomo::{self, DEFAULT_BUDGETS, Report};
+use crate::bench::locomo::{
+    self, BENCH_EMBED_TIMEOUT_MS, DEFAULT_BUDGETS, Embeddings, Report, Timing,
+};
 use crate::error::Error;
 use crate::report::Failure;
 
@@ -15,6 +17,61 @@ pub enum Args {
     Locomo(LocomoArgs),
     /// The same measure on generated user/assistant chats (no data needed).
     Chats(ChatsArgs),
+    /// Recall of memories a question shares no word with, keyword and hybrid.
+    Paraphrase(ParaphraseArgs),
+}
+
+/// Write a paraphrase set into a memory directory and ask each question as `recall`:
+/// is the memory that answers it among the first K hits? Keyword ranking cannot find
+/// it (the question shares no term with it); with --embed-url, hybrid ranking may.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:
+  memdir bench paraphrase --data fixtures/paraphrase/set.json --embed-url http://127.0.0.1:11434 \\
+      --embed-model all-minilm --embed-dim 384")]
+pub struct ParaphraseArgs {
+    /// The set: {"memories": [{key, name, description, body}], "questions": [{question, evidence}]}.
+    #[arg(long, value_name = "PATH")]
+    pub data: PathBuf,
+    /// How many hits the evidence must be among.
+    #[arg(long, default_value_t = crate::bench::paraphrase::DEFAULT_K)]
+    pub k: usize,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
+}
+
+/// The hybrid column: an OpenAI-compatible embeddings endpoint each benchmark store
+/// is configured with (spec/ranking.md#hybrid-recall).
+#[derive(Debug, Clone, clap::Args)]
+pub struct EmbedArgs {
+    /// Also score hybrid blocks with this embeddings endpoint (`/v1/embeddings` is
+    /// appended as for `[embeddings] url`); every memory is embedded ahead of time.
+    #[arg(long, value_name = "URL")]
+    pub embed_url: Option<String>,
+    /// The embedding model's name, as the endpoint knows it.
+    #[arg(
+        long,
+        value_name = "MODEL",
+        default_value = "all-MiniLM-L6-v2",
+        requires = "embed_url"
+    )]
+    pub embed_model: String,
+    /// The model's vector length.
+    #[arg(long, value_name = "N", default_value_t = 384, requires = "embed_url")]
+    pub embed_dim: usize,
+    /// Milliseconds one embedding request may take.
+    #[arg(long, value_name = "MS", default_value_t = BENCH_EMBED_TIMEOUT_MS, requires = "embed_url")]
+    pub embed_timeout_ms: u64,
+}
+
+impl EmbedArgs {
+    fn embeddings(&self) -> Option<Embeddings> {
+        self.embed_url.as_ref().map(|url| Embeddings {
+            url: url.clone(),
+            model: self.embed_model.clone(),
+            dimensions: self.embed_dim,
+            timeout_ms: self.embed_timeout_ms,
+        })
+    }
 }
 
 /// Generate long user/assistant chats with facts said in passing, facts that change
@@ -26,8 +83,10 @@ value, or the one before); 3 a preference asked in other words than it was said;
 4 a fact spread over two or three sessions. The baseline is BM25 over single turn
 lines packed to the same budget, run on the same conversations in the same run.
 The data is drawn from --seed: the same seed gives the same chats everywhere.
+With --embed-url, the same blocks with hybrid relevance are scored too.
 Example:
-  memdir bench chats --seed 1 --conversations 10 --budgets 512,1024,2048,4096"
+  memdir bench chats --seed 1 --conversations 10 --budgets 512,1024,2048,4096
+  memdir bench chats --seed 1 --embed-url http://127.0.0.1:11434 --embed-model all-minilm"
 )]
 pub struct ChatsArgs {
     /// Seed of the generator.
@@ -39,6 +98,8 @@ pub struct ChatsArgs {
     /// Token budgets to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_BUDGETS)]
     pub budgets: Vec<usize>,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
 }
 
 /// Turn each LoCoMo conversation into a memory directory (one memory per session,
@@ -49,7 +110,9 @@ pub struct ChatsArgs {
     after_help = "The data set (locomo10.json, CC BY-NC 4.0) is read from --data and never
 copied; the memory directories live in temporary directories that are removed
 afterwards. Categories 1-4 are the headline; category 5 (adversarial) is reported
-apart. Example:
+apart. With --embed-url, every store is also configured with that endpoint, its
+memories are embedded ahead of time, and the same blocks with hybrid relevance
+are scored too (spec/ranking.md#hybrid-recall). Example:
   memdir bench locomo --data ../shared/bench-data/locomo10.json --budgets 1024,4096"
 )]
 pub struct LocomoArgs {
@@ -59,13 +122,64 @@ pub struct LocomoArgs {
     /// Token budgets to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_BUDGETS)]
     pub budgets: Vec<usize>,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
 }
 
 pub fn run(a: &Args, out: &mut Out) -> Result<i32, Failure> {
     match a {
         Args::Locomo(a) => run_locomo(a, out),
         Args::Chats(a) => run_chats(a, out),
+        Args::Paraphrase(a) => run_paraphrase(a, out),
     }
+}
+
+fn run_paraphrase(a: &ParaphraseArgs, out: &mut Out) -> Result<i32, Failure> {
+    if a.k == 0 {
+        return Err(Error::Usage("--k must be at least 1").into());
+    }
+    let start = Instant::now();
+    let set = crate::bench::paraphrase::load(&a.data)?;
+    let r = crate::bench::paraphrase::run(&set, a.k, a.embed.embeddings().as_ref())?;
+    out.note(&format!(
+        "bench: {} questions in {:.1} s",
+        r.questions,
+        start.elapsed().as_secs_f64()
+    ));
+    if out.is_json() {
+        out.json(&r);
+        return Ok(0);
+    }
+    let rank = |r: Option<usize>| r.map_or_else(|| "-".to_string(), |r| r.to_string());
+    let mut s = format!(
+        "Paraphrase recall@{}: {} memories, {} questions, each sharing no term with its evidence\n\n",
+        r.k, r.memories, r.questions
+    );
+    for o in &r.outcomes {
+        s.push_str(&format!(
+            "keyword {:>2}  hybrid {:>2}  {} -> {}\n",
+            rank(o.keyword_rank),
+            if r.hybrid.is_some() {
+                rank(o.hybrid_rank)
+            } else {
+                " ".to_string()
+            },
+            o.question,
+            o.evidence
+        ));
+    }
+    s.push_str(&format!(
+        "\nkeyword recall@{}: {:.3}\n",
+        r.k, r.keyword_recall
+    ));
+    if let (Some(h), Some(run)) = (r.hybrid_recall, &r.hybrid) {
+        s.push_str(&format!(
+            "hybrid recall@{}: {:.3} ({}, {} dimensions; {} questions fell back)\n",
+            r.k, h, run.model, run.dimensions, run.fallbacks
+        ));
+    }
+    out.text(&s);
+    Ok(0)
 }
 
 fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
@@ -75,9 +189,16 @@ fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
     }
     let start = Instant::now();
     let conversations = crate::bench::chats::generate(a.seed, a.conversations);
-    let report = locomo::run_named("chats", &conversations, &a.budgets, &mut |id| {
-        out.note(&format!("bench: {id} done"));
-    })?;
+    let embeddings = a.embed.embeddings();
+    let (report, timing) = locomo::run_with(
+        "chats",
+        &conversations,
+        &a.budgets,
+        embeddings.as_ref(),
+        &mut |id| {
+            out.note(&format!("bench: {id} done"));
+        },
+    )?;
     out.note(&format!(
         "bench: {} questions × {} budgets in {:.1} s (seed {})",
         report.questions,
@@ -85,6 +206,7 @@ fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
         start.elapsed().as_secs_f64(),
         a.seed
     ));
+    note_hybrid(&report, &timing, out);
     if out.is_json() {
         out.json(&report);
     } else {
@@ -106,22 +228,52 @@ fn run_locomo(a: &LocomoArgs, out: &mut Out) -> Result<i32, Failure> {
     let conversations = locomo::load(&a.data)?;
     let total = conversations.len();
     let mut done = 0;
-    let report = locomo::run(&conversations, &a.budgets, &mut |id| {
-        done += 1;
-        out.note(&format!("bench: {id} done ({done}/{total})"));
-    })?;
+    let embeddings = a.embed.embeddings();
+    let (report, timing) = locomo::run_with(
+        "locomo",
+        &conversations,
+        &a.budgets,
+        embeddings.as_ref(),
+        &mut |id| {
+            done += 1;
+            out.note(&format!("bench: {id} done ({done}/{total})"));
+        },
+    )?;
     out.note(&format!(
         "bench: {} questions × {} budgets in {:.1} s",
         report.questions,
         a.budgets.len(),
         start.elapsed().as_secs_f64()
     ));
+    note_hybrid(&report, &timing, out);
     if out.is_json() {
         out.json(&report);
     } else {
         out.text(&table(&report, "LoCoMo"));
     }
     Ok(0)
+}
+
+/// The embedding throughput on stderr, and a warning when hybrid blocks fell back.
+fn note_hybrid(r: &Report, t: &Timing, out: &mut Out) {
+    let Some(h) = &r.hybrid else { return };
+    let rate = |n: usize, secs: f64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    let (ps, qs) = (t.passage_time.as_secs_f64(), t.query_time.as_secs_f64());
+    out.note(&format!(
+        "bench: embedded {} memories in {:.1} s ({:.2}/s) and {} questions in {:.1} s ({:.2}/s)",
+        t.passages,
+        ps,
+        rate(t.passages, ps),
+        t.queries,
+        qs,
+        rate(t.queries, qs)
+    ));
+    if h.fallbacks > 0 {
+        out.note(&format!(
+            "warning: {} questions fell back to keyword ranking in the hybrid column",
+            h.fallbacks
+        ));
+    }
 }
 
 /// The report as tables: one row per budget, memdir beside the baseline.
@@ -147,9 +299,25 @@ fn table(r: &Report, title: &str) -> String {
         .budgets
         .first()
         .is_some_and(|b| b.categories.contains_key(&locomo::ADVERSARIAL));
-    s.push_str("budget  recall 1-4  baseline 1-4  all-evidence  tokens  index");
+    if let Some(h) = &r.hybrid {
+        s.push_str(&format!(
+            "hybrid: the same blocks with keyword and vector ranks fused ({}, {} dimensions; \
+             {} memories embedded, {} questions fell back)\n\n",
+            h.model, h.dimensions, h.passages, h.fallbacks
+        ));
+    }
+    let hybrid = r.hybrid.is_some();
+    s.push_str("budget  recall 1-4  ");
+    if hybrid {
+        s.push_str("hybrid 1-4  ");
+    }
+    s.push_str("baseline 1-4  all-evidence  tokens  index");
     for c in &cats {
-        s.push_str(&format!("  cat {c} (base)"));
+        if hybrid {
+            s.push_str(&format!("  cat {c} (hybrid, base)"));
+        } else {
+            s.push_str(&format!("  cat {c} (base)"));
+        }
     }
     if adversarial {
         s.push_str("  cat 5 (adversarial)");
@@ -157,9 +325,14 @@ fn table(r: &Report, title: &str) -> String {
     s.push('\n');
     for b in &r.budgets {
         s.push_str(&format!(
-            "{:>6}  {:>10.3}  {:>12.3}  {:>12.3}  {:>6.0}  {:>5.0}",
-            b.max_tokens,
-            b.answerable.evidence_recall,
+            "{:>6}  {:>10.3}  ",
+            b.max_tokens, b.answerable.evidence_recall
+        ));
+        if let Some(h) = &b.hybrid {
+            s.push_str(&format!("{:>10.3}  ", h.evidence_recall));
+        }
+        s.push_str(&format!(
+            "{:>12.3}  {:>12.3}  {:>6.0}  {:>5.0}",
             b.baseline.evidence_recall,
             b.answerable.all_evidence,
             b.answerable.mean_tokens,
@@ -171,7 +344,13 @@ fn table(r: &Report, title: &str) -> String {
                 .baseline_categories
                 .get(c)
                 .map_or(0.0, |x| x.evidence_recall);
-            s.push_str(&format!("  {v:>5.3} ({w:.3})"));
+            match &b.hybrid_categories {
+                Some(hc) => {
+                    let h = hc.get(c).map_or(0.0, |x| x.evidence_recall);
+                    s.push_str(&format!("  {v:>5.3} ({h:.3}, {w:.3})"));
+                }
+                None => s.push_str(&format!("  {v:>5.3} ({w:.3})")),
+            }
         }
         if adversarial {
             s.push_str(&format!("  {:>19.3}", b.adversarial.evidence_recall));
@@ -183,5 +362,11 @@ fn table(r: &Report, title: &str) -> String {
          questions with every evidence turn in it; tokens: mean estimated tokens of the block;\n\
          index: of which MEMORY.md; (base): the baseline's recall in that category\n",
     );
+    if hybrid {
+        s.push_str(
+            "hybrid: recall of the same blocks with hybrid memory relevance (the line scores \
+             stay the keyword ones)\n",
+        );
+    }
     s
 }
