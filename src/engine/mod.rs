@@ -654,9 +654,17 @@ impl Memory {
         }
         let mut vocab = cache.take_vocab();
         if terms {
-            for ((_, f), r) in kept.iter_mut().zip(&snap.records) {
-                if f.data.is_none() {
-                    f.data = Some(search::DocData::of(r, &mut vocab));
+            // Tokenized on all cores, then interned in file order (the ids a
+            // one-thread analysis gives).
+            let todo: Vec<usize> = (0..kept.len())
+                .filter(|&k| kept[k].1.data.is_none())
+                .collect();
+            // In batches, so that the terms as text of a large store are never all
+            // held at once.
+            for batch in todo.chunks(2048) {
+                let analyzed = par_map(batch, |&k| search::Analyzed::of(&snap.records[k]));
+                for (&k, a) in batch.iter().zip(analyzed) {
+                    kept[k].1.data = Some(search::DocData::intern(&a, &mut vocab));
                     report.analyzed += 1;
                 }
             }

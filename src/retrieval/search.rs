@@ -195,46 +195,68 @@ pub struct DocData {
     pub n_lines: u32,
 }
 
+/// A memory's terms as text, in the order [`DocData::of`] interns them: the part of
+/// the analysis that needs no vocabulary, so that many memories can be analyzed on
+/// several threads and interned after, in order, to the same ids.
+#[derive(Debug, Clone, Default)]
+pub struct Analyzed {
+    /// Each field's terms with the field's weight: name, description, each tag, body.
+    fields: Vec<(Vec<String>, f64)>,
+    /// Each body line's terms, its label's first, and how many are the label's.
+    lines: Vec<(Vec<String>, usize)>,
+}
+
+impl Analyzed {
+    pub fn of(r: &Record) -> Analyzed {
+        let mut fields = vec![
+            (terms(&r.meta.name), W_NAME),
+            (terms(&r.meta.description), W_DESCRIPTION),
+        ];
+        for t in &r.meta.tags {
+            fields.push((terms(t), W_TAGS));
+        }
+        fields.push((terms(&r.body), W_BODY));
+        let lines = r
+            .body
+            .lines()
+            .map(|line| match split_label(line) {
+                Some((before, label, after)) => {
+                    let mut t = terms(label);
+                    let n = t.len();
+                    t.extend(terms(before));
+                    t.extend(terms(after));
+                    (t, n)
+                }
+                None => (terms(line), 0),
+            })
+            .collect();
+        Analyzed { fields, lines }
+    }
+}
+
 impl DocData {
     /// The terms of a memory, interned in `vocab`.
     pub fn of(r: &Record, vocab: &mut Vocab) -> DocData {
+        DocData::intern(&Analyzed::of(r), vocab)
+    }
+
+    /// An analyzed memory's terms, interned in `vocab` in the order they were found.
+    pub fn intern(a: &Analyzed, vocab: &mut Vocab) -> DocData {
         let mut d = DocData::default();
         let mut tf: HashMap<u32, f64> = HashMap::new();
-        let mut add = |text: &str, weight: f64, len: &mut f64, vocab: &mut Vocab| {
-            for t in terms(text) {
-                *tf.entry(vocab.intern(&t)).or_insert(0.0) += weight;
-                *len += weight;
-            }
-        };
         let mut len = 0.0;
-        add(&r.meta.name, W_NAME, &mut len, vocab);
-        add(&r.meta.description, W_DESCRIPTION, &mut len, vocab);
-        for t in &r.meta.tags {
-            add(t, W_TAGS, &mut len, vocab);
+        for (ts, weight) in &a.fields {
+            for t in ts {
+                *tf.entry(vocab.intern(t)).or_insert(0.0) += weight;
+                len += weight;
+            }
         }
-        add(&r.body, W_BODY, &mut len, vocab);
         d.len = len;
         d.tf = tf.into_iter().collect();
         d.tf.sort_unstable_by_key(|x| x.0);
-        for line in r.body.lines() {
-            let mut intern = |text: &str, out: &mut Vec<u32>| {
-                out.extend(terms(text).iter().map(|t| vocab.intern(t)));
-            };
-            let start = d.tokens.len();
-            let label = match split_label(line) {
-                Some((before, label, after)) => {
-                    intern(label, &mut d.tokens);
-                    let n = d.tokens.len() - start;
-                    intern(before, &mut d.tokens);
-                    intern(after, &mut d.tokens);
-                    n
-                }
-                None => {
-                    intern(line, &mut d.tokens);
-                    0
-                }
-            };
-            d.lines.push((d.tokens.len() as u32, label as u32));
+        for (ts, label) in &a.lines {
+            d.tokens.extend(ts.iter().map(|t| vocab.intern(t)));
+            d.lines.push((d.tokens.len() as u32, *label as u32));
         }
         d.count_lines();
         d
