@@ -1,5 +1,5 @@
 //! The MCP server: the first seven tools and the `memory://` resources over one
-//! [`Memory`] (more tools: `ops.rs`, `sync_tools.rs`; prompts, template, completion:
+//! [`Memory`](crate::Memory) (more tools: `ops.rs`, `sync_tools.rs`; prompts, template, completion:
 //! `prompts.rs`).
 //!
 //! Every tool runs the same engine call as the CLI command it mirrors, on the
