@@ -1,7 +1,5 @@
 //! `memdir context`: the block an agent puts in its system prompt.
 
-use serde_json::json;
-
 use super::Out;
 use super::filter::FilterArgs;
 use crate::engine::Memory;
@@ -37,20 +35,14 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let c = mem.context_report(a.max_tokens, a.query.as_deref(), &a.filter.filter()?)?;
     out.problems(&mem.root(), &c.problems);
     // Embeddings never fail a context: a fallback is one warning (spec/ranking.md#hybrid-recall).
-    if let Some(why) = c.embeddings.as_ref().and_then(|e| e.fallback.as_ref()) {
-        eprintln!("warning: embeddings unavailable, keyword ranking used: {why}");
+    if let Some(w) = c.embeddings.as_ref().and_then(|e| e.warning()) {
+        eprintln!("warning: {w}");
     }
     if out.is_json() {
         let mut doc = serde_json::to_value(&c.block).unwrap_or_default();
         // Only with [embeddings] configured and a query, so other output stays as it was.
         if let Some(e) = &c.embeddings {
-            doc["mode"] = json!(e.mode);
-            if let Some(why) = &e.fallback {
-                doc["fallback"] = json!(why);
-            }
-            if e.pending > 0 {
-                doc["pending"] = json!(e.pending);
-            }
+            e.add_to(&mut doc);
         }
         out.json(&doc);
     } else {

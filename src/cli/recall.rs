@@ -35,20 +35,14 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let (hits, problems) = (recall.hits, recall.problems);
     out.problems(&mem.root(), &problems);
     // Embeddings never fail a recall: a fallback is one warning (spec/ranking.md#hybrid-recall).
-    if let Some(why) = recall.embeddings.as_ref().and_then(|e| e.fallback.as_ref()) {
-        eprintln!("warning: embeddings unavailable, keyword ranking used: {why}");
+    if let Some(w) = recall.embeddings.as_ref().and_then(|e| e.warning()) {
+        eprintln!("warning: {w}");
     }
     if out.is_json() {
         let mut doc = json!({"query": a.query, "hits": hits, "problems": problems});
         // Only with [embeddings] configured, so keyword-only output stays as it was.
         if let Some(e) = &recall.embeddings {
-            doc["mode"] = json!(e.mode);
-            if let Some(why) = &e.fallback {
-                doc["fallback"] = json!(why);
-            }
-            if e.pending > 0 {
-                doc["pending"] = json!(e.pending);
-            }
+            e.add_to(&mut doc);
         }
         out.json(&doc);
         return Ok(0);

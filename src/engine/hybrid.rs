@@ -35,6 +35,27 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+impl Report {
+    /// Adds `mode`, and `fallback` and `pending` when they say something, to a JSON
+    /// result (`recall --json`, `context --json`, the MCP results).
+    pub fn add_to(&self, doc: &mut serde_json::Value) {
+        doc["mode"] = serde_json::json!(self.mode);
+        if let Some(why) = &self.fallback {
+            doc["fallback"] = serde_json::json!(why);
+        }
+        if self.pending > 0 {
+            doc["pending"] = serde_json::json!(self.pending);
+        }
+    }
+
+    /// The one warning a fallback gives, when it fell back.
+    pub fn warning(&self) -> Option<String> {
+        self.fallback
+            .as_ref()
+            .map(|why| format!("embeddings unavailable, keyword ranking used: {why}"))
+    }
+}
+
 /// What `index --embeddings` did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {

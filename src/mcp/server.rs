@@ -431,11 +431,9 @@ impl MemoryServer {
             let mut doc = json!({"query": a.query, "hits": hits, "problems": problems});
             // Only with [embeddings] configured (spec/mcp.md, spec/ranking.md#hybrid-recall).
             if let Some(e) = &recall.embeddings {
-                embeddings_fields(&mut doc, e);
-                if let Some(why) = &e.fallback {
-                    text.push_str(&format!(
-                        "\n(warning: embeddings unavailable, keyword ranking used: {why})"
-                    ));
+                e.add_to(&mut doc);
+                if let Some(w) = e.warning() {
+                    text.push_str(&format!("\n(warning: {w})"));
                 }
             }
             Ok((text, doc))
@@ -534,7 +532,7 @@ impl MemoryServer {
             // spec/ranking.md#hybrid-recall). The text stays the block alone: it goes
             // into a prompt as it is.
             if let Some(e) = &c.embeddings {
-                embeddings_fields(&mut doc, e);
+                e.add_to(&mut doc);
             }
             Ok((c.block.text, doc))
         })
@@ -592,17 +590,6 @@ impl MemoryServer {
             Ok((text, doc))
         })
         .await
-    }
-}
-
-/// `mode`, `fallback` and `pending` of a recall or a context, into its document.
-fn embeddings_fields(doc: &mut Value, e: &crate::engine::hybrid::Report) {
-    doc["mode"] = json!(e.mode);
-    if let Some(why) = &e.fallback {
-        doc["fallback"] = json!(why);
-    }
-    if e.pending > 0 {
-        doc["pending"] = json!(e.pending);
     }
 }
 
