@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::{Edit, FindReplace, Memory, SectionEdit, WriteOutcome};
+use crate::engine::{Edit, FindReplace, Memory, SectionEdit};
 use crate::report::Failure;
 
 /// Change part of a memory: add to its body, replace a section or a phrase, or
@@ -121,11 +121,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     if out.is_json() {
         out.json(&json!({"key": key, "outcome": outcome}));
     } else {
-        let word = match outcome {
-            WriteOutcome::Created => "created",
-            WriteOutcome::Updated => "updated",
-            WriteOutcome::Unchanged => "unchanged",
-        };
+        let word = outcome.as_str();
         out.text(&format!("{word} {key}"));
     }
     Ok(0)

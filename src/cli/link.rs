@@ -62,11 +62,7 @@ fn report(
     if out.is_json() {
         out.json(&json!({"key": key, "outcome": outcome}));
     } else {
-        let word = match outcome {
-            WriteOutcome::Created => "created",
-            WriteOutcome::Updated => "updated",
-            WriteOutcome::Unchanged => "unchanged",
-        };
+        let word = outcome.as_str();
         out.text(&format!("{word} {key}"));
     }
     0

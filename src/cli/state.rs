@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::Out;
-use crate::engine::{Memory, WriteOutcome};
+use crate::engine::Memory;
 use crate::error::Error;
 use crate::report::Failure;
 
@@ -99,11 +99,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                     "event": event.map(|e| serde_json::from_str::<serde_json::Value>(&e.encode()).unwrap_or_default()),
                 }));
             } else {
-                let word = match outcome {
-                    WriteOutcome::Created => "created",
-                    WriteOutcome::Updated => "updated",
-                    WriteOutcome::Unchanged => "unchanged",
-                };
+                let word = outcome.as_str();
                 out.text(&format!("{word} state {}", s.key));
             }
         }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::Out;
-use crate::engine::{Draft, Memory, WriteOutcome};
+use crate::engine::{Draft, Memory};
 use crate::error::Error;
 use crate::report::Failure;
 
@@ -125,11 +125,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     if out.is_json() {
         out.json(&json!({"key": key, "outcome": outcome}));
     } else {
-        let word = match outcome {
-            WriteOutcome::Created => "created",
-            WriteOutcome::Updated => "updated",
-            WriteOutcome::Unchanged => "unchanged",
-        };
+        let word = outcome.as_str();
         out.text(&format!("{word} {key}"));
     }
     Ok(0)

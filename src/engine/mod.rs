@@ -247,6 +247,17 @@ pub enum WriteOutcome {
     Unchanged,
 }
 
+impl WriteOutcome {
+    /// `created`, `updated` or `unchanged`: the word the outputs use (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteOutcome::Created => "created",
+            WriteOutcome::Updated => "updated",
+            WriteOutcome::Unchanged => "unchanged",
+        }
+    }
+}
+
 /// What an index rebuild did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct IndexOutcome {

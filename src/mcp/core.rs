@@ -98,3 +98,8 @@ impl MemoryServer {
         }
     }
 }
+
+/// A timeline event as the JSON object of its line.
+pub(super) fn event_json(e: &crate::memory::timeline::Event) -> Value {
+    serde_json::from_str(&e.encode()).unwrap_or_default()
+}

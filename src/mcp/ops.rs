@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::core::{MemoryServer, in_range};
+use super::core::{MemoryServer, event_json, in_range};
 use super::uri;
 use crate::engine::{ActivityQuery, Edit, FindReplace, SectionEdit, WriteOutcome};
 use crate::error::Error;
@@ -157,18 +157,6 @@ pub struct RelatedArgs {
 /// `related`'s budget when none is given.
 pub const RELATED_DEFAULT_TOKENS: usize = 2048;
 
-fn outcome_word(o: WriteOutcome) -> &'static str {
-    match o {
-        WriteOutcome::Created => "created",
-        WriteOutcome::Updated => "updated",
-        WriteOutcome::Unchanged => "unchanged",
-    }
-}
-
-fn event_json(e: &crate::memory::timeline::Event) -> Value {
-    serde_json::from_str(&e.encode()).unwrap_or_default()
-}
-
 #[tool_router(router = ops_router, vis = "pub(crate)")]
 impl MemoryServer {
     #[tool(
@@ -217,7 +205,7 @@ impl MemoryServer {
                 s.hub.refresh(&s.mem);
             }
             Ok((
-                format!("{} {key}", outcome_word(outcome)),
+                format!("{} {key}", outcome.as_str()),
                 json!({"key": key, "outcome": outcome}),
             ))
         })

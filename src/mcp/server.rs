@@ -30,7 +30,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::changes::Change;
-use super::core::{MAX_CONTEXT_TOKENS, MemoryServer, Shared, in_range, report};
+use super::core::{MAX_CONTEXT_TOKENS, MemoryServer, Shared, event_json, in_range, report};
 use super::uri::{self, Target};
 use super::{ops, prompts};
 use crate::engine::{Draft, WriteOutcome};
@@ -286,10 +286,6 @@ fn resource_error(e: Failure) -> McpError {
     }
 }
 
-fn event_json(e: &crate::memory::timeline::Event) -> Value {
-    serde_json::from_str(&e.encode()).unwrap_or_default()
-}
-
 impl MemoryServer {
     pub fn new(shared: Arc<Shared>) -> MemoryServer {
         // The first seven tools, then those of `ops.rs` and `sync_tools.rs`.
@@ -395,11 +391,7 @@ impl MemoryServer {
             if outcome != WriteOutcome::Unchanged {
                 s.hub.refresh(&s.mem);
             }
-            let word = match outcome {
-                WriteOutcome::Created => "created",
-                WriteOutcome::Updated => "updated",
-                WriteOutcome::Unchanged => "unchanged",
-            };
+            let word = outcome.as_str();
             Ok((
                 format!("{word} {key}"),
                 json!({"key": key, "outcome": outcome}),

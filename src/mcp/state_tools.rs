@@ -97,11 +97,7 @@ impl MemoryServer {
             if outcome != WriteOutcome::Unchanged {
                 s.hub.refresh(&s.mem);
             }
-            let word = match outcome {
-                WriteOutcome::Created => "created",
-                WriteOutcome::Updated => "updated",
-                WriteOutcome::Unchanged => "unchanged",
-            };
+            let word = outcome.as_str();
             Ok((
                 format!("{word} state {}", a.key),
                 json!({"key": a.key, "outcome": outcome}),
