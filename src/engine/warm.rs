@@ -49,7 +49,8 @@ impl FileInfo {
 
 /// One loaded file of the previous scan: its stat, its record and text hash, its
 /// term data.
-type Kept = (FileInfo, (Record, Option<[u8; 32]>), DocData);
+/// The term data comes with its position in the old corpus.
+type Kept = (FileInfo, (Record, Option<[u8; 32]>), (DocData, usize));
 
 /// The loaded store of a warm process.
 #[derive(Debug)]
@@ -194,7 +195,11 @@ impl Warm {
                 vectors: None,
                 records: snap.records,
                 texts: snap.texts,
-                corpus: corpus.expect("a corpus was asked for"),
+                corpus: {
+                    let mut c = corpus.expect("a corpus was asked for");
+                    c.keep_postings();
+                    c
+                },
                 problems: snap.problems,
                 index_text: None,
                 index_stat: None,
@@ -248,14 +253,14 @@ impl Warm {
             hashed,
             vectors,
             mut texts,
-            corpus,
+            mut corpus,
             index_stat,
             watch,
             ..
         } = prev;
         problems.extend(scanned.iter().cloned());
         let mut failed = Vec::new();
-        let (mut vocab, prev_docs) = corpus.into_parts();
+        let (mut vocab, prev_docs) = corpus.take_parts();
         let at: HashMap<String, usize> = prev_files
             .iter()
             .enumerate()
@@ -272,12 +277,15 @@ impl Warm {
                 ),
             )
             .zip(prev_docs)
-            .map(|((f, r), d)| Some((f, r, d)))
+            .enumerate()
+            .map(|(i, ((f, r), d))| Some((f, r, (d, i))))
             .collect();
         let mut files = Vec::with_capacity(names.len());
         let mut records = Vec::with_capacity(names.len());
         let mut hashes = Vec::with_capacity(names.len());
         let mut docs = Vec::with_capacity(names.len());
+        // For each memory kept with its term data, its position in the old corpus.
+        let mut origin = Vec::with_capacity(names.len());
         let mut new_texts = BTreeMap::new();
         for (name, stat) in names.into_iter().zip(stats) {
             let mut was = at.get(&name).and_then(|&j| old[j].take());
@@ -289,7 +297,8 @@ impl Warm {
                 files.push(f);
                 records.push(r);
                 hashes.push(h);
-                docs.push(d);
+                docs.push(d.0);
+                origin.push(Some(d.1));
                 continue;
             }
             let (text, stat) = match mem.backend.read_text_stat(&name, MAX_MEMORY_FILE) {
@@ -310,7 +319,8 @@ impl Warm {
                 files.push(f);
                 records.push(r);
                 hashes.push(h);
-                docs.push(d);
+                docs.push(d.0);
+                origin.push(Some(d.1));
                 continue;
             }
             match frontmatter::parse_read(&text) {
@@ -322,6 +332,7 @@ impl Warm {
                     };
                     push_problems(&name, &p.warnings, &mut problems);
                     docs.push(DocData::of(&record, &mut vocab));
+                    origin.push(None);
                     new_texts.insert(record.key.to_string(), text);
                     // Hashed only here: a file whose content did not change keeps its hash.
                     hashes.push(hashed.then(|| hybrid::text_hash_of(&record)));
@@ -356,7 +367,7 @@ impl Warm {
             hashed,
             vectors,
             texts: new_texts,
-            corpus: Corpus::from_parts(vocab, docs),
+            corpus: corpus.carry(vocab, docs, &origin),
             problems,
             index_text: None,
             index_stat,

@@ -37,14 +37,16 @@ pub fn render(records: &[Record]) -> String {
 /// then key.
 pub fn order(records: &[Record]) -> Vec<usize> {
     let mut sorted: Vec<usize> = (0..records.len()).collect();
-    sorted.sort_by(|&a, &b| {
-        let (a, b) = (&records[a], &records[b]);
-        section_key(&a.meta.kind)
-            .cmp(&section_key(&b.meta.kind))
-            .then(a.meta.created.at.cmp(&b.meta.created.at))
-            .then(a.key.cmp(&b.key))
-    });
+    sorted.sort_by(|&a, &b| compare(&records[a], &records[b]));
     sorted
+}
+
+/// The index's order of two memories: by section, then creation, then key.
+pub fn compare(a: &Record, b: &Record) -> std::cmp::Ordering {
+    section_key(&a.meta.kind)
+        .cmp(&section_key(&b.meta.kind))
+        .then(a.meta.created.at.cmp(&b.meta.created.at))
+        .then(a.key.cmp(&b.key))
 }
 
 /// The lines that open a type's section: a blank line and `## <Type>`.

@@ -243,11 +243,28 @@ pub fn build_with(
             &owned
         }
     };
-    let mut scores = corpus.score(records, q);
-    if let Some(rel) = relevance.filter(|r| r.len() == records.len()) {
-        scores.memory = rel;
-    }
-    let order = query_order(records, &scores.memory, parts.now);
+    // The lines are scored while the memories are ranked (on two threads for a
+    // large store: neither needs the other).
+    let rank = || {
+        let memory = relevance
+            .filter(|r| r.len() == records.len())
+            .unwrap_or_else(|| corpus.relevance(records, q));
+        let order = query_order(records, &memory, parts.now);
+        (memory, order)
+    };
+    let ((memory, order), lines) = if records.len() >= PARALLEL_RECORDS {
+        std::thread::scope(|s| {
+            let lines = s.spawn(|| corpus.line_relevance(q));
+            let ranked = rank();
+            match lines.join() {
+                Ok(lines) => (ranked, lines),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        })
+    } else {
+        (rank(), corpus.line_relevance(q))
+    };
+    let scores = QueryScores { memory, lines };
     let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
     assemble(
         parts.index_text,
@@ -259,6 +276,9 @@ pub fn build_with(
         |room| plan(packed, &candidates, &scores, room),
     )
 }
+
+/// Memories from which a query's lines are scored on a thread of their own.
+const PARALLEL_RECORDS: usize = 2_000;
 
 /// With a query: hits first, by relevance blended with salience and recency; the
 /// rest keep the query-less rank order.
@@ -404,7 +424,10 @@ fn partial_index(
     }
     let mut text = title;
     let mut current: Option<&crate::memory::Kind> = None;
-    for i in index::order(records) {
+    // Only the entries shown are put in index order.
+    let mut chosen: Vec<usize> = (0..n).filter(|&i| shown[i].is_some()).collect();
+    chosen.sort_by(|&a, &b| index::compare(&records[a], &records[b]));
+    for i in chosen {
         let Some(line) = shown[i].take() else {
             continue;
         };
@@ -439,15 +462,34 @@ fn heading(r: &Record) -> String {
     )
 }
 
+/// The length in characters of `s`'s words joined by single spaces.
+fn joined_len(s: &str) -> usize {
+    let (mut chars, mut words) = (0usize, 0usize);
+    if s.is_ascii() {
+        // ASCII's white space, as `char::is_whitespace` has it: tab to carriage
+        // return, and the space.
+        let mut in_word = false;
+        for &b in s.as_bytes() {
+            let space = matches!(b, b'\t'..=b'\r' | b' ');
+            if !space {
+                chars += 1;
+                words += usize::from(!in_word);
+            }
+            in_word = !space;
+        }
+    } else {
+        for w in s.split_whitespace() {
+            chars += w.chars().count();
+            words += 1;
+        }
+    }
+    chars + words.saturating_sub(1)
+}
+
 /// The length in characters of [`heading`]`(r)`, without building it.
 fn heading_len(r: &Record) -> usize {
     use chrono::Datelike;
-    let (mut chars, mut words) = (0usize, 0usize);
-    for w in r.meta.name.split_whitespace() {
-        chars += w.chars().count();
-        words += 1;
-    }
-    let name = chars + words.saturating_sub(1);
+    let name = joined_len(&r.meta.name);
     let date = r.meta.updated.date();
     let date = if (0..=9999).contains(&date.year()) {
         10
@@ -602,6 +644,33 @@ enum Part {
 /// lines all go in, or whose whole section costs no more than its excerpt, goes in
 /// whole, and so does a short relevant memory ([`SHORT_CHARS`]). Room left after
 /// that takes whole memories in order, as without a query.
+/// A line's value and place, ordered so that a max-heap pops the highest value
+/// first and, among equal values, the earliest place.
+struct Best((f64, (usize, usize)));
+
+impl Ord for Best {
+    fn cmp(&self, other: &Best) -> std::cmp::Ordering {
+        let (a, b) = (&self.0, &other.0);
+        a.0.partial_cmp(&b.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.1.cmp(&a.1))
+    }
+}
+
+impl PartialOrd for Best {
+    fn partial_cmp(&self, other: &Best) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Best {
+    fn eq(&self, other: &Best) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Best {}
+
 fn plan(
     records: &[Record],
     order: &[usize],
@@ -618,7 +687,7 @@ fn plan(
         if relevance <= 0.0 {
             continue;
         }
-        let ls = &scores.lines[r];
+        let ls = scores.lines.of(r);
         let at = |i: Option<usize>| i.and_then(|i| ls.get(i)).copied().unwrap_or(0.0);
         for (l, own) in ls.iter().enumerate() {
             let near = at(l.checked_sub(1)).max(at(Some(l + 1)));
@@ -629,69 +698,53 @@ fn plan(
             }
         }
     }
-    // (position, line) pairs are distinct, so the order is total: taking the best
-    // lines a chunk at a time, each chunk sorted, visits them in exactly the order
-    // of a full sort, and a plan that fills early sorts little.
-    let by_value = |a: &(f64, (usize, usize)), b: &(f64, (usize, usize))| {
-        b.0.partial_cmp(&a.0)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.1.cmp(&b.1))
-    };
+    // (position, line) pairs are distinct, so the order is total: popping the best
+    // line from a heap visits them in exactly the order of a full sort, and a plan
+    // that fills early sorts little.
+    let mut heap: std::collections::BinaryHeap<Best> = values.into_iter().map(Best).collect();
     let mut parts: Vec<Option<Part>> = vec![None; records.len()];
     // The heading's length: no memory not yet in goes in for less.
     let mut least: Vec<usize> = vec![0; records.len()];
     let mut used = 0usize;
-    let mut rest: &mut [(f64, (usize, usize))] = &mut values;
-    let mut chunk = 1024usize;
-    'chunks: while !rest.is_empty() {
-        let k = chunk.min(rest.len());
-        if k < rest.len() {
-            rest.select_nth_unstable_by(k - 1, by_value);
+    while let Some(Best((_, (pos, l)))) = heap.pop() {
+        if used >= room {
+            break;
         }
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(k);
-        head.sort_unstable_by(by_value);
-        rest = tail;
-        chunk = chunk.saturating_mul(4);
-        for &mut (_, (pos, l)) in head {
-            if used >= room {
-                break 'chunks;
+        let r = order[pos];
+        if parts[r].is_none() {
+            if least[r] == 0 {
+                least[r] = heading_len(&records[r]);
             }
-            let r = order[pos];
-            if parts[r].is_none() {
-                if least[r] == 0 {
-                    least[r] = heading_len(&records[r]);
-                }
-                if used + least[r] > room {
-                    continue;
-                }
-            }
-            let b = bodies[r].get_or_insert_with(|| Body::new(&records[r]));
-            let mut shown = match &parts[r] {
-                Some(Part::Whole) => continue,
-                Some(Part::Lines(s)) => s.clone(),
-                None => Vec::new(),
-            };
-            let before = if shown.is_empty() {
-                0
-            } else {
-                b.cost(&shown).0
-            };
-            if shown.is_empty() && (b.whole as f64) <= short_cap && used + b.whole <= room {
-                used += b.whole;
-                parts[r] = Some(Part::Whole);
+            if used + least[r] > room {
                 continue;
             }
-            let at = shown.binary_search(&l).unwrap_or_else(|e| e);
-            shown.insert(at, l);
-            let (after, is_whole) = b.cost(&shown);
-            if used - before + after <= room {
-                used = used - before + after;
-                parts[r] = Some(if is_whole {
-                    Part::Whole
-                } else {
-                    Part::Lines(shown)
-                });
-            }
+        }
+        let b = bodies[r].get_or_insert_with(|| Body::new(&records[r]));
+        let mut shown = match &parts[r] {
+            Some(Part::Whole) => continue,
+            Some(Part::Lines(s)) => s.clone(),
+            None => Vec::new(),
+        };
+        let before = if shown.is_empty() {
+            0
+        } else {
+            b.cost(&shown).0
+        };
+        if shown.is_empty() && (b.whole as f64) <= short_cap && used + b.whole <= room {
+            used += b.whole;
+            parts[r] = Some(Part::Whole);
+            continue;
+        }
+        let at = shown.binary_search(&l).unwrap_or_else(|e| e);
+        shown.insert(at, l);
+        let (after, is_whole) = b.cost(&shown);
+        if used - before + after <= room {
+            used = used - before + after;
+            parts[r] = Some(if is_whole {
+                Part::Whole
+            } else {
+                Part::Lines(shown)
+            });
         }
     }
     for &r in order {
@@ -862,7 +915,15 @@ mod tests {
     #[test]
     fn heading_len_is_the_headings_length() {
         let mut r = crate::memory::index::tests::rec("k_é", "user", "N", "d", "2026-01-01");
-        for name in ["", "  Café  au\tlait \n x ", "名前", "one"] {
+        for name in [
+            "",
+            "  Café  au\tlait \n x ",
+            "名前",
+            "one",
+            " a\x0b b\x0c\rc  d\t",
+            "\t\n",
+            "plain words here",
+        ] {
             for kind in ["user", "custom-kind", "state", "ünï"] {
                 r.meta.name = name.to_string();
                 r.meta.kind = crate::memory::Kind::parse(kind);

@@ -8,6 +8,7 @@ pub mod duplicates;
 pub mod filter;
 pub mod graph;
 pub mod hybrid;
+mod postings;
 pub mod rank;
 pub mod search;
 pub mod state;

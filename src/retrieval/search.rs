@@ -9,8 +9,10 @@
 //! pseudo-relevance feedback), for choosing excerpts. Pure code: no IO, no clock.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use crate::memory::Record;
+use crate::retrieval::postings::{LinePost, Postings};
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -296,7 +298,7 @@ impl DocData {
 
     /// Line `l`: its label terms and its other terms.
     #[inline]
-    fn line(&self, l: usize) -> (&[u32], &[u32]) {
+    pub(crate) fn line(&self, l: usize) -> (&[u32], &[u32]) {
         let start = if l == 0 {
             0
         } else {
@@ -386,6 +388,9 @@ pub struct Corpus {
     line_df: Vec<u32>,
     n_lines: usize,
     line_tokens: usize,
+    /// Term postings, for a corpus that serves many queries ([`Corpus::keep_postings`]):
+    /// built on the first query.
+    postings: Option<OnceLock<Postings>>,
 }
 
 /// Relevance of memories and of their lines to one query.
@@ -393,10 +398,54 @@ pub struct Corpus {
 pub struct QueryScores {
     /// Relevance of each memory, as [`relevance`] computes it: 0 means "not a hit".
     pub memory: Vec<f64>,
-    /// `lines[r][l]`: score of line `l` of memory `r` as a passage of its own (BM25
-    /// with line-level IDF, label boost, bigrams, feedback terms), divided by the best
-    /// line's score, so the best line has 1 and a line without a query term 0.
-    pub lines: Vec<Vec<f64>>,
+    /// `lines.of(r)[l]`: score of line `l` of memory `r` as a passage of its own
+    /// (BM25 with line-level IDF, label boost, bigrams, feedback terms), divided by the
+    /// best line's score, so the best line has 1 and a line without a query term 0.
+    pub lines: LineScores,
+}
+
+/// A score for every line of every memory, one memory after the other.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LineScores {
+    scores: Vec<f64>,
+    /// Where each memory's lines start in `scores`, and the end.
+    start: Vec<usize>,
+}
+
+impl LineScores {
+    /// All zero, for memories of these numbers of lines.
+    fn zeros<'a>(lines: impl Iterator<Item = &'a DocData>) -> LineScores {
+        let mut start = vec![0];
+        let mut total = 0;
+        for d in lines {
+            total += d.lines.len();
+            start.push(total);
+        }
+        LineScores {
+            scores: vec![0.0; total],
+            start,
+        }
+    }
+
+    /// The scores of memory `r`'s lines.
+    pub fn of(&self, r: usize) -> &[f64] {
+        &self.scores[self.start[r]..self.start[r + 1]]
+    }
+
+    /// Number of memories.
+    pub fn len(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    /// Whether there is no memory.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each memory's scores, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[f64]> {
+        self.start.windows(2).map(|w| &self.scores[w[0]..w[1]])
+    }
 }
 
 /// Finds a line's label: `Name` in `Name: text`, optionally after a list marker or a
@@ -450,6 +499,7 @@ impl Corpus {
             docs: Vec::with_capacity(docs.len()),
             n_lines: 0,
             line_tokens: 0,
+            postings: None,
         };
         for d in docs {
             c.count(&d, 1);
@@ -463,10 +513,13 @@ impl Corpus {
         (&self.vocab, &self.docs)
     }
 
-    /// The vocabulary and each memory's data, taken apart (to rebuild the corpus
-    /// after some memories changed).
-    pub fn into_parts(self) -> (Vocab, Vec<DocData>) {
-        (self.vocab, self.docs)
+    /// The vocabulary and each memory's data, taken out (to rebuild the corpus after
+    /// some memories changed, with [`Corpus::carry`]).
+    pub fn take_parts(&mut self) -> (Vocab, Vec<DocData>) {
+        (
+            std::mem::take(&mut self.vocab),
+            std::mem::take(&mut self.docs),
+        )
     }
 
     /// The data of a memory, interned in this corpus's vocabulary (not yet added).
@@ -484,24 +537,27 @@ impl Corpus {
         self.docs.is_empty()
     }
 
-    /// Replaces memory `i`'s data.
-    pub fn set(&mut self, i: usize, d: DocData) {
-        let old = std::mem::take(&mut self.docs[i]);
-        self.count(&old, -1);
-        self.count(&d, 1);
-        self.docs[i] = d;
+    /// Keeps term postings from the next query on, so that a query looks only at
+    /// the memories and lines that hold its terms (for a process that stays warm;
+    /// the scores are the same).
+    pub fn keep_postings(&mut self) {
+        if self.postings.is_none() {
+            self.postings = Some(OnceLock::new());
+        }
     }
 
-    /// Inserts a memory's data at position `i`.
-    pub fn insert(&mut self, i: usize, d: DocData) {
-        self.count(&d, 1);
-        self.docs.insert(i, d);
-    }
-
-    /// Removes memory `i`'s data.
-    pub fn remove(&mut self, i: usize) {
-        let old = self.docs.remove(i);
-        self.count(&old, -1);
+    /// The corpus of `docs` (interned in `vocab`, which grew from this corpus's),
+    /// where `origin[j]`, when given, is the position in this corpus of a memory
+    /// whose data `docs[j]` is unchanged: postings kept are carried over rather than
+    /// rebuilt.
+    pub fn carry(self, vocab: Vocab, docs: Vec<DocData>, origin: &[Option<usize>]) -> Corpus {
+        let postings = self.postings.map(|p| match p.into_inner() {
+            Some(p) => OnceLock::from(p.carry(origin, &docs)),
+            None => OnceLock::new(),
+        });
+        let mut c = Corpus::from_parts(vocab, docs);
+        c.postings = postings;
+        c
     }
 
     /// Adds (`sign` 1) or takes away (-1) a memory's share of the frequencies.
@@ -562,6 +618,26 @@ impl Corpus {
             .map(|t| (self.vocab.get(t), self.idf(t)))
             .collect();
         let avg_len = self.avg_len();
+        if let Some(p) = self.postings() {
+            // Term at a time, in the order of `idfs`: each memory adds its terms'
+            // shares in the order of the scan below, so the sums are equal.
+            let mut out = vec![0.0; self.docs.len()];
+            let norms: Vec<f64> = self
+                .docs
+                .iter()
+                .map(|d| K1 * (1.0 - B + B * d.len / avg_len))
+                .collect();
+            for (t, idf) in &idfs {
+                let Some(list) = t.and_then(|t| p.docs.get(t as usize)) else {
+                    continue;
+                };
+                for &(slot, tf) in list {
+                    let Some(i) = p.position(slot) else { continue };
+                    out[i] += idf * tf * (K1 + 1.0) / (tf + norms[i]);
+                }
+            }
+            return out;
+        }
         self.docs
             .iter()
             .map(|d| {
@@ -625,6 +701,13 @@ impl Corpus {
             .collect()
     }
 
+    /// The postings, when kept (built on the first call).
+    fn postings(&self) -> Option<&Postings> {
+        self.postings
+            .as_ref()
+            .map(|p| p.get_or_init(|| Postings::new(&self.docs)))
+    }
+
     /// Line-level inverse document frequency of a term id.
     fn line_idf(&self, id: u32) -> f64 {
         let n = self.n_lines as f64;
@@ -643,7 +726,8 @@ impl Corpus {
         weights: &[(u32, f64)],
         pairs: &[(u32, u32, f64)],
         query: &[u32],
-    ) -> Vec<Vec<f64>> {
+        pair_memo: &mut Option<Vec<f64>>,
+    ) -> LineScores {
         // slot[t]: 1 + the position of term t in `weights`, 0 when not weighted.
         let mut slot = vec![0u32; self.vocab.len()];
         for (i, &(t, _)) in weights.iter().enumerate() {
@@ -656,9 +740,15 @@ impl Corpus {
             query,
             avg: self.avg_line_len(),
         };
-        let total: usize = self.docs.iter().map(|d| d.lines.len()).sum();
+        let mut out = LineScores::zeros(self.docs.iter());
+        if let Some(p) = self.postings().filter(|_| weights.len() < 64) {
+            scorer.postings(p, &self.docs, &mut out, pair_memo);
+            return out;
+        }
+        let total = out.scores.len();
         if total < PARALLEL_LINES {
-            return scorer.docs(&self.docs);
+            scorer.docs(&self.docs, &mut out.scores);
+            return out;
         }
         // Two halves of about the same number of lines.
         let mut acc = 0usize;
@@ -671,22 +761,22 @@ impl Corpus {
             })
             .map_or(self.docs.len(), |i| i + 1);
         let (first, second) = self.docs.split_at(cut);
+        let (a, b) = out.scores.split_at_mut(out.start[cut]);
         std::thread::scope(|s| {
-            let other = s.spawn(|| scorer.docs(second));
-            let mut out = scorer.docs(first);
-            match other.join() {
-                Ok(rest) => out.extend(rest),
-                Err(e) => std::panic::resume_unwind(e),
+            let other = s.spawn(|| scorer.docs(second, b));
+            scorer.docs(first, a);
+            if let Err(e) = other.join() {
+                std::panic::resume_unwind(e)
             }
-            out
-        })
+        });
+        out
     }
 
     /// Terms to add to a query: the most weighted terms of the best lines, each
     /// weighted by the line's score and its own IDF, with at most [`PRF_WEIGHT`] of
     /// its IDF (the best one; the others in proportion). Ties go to the term that
     /// sorts first, so the choice does not depend on the order ids were handed out.
-    fn feedback(&self, lines: &[Vec<f64>], query: &[u32]) -> Vec<(u32, f64)> {
+    fn feedback(&self, lines: &LineScores, query: &[u32]) -> Vec<(u32, f64)> {
         let mut ranked: Vec<(f64, (usize, usize))> = Vec::new();
         for (r, per) in lines.iter().enumerate() {
             for (l, s) in per.iter().enumerate() {
@@ -694,6 +784,12 @@ impl Corpus {
                     ranked.push((*s, (r, l)));
                 }
             }
+        }
+        // Only the best PRF_LINES are used: chosen first, then sorted (lines are
+        // distinct, so the order is total and the choice the full sort's).
+        if ranked.len() > PRF_LINES {
+            ranked.select_nth_unstable_by(PRF_LINES - 1, by_score_desc);
+            ranked.truncate(PRF_LINES);
         }
         ranked.sort_by(by_score_desc);
         let Some(&(top, _)) = ranked.first() else {
@@ -733,7 +829,15 @@ impl Corpus {
     /// Scores every memory and every line for `query`. `records` must be the records
     /// the corpus serves.
     pub fn score(&self, records: &[Record], query: &str) -> QueryScores {
-        let memory = self.relevance(records, query);
+        QueryScores {
+            memory: self.relevance(records, query),
+            lines: self.line_relevance(query),
+        }
+    }
+
+    /// The line scores of [`Corpus::score`]: each line's score divided by the best
+    /// line's.
+    pub fn line_relevance(&self, query: &str) -> LineScores {
         let seq: Vec<u32> = terms(query)
             .iter()
             .filter_map(|t| self.vocab.get(t))
@@ -754,19 +858,21 @@ impl Corpus {
                 (w[0], w[1], W_BIGRAM * idf)
             })
             .collect();
-        let mut lines = self.line_scores(&weights, &pairs, &q);
+        // The pairs' sums of each line, kept from the first pass for the second.
+        let mut pair_memo = None;
+        let mut lines = self.line_scores(&weights, &pairs, &q, &mut pair_memo);
         let extra = self.feedback(&lines, &q);
         if !extra.is_empty() {
             weights.extend(extra);
-            lines = self.line_scores(&weights, &pairs, &q);
+            lines = self.line_scores(&weights, &pairs, &q, &mut pair_memo);
         }
-        let best = lines.iter().flatten().copied().fold(0.0_f64, f64::max);
+        let best = lines.scores.iter().copied().fold(0.0_f64, f64::max);
         if best > 0.0 {
-            for s in lines.iter_mut().flatten() {
+            for s in &mut lines.scores {
                 *s /= best;
             }
         }
-        QueryScores { memory, lines }
+        lines
     }
 }
 
@@ -817,18 +923,104 @@ impl LineScorer<'_> {
             .sum::<f64>()
     }
 
-    fn docs(&self, docs: &[DocData]) -> Vec<Vec<f64>> {
+    /// [`LineScorer::line`] of every line, term at a time through the postings:
+    /// each line adds its terms' shares in the order of `weights`, as the scan does,
+    /// then its pairs and its label boost, as the scan does. Needs fewer than 64
+    /// weights (a bit each in a line's mask; the top bit marks a query term in the
+    /// label). `pair_memo` keeps each line's pair sum from a first pass for the next,
+    /// whose weights start with the same terms.
+    fn postings(
+        &self,
+        p: &Postings,
+        docs: &[DocData],
+        out: &mut LineScores,
+        pair_memo: &mut Option<Vec<f64>>,
+    ) {
+        const LABEL: u64 = 1 << 63;
+        let offsets = &out.start;
+        let total = out.scores.len();
+        let acc = &mut out.scores;
+        let mut mask = vec![0u64; total];
+        for (i, &(t, w)) in self.weights.iter().enumerate() {
+            let Some(list) = p.lines.get(t as usize) else {
+                continue;
+            };
+            let in_query = self.query.contains(&t);
+            for &post in list {
+                let Some(r) = p.position(post.slot) else {
+                    continue;
+                };
+                let at = offsets[r] + post.line as usize;
+                let (len, tf, in_label) = post.stats(&docs[r], t);
+                let norm = K1 * (1.0 - B + B * f64::from(len) / self.avg);
+                let tf = f64::from(tf);
+                acc[at] += w * tf * (K1 + 1.0) / (tf + norm);
+                mask[at] |= 1 << i;
+                if in_query && in_label {
+                    mask[at] |= LABEL;
+                }
+            }
+        }
+        // Only a line where a pair's second term follows its first can have the
+        // pair: the positions (modulo 32) of the two terms say which lines may.
+        let memo = pair_memo.get_or_insert_with(|| {
+            let mut sums = vec![0.0; total];
+            let mut first = vec![0u32; total];
+            let mut may: Vec<(usize, usize)> = Vec::new();
+            let list = |t: u32| p.lines.get(t as usize).map_or(&[][..], Vec::as_slice);
+            let at = |post: &LinePost| {
+                p.position(post.slot)
+                    .map(|r| (r, offsets[r] + post.line as usize))
+            };
+            for &(a, b, _) in self.pairs {
+                for post in list(a) {
+                    if let Some((_, at)) = at(post) {
+                        first[at] = post.bits;
+                    }
+                }
+                for post in list(b) {
+                    if let Some((r, at)) = at(post)
+                        && first[at].rotate_left(1) & post.bits != 0
+                    {
+                        may.push((r, post.line as usize));
+                    }
+                }
+                for post in list(a) {
+                    if let Some((_, at)) = at(post) {
+                        first[at] = 0;
+                    }
+                }
+            }
+            may.sort_unstable();
+            may.dedup();
+            for (r, l) in may {
+                sums[offsets[r] + l] = self.pair_sum(docs[r].line(l).1);
+            }
+            sums
+        });
+        for ((s, m), pair) in acc.iter_mut().zip(mask).zip(memo.iter()) {
+            // A line without a weighted term keeps its 0.
+            if m != 0 {
+                *s += pair;
+                if m & LABEL != 0 {
+                    *s *= 1.0 + LABEL_BOOST;
+                }
+            }
+        }
+    }
+
+    /// Scores the lines of `docs` into `out`, one after the other.
+    fn docs(&self, docs: &[DocData], out: &mut [f64]) {
         // counts[s]: occurrences in the line of the term in slot s; `seen` the slots
         // met, so that only they are summed and reset.
         let mut counts = vec![0u32; self.weights.len() + 1];
         let mut seen: Vec<u32> = Vec::new();
-        docs.iter()
-            .map(|d| {
-                (0..d.lines.len())
-                    .map(|l| self.line(d, l, &mut counts, &mut seen))
-                    .collect()
-            })
-            .collect()
+        let mut slots = out.iter_mut();
+        for d in docs {
+            for (l, slot) in (0..d.lines.len()).zip(&mut slots) {
+                *slot = self.line(d, l, &mut counts, &mut seen);
+            }
+        }
     }
 
     fn line(&self, d: &DocData, l: usize, counts: &mut [u32], seen: &mut Vec<u32>) -> f64 {
@@ -951,7 +1143,133 @@ mod tests {
                 r
             })
             .collect();
-        Corpus::new(&records).score(&records, query).lines
+        Corpus::new(&records)
+            .score(&records, query)
+            .lines
+            .iter()
+            .map(<[f64]>::to_vec)
+            .collect()
+    }
+
+    /// Records of random bodies over a small vocabulary (so terms repeat within and
+    /// across lines), some lines labelled; a small xorshift keeps it reproducible.
+    fn random_records(seed: u64, n: usize) -> Vec<Record> {
+        let words = [
+            "cello", "zebra", "Ana", "Ben", "tempo", "knee", "physio", "coffee", "run", "art",
+            "show", "lesson", "morning", "flat", "white", "trip", "Paris", "dog", "walk",
+        ];
+        let mut x = seed.max(1);
+        let mut next = move |m: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as usize
+        };
+        (0..n)
+            .map(|i| {
+                let mut r = crate::memory::index::tests::rec(
+                    &format!("m{i}"),
+                    "user",
+                    "N",
+                    "d",
+                    "2026-01-01",
+                );
+                r.meta.name = words[next(words.len())].to_string();
+                let lines: Vec<String> = (0..next(6))
+                    .map(|_| {
+                        // Some lines longer than the 32 positions postings tell apart.
+                        let n = if next(5) == 0 {
+                            30 + next(60)
+                        } else {
+                            next(12)
+                        };
+                        let text: Vec<&str> = (0..n).map(|_| words[next(words.len())]).collect();
+                        match next(3) {
+                            0 => format!("{}: {}", words[next(3)], text.join(" ")),
+                            _ => text.join(" "),
+                        }
+                    })
+                    .collect();
+                r.body = lines.join("\n");
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn postings_score_as_the_scan() {
+        // spec/ranking.md#postings: the same scores, bit for bit, through postings.
+        let queries = [
+            "cello",
+            "Ana cello tempo",
+            "knee physio tempo run",
+            "what did Ben say about the morning coffee in Paris",
+            "flat white",
+            "nothing matches",
+        ];
+        for seed in 1..=12 {
+            let records = random_records(seed, 40);
+            let scan = Corpus::new(&records);
+            let mut kept = Corpus::new(&records);
+            kept.keep_postings();
+            for q in queries {
+                assert_eq!(
+                    scan.score(&records, q),
+                    kept.score(&records, q),
+                    "seed {seed}, {q}"
+                );
+            }
+            // A corpus carried over after changes scores as a new one.
+            let next = random_records(seed + 100, 10);
+            let mut records2: Vec<Record> = records.clone();
+            let mut origin: Vec<Option<usize>> = (0..records.len()).map(Some).collect();
+            for (k, r) in next.into_iter().enumerate() {
+                let at = (k * 7) % records2.len();
+                if k % 3 == 0 {
+                    records2.insert(at, r);
+                    origin.insert(at, None);
+                } else if k % 3 == 1 {
+                    records2[at] = r;
+                    origin[at] = None;
+                } else {
+                    records2.remove(at);
+                    origin.remove(at);
+                }
+            }
+            let (mut vocab, old) = kept.take_parts();
+            let docs: Vec<DocData> = records2
+                .iter()
+                .zip(&origin)
+                .map(|(r, o)| match o {
+                    Some(i) => old[*i].clone(),
+                    None => DocData::of(r, &mut vocab),
+                })
+                .collect();
+            let carried = kept.carry(vocab, docs, &origin);
+            let fresh = Corpus::new(&records2);
+            for q in queries {
+                assert_eq!(
+                    fresh.score(&records2, q),
+                    carried.score(&records2, q),
+                    "carried, seed {seed}, {q}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn postings_of_huge_lines() {
+        // A line of more terms, and a term counted more often, than postings hold in
+        // 16 bits: looked up in the memory's data, same scores.
+        let mut records = random_records(7, 5);
+        records[2].body = format!("Ana: {}\nknee tempo", "cello tempo ".repeat(40_000));
+        records[3].body = format!("{}knee", "zebra ".repeat(70_000));
+        let scan = Corpus::new(&records);
+        let mut kept = Corpus::new(&records);
+        kept.keep_postings();
+        for q in ["cello tempo", "Ana cello", "zebra knee", "knee tempo"] {
+            assert_eq!(scan.score(&records, q), kept.score(&records, q), "{q}");
+        }
     }
 
     #[test]

@@ -1,0 +1,183 @@
+//! Term postings of a [`Corpus`](super::search::Corpus): for each term, the memories
+//! and the body lines that contain it, so that a query looks only at what holds one
+//! of its terms (spec/ranking.md#postings).
+//!
+//! Kept by a process that stays warm; a one-shot call scans instead. Scores computed
+//! through postings are the scan's, bit for bit: every memory and every line adds its
+//! terms' shares in the same order (the order of the query's weights).
+//!
+//! Memories are held by *slot*, a number handed out when a memory's data is added
+//! and never reused, so that a memory changing or another one arriving does not
+//! renumber the others' entries: a changed memory's old entries stay behind, dead,
+//! until dead slots outnumber the living and everything is rebuilt.
+
+use super::search::DocData;
+
+/// A slot whose memory is gone.
+const DEAD: u32 = u32::MAX;
+
+/// One line that contains a term: its memory's slot, the line's number in the body,
+/// where in the line the term occurs (bit `p % 32` for each position `p`), the line's
+/// number of terms, and `count << 1 | in_label` (how often the term occurs in the
+/// line, and whether in its label). A length or count too large for 16 bits is
+/// saturated (`u16::MAX`) and looked up in the memory's data instead.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LinePost {
+    pub slot: u32,
+    pub line: u32,
+    pub bits: u32,
+    len: u16,
+    count: u16,
+}
+
+impl LinePost {
+    fn new(slot: u32, line: usize, bits: u32, len: usize, tf: usize, in_label: bool) -> LinePost {
+        LinePost {
+            slot,
+            line: line as u32,
+            bits,
+            len: len.min(usize::from(u16::MAX)) as u16,
+            count: if tf >= 0x7fff {
+                u16::MAX
+            } else {
+                (tf as u16) << 1 | u16::from(in_label)
+            },
+        }
+    }
+
+    /// The line's number of terms, the term's count in it and whether it is in the
+    /// label; `d` is the memory's data and `t` the term.
+    #[inline]
+    pub fn stats(self, d: &DocData, t: u32) -> (u32, u32, bool) {
+        if self.len < u16::MAX && self.count < u16::MAX {
+            return (
+                u32::from(self.len),
+                u32::from(self.count >> 1),
+                self.count & 1 == 1,
+            );
+        }
+        let (label, text) = d.line(self.line as usize);
+        let tf = label.iter().chain(text).filter(|&&x| x == t).count();
+        (
+            (label.len() + text.len()) as u32,
+            tf as u32,
+            label.contains(&t),
+        )
+    }
+}
+
+/// The postings of a corpus's memories.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Postings {
+    /// Per term id: each memory that has it in a field, as (slot, the term's
+    /// weighted frequency).
+    pub docs: Vec<Vec<(u32, f64)>>,
+    /// Per term id: each body line that contains it.
+    pub lines: Vec<Vec<LinePost>>,
+    /// Slot → position of its memory in the corpus, [`DEAD`] when gone.
+    index: Vec<u32>,
+    /// Position in the corpus → slot.
+    slots: Vec<u32>,
+    dead: usize,
+}
+
+impl Postings {
+    /// The postings of `docs`, in corpus order.
+    pub fn new(docs: &[DocData]) -> Postings {
+        let mut p = Postings::default();
+        let mut scratch = Vec::new();
+        for (i, d) in docs.iter().enumerate() {
+            let slot = p.index.len() as u32;
+            p.index.push(i as u32);
+            p.slots.push(slot);
+            p.add(slot, d, &mut scratch);
+        }
+        p
+    }
+
+    /// The position in the corpus of a slot's memory, `None` when it is gone.
+    #[inline]
+    pub fn position(&self, slot: u32) -> Option<usize> {
+        let i = self.index[slot as usize];
+        (i != DEAD).then_some(i as usize)
+    }
+
+    fn add(&mut self, slot: u32, d: &DocData, scratch: &mut Vec<(u32, u32)>) {
+        for &(t, tf) in &d.tf {
+            let t = t as usize;
+            if t >= self.docs.len() {
+                self.docs.resize_with(t + 1, Vec::new);
+            }
+            self.docs[t].push((slot, tf));
+        }
+        for l in 0..d.lines.len() {
+            let (label, text) = d.line(l);
+            // (term, position in the line), label first.
+            scratch.clear();
+            scratch.extend(label.iter().chain(text).zip(0u32..).map(|(&t, p)| (t, p)));
+            scratch.sort_unstable();
+            let len = scratch.len();
+            let mut k = 0;
+            while k < len {
+                let t = scratch[k].0;
+                let mut end = k;
+                let mut bits = 0u32;
+                while end < len && scratch[end].0 == t {
+                    bits |= 1 << (scratch[end].1 % 32);
+                    end += 1;
+                }
+                // Positions are sorted within a term: the first says whether any is
+                // in the label.
+                let in_label = (scratch[k].1 as usize) < label.len();
+                let t = t as usize;
+                if t >= self.lines.len() {
+                    self.lines.resize_with(t + 1, Vec::new);
+                }
+                self.lines[t].push(LinePost::new(slot, l, bits, len, end - k, in_label));
+                k = end;
+            }
+        }
+    }
+
+    /// Rebuilds when dead slots outnumber the living (and are many): the entries
+    /// left behind then cost more to pass over than a rebuild.
+    fn compact_if_due(&mut self, docs: &[DocData]) {
+        if self.dead > 1024 && self.dead > self.slots.len() {
+            *self = Postings::new(docs);
+        }
+    }
+
+    /// Memories carried into a new corpus: `origin[j]` is the position in this
+    /// corpus of the new corpus's memory `j` when its data is the same, `None` for a
+    /// memory whose data is new (`docs[j]`). The postings of the new corpus, sharing
+    /// the entries of the memories carried.
+    pub fn carry(mut self, origin: &[Option<usize>], docs: &[DocData]) -> Postings {
+        let mut index = vec![DEAD; self.index.len()];
+        let mut slots = Vec::with_capacity(origin.len());
+        let mut fresh = Vec::new();
+        for (j, o) in origin.iter().enumerate() {
+            match o.and_then(|i| self.slots.get(i).copied()) {
+                Some(slot) if index[slot as usize] == DEAD => {
+                    index[slot as usize] = j as u32;
+                    slots.push(slot);
+                }
+                _ => {
+                    slots.push(DEAD);
+                    fresh.push(j);
+                }
+            }
+        }
+        self.dead = index.iter().filter(|&&x| x == DEAD).count();
+        self.index = index;
+        self.slots = slots;
+        let mut scratch = Vec::new();
+        for j in fresh {
+            let slot = self.index.len() as u32;
+            self.index.push(j as u32);
+            self.slots[j] = slot;
+            self.add(slot, &docs[j], &mut scratch);
+        }
+        self.compact_if_due(docs);
+        self
+    }
+}
