@@ -254,6 +254,7 @@ impl Warm {
             vectors,
             mut texts,
             mut corpus,
+            index_text,
             index_stat,
             watch,
             ..
@@ -286,13 +287,14 @@ impl Warm {
         let mut docs = Vec::with_capacity(names.len());
         // For each memory kept with its term data, its position in the old corpus.
         let mut origin = Vec::with_capacity(names.len());
-        let mut new_texts = BTreeMap::new();
+        // The term data of old memories not carried (changed or gone).
+        let mut gone = Vec::new();
+        // Whether MEMORY.md as rendered stays the same: no memory came or went, and
+        // none changed what its index line and its place there are made of.
+        let mut same_index = true;
         for (name, stat) in names.into_iter().zip(stats) {
             let mut was = at.get(&name).and_then(|&j| old[j].take());
             if let Some((f, (r, h), d)) = was.take_if(|(f, _, _)| keep(&name, f, &stat)) {
-                if let Some(t) = texts.remove(r.key.as_str()) {
-                    new_texts.insert(r.key.to_string(), t);
-                }
                 push_problems(&name, &f.warnings, &mut problems);
                 files.push(f);
                 records.push(r);
@@ -303,10 +305,23 @@ impl Warm {
             }
             let (text, stat) = match mem.backend.read_text_stat(&name, MAX_MEMORY_FILE) {
                 Ok(Some(x)) => x,
-                Ok(None) => continue,
+                Ok(None) => {
+                    // Gone since it was listed.
+                    if let Some((_, (r, _), d)) = was {
+                        texts.remove(r.key.as_str());
+                        gone.push(d.0);
+                    }
+                    same_index = false;
+                    continue;
+                }
                 Err(e) => {
                     problems.push(Problem::error(&name, None, super::short_io(&e)));
                     failed.push(name);
+                    if let Some((_, (r, _), d)) = was {
+                        texts.remove(r.key.as_str());
+                        gone.push(d.0);
+                    }
+                    same_index = false;
                     continue;
                 }
             };
@@ -315,7 +330,7 @@ impl Warm {
                 f.stat = stat;
                 f.checked = checked;
                 push_problems(&name, &f.warnings, &mut problems);
-                new_texts.insert(r.key.to_string(), text);
+                texts.insert(r.key.to_string(), text);
                 files.push(f);
                 records.push(r);
                 hashes.push(h);
@@ -333,7 +348,14 @@ impl Warm {
                     push_problems(&name, &p.warnings, &mut problems);
                     docs.push(DocData::of(&record, &mut vocab));
                     origin.push(None);
-                    new_texts.insert(record.key.to_string(), text);
+                    match was.take() {
+                        Some((_, (r, _), d)) => {
+                            same_index &= same_entry(&r, &record);
+                            gone.push(d.0);
+                        }
+                        None => same_index = false,
+                    }
+                    texts.insert(record.key.to_string(), text);
                     // Hashed only here: a file whose content did not change keeps its hash.
                     hashes.push(hashed.then(|| hybrid::text_hash_of(&record)));
                     records.push(record);
@@ -348,8 +370,19 @@ impl Warm {
                 Err(e) => {
                     problems.push(Problem::error(&name, e.line(), format!("not loaded: {e}")));
                     failed.push(name);
+                    if let Some((_, (r, _), d)) = was.take() {
+                        texts.remove(r.key.as_str());
+                        gone.push(d.0);
+                    }
+                    same_index = false;
                 }
             }
+        }
+        // Memories whose file is gone.
+        for (_, (r, _), d) in old.into_iter().flatten() {
+            texts.remove(r.key.as_str());
+            gone.push(d.0);
+            same_index = false;
         }
         finish_problems(&mut problems, &records);
         Ok(Warm {
@@ -366,16 +399,26 @@ impl Warm {
             records,
             hashed,
             vectors,
-            texts: new_texts,
-            corpus: corpus.carry(vocab, docs, &origin),
+            texts,
+            corpus: corpus.carry(vocab, docs, &origin, &gone),
             problems,
-            index_text: None,
+            // Still checked against the file when its stat changed.
+            index_text: index_text.filter(|_| same_index),
             index_stat,
             watch,
             scanned,
             failed,
         })
     }
+}
+
+/// Whether two versions of a memory have the same MEMORY.md entry in the same place:
+/// what `index::render` reads of a record besides its key.
+fn same_entry(a: &Record, b: &Record) -> bool {
+    a.meta.name == b.meta.name
+        && a.meta.description == b.meta.description
+        && a.meta.kind == b.meta.kind
+        && a.meta.created.at == b.meta.created.at
 }
 
 /// A look by events: the memory files after them, the names to read again, and what

@@ -546,18 +546,32 @@ impl Corpus {
         }
     }
 
-    /// The corpus of `docs` (interned in `vocab`, which grew from this corpus's),
-    /// where `origin[j]`, when given, is the position in this corpus of a memory
-    /// whose data `docs[j]` is unchanged: postings kept are carried over rather than
-    /// rebuilt.
-    pub fn carry(self, vocab: Vocab, docs: Vec<DocData>, origin: &[Option<usize>]) -> Corpus {
-        let postings = self.postings.map(|p| match p.into_inner() {
+    /// The corpus of `docs` (interned in `vocab`, which grew from this corpus's
+    /// after [`Corpus::take_parts`]), where `origin[j]`, when given, is the position
+    /// in this corpus of a memory whose data `docs[j]` is unchanged, and `gone` is the
+    /// data of every memory of this corpus not carried. The frequencies are this
+    /// corpus's less `gone` plus the new memories' (the same counts as a corpus built
+    /// anew), and postings kept are carried over rather than rebuilt.
+    pub fn carry(
+        mut self,
+        vocab: Vocab,
+        docs: Vec<DocData>,
+        origin: &[Option<usize>],
+        gone: &[DocData],
+    ) -> Corpus {
+        self.vocab = vocab;
+        for d in gone {
+            self.count(d, -1);
+        }
+        for (d, _) in docs.iter().zip(origin).filter(|(_, o)| o.is_none()) {
+            self.count(d, 1);
+        }
+        self.postings = self.postings.take().map(|p| match p.into_inner() {
             Some(p) => OnceLock::from(p.carry(origin, &docs)),
             None => OnceLock::new(),
         });
-        let mut c = Corpus::from_parts(vocab, docs);
-        c.postings = postings;
-        c
+        self.docs = docs;
+        self
     }
 
     /// Adds (`sign` 1) or takes away (-1) a memory's share of the frequencies.
@@ -1245,7 +1259,27 @@ mod tests {
                     None => DocData::of(r, &mut vocab),
                 })
                 .collect();
-            let carried = kept.carry(vocab, docs, &origin);
+            let gone: Vec<DocData> = (0..old.len())
+                .filter(|i| !origin.contains(&Some(*i)))
+                .map(|i| old[i].clone())
+                .collect();
+            let counted = Corpus::from_parts(vocab.clone(), docs.clone());
+            let carried = kept.carry(vocab, docs, &origin, &gone);
+            // The same frequencies as counting anew.
+            assert_eq!(
+                (
+                    &carried.df,
+                    &carried.line_df,
+                    carried.n_lines,
+                    carried.line_tokens
+                ),
+                (
+                    &counted.df,
+                    &counted.line_df,
+                    counted.n_lines,
+                    counted.line_tokens
+                )
+            );
             let fresh = Corpus::new(&records2);
             for q in queries {
                 assert_eq!(
