@@ -295,18 +295,18 @@ fn query_order(records: &[Record], relevance: &[f64], now: DateTime<Utc>) -> Vec
             }
         })
         .collect();
-    let mut order: Vec<usize> = (0..records.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (ha, hb) = (blended[a] > 0.0, blended[b] > 0.0);
-        hb.cmp(&ha).then_with(|| {
-            if ha {
-                rank::compare((&records[a], blended[a]), (&records[b], blended[b]))
-            } else {
-                rank::compare((&records[a], base[a]), (&records[b], base[b]))
-            }
+    // Hits first, each part in `rank::compare`'s order; the keys are distinct, so
+    // an unstable sort gives the one order there is.
+    let ranks = rank::key_ranks(records);
+    let mut keyed: Vec<_> = (0..records.len())
+        .map(|i| {
+            let hit = blended[i] > 0.0;
+            let score = if hit { blended[i] } else { base[i] };
+            ((!hit, rank::sort_key(&records[i], score, ranks[i])), i)
         })
-    });
-    order
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 /// The index part: MEMORY.md capped at 200 lines.
@@ -712,6 +712,10 @@ fn plan(
         }
         let r = order[pos];
         if parts[r].is_none() {
+            // No section is shorter than MIN_SECTION.
+            if used + MIN_SECTION > room {
+                continue;
+            }
             if least[r] == 0 {
                 least[r] = heading_len(&records[r]);
             }

@@ -5,7 +5,7 @@
 //! 7 days or the memory's `decay`, `decay: never` → 1; score = salience × recency;
 //! ties by `updated` (newer first), then key. Pure functions of the memory and `now`.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 
 use chrono::{DateTime, Utc};
 
@@ -57,6 +57,39 @@ pub fn compare(a: (&Record, f64), b: (&Record, f64)) -> Ordering {
         .then(a.0.key.cmp(&b.0.key))
 }
 
+/// A sort key that orders as [`compare`] does, for scores that are not NaN:
+/// `key_rank` is the memory's place in key order ([`key_ranks`]).
+pub fn sort_key(r: &Record, score: f64, key_rank: u32) -> (Reverse<u64>, Reverse<(i64, u32)>, u32) {
+    // -0.0 and 0.0 compare equal; for the others the sign-flipped bits order as
+    // the values do.
+    let bits = (score + 0.0).to_bits();
+    let ordered = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    };
+    let at = &r.meta.updated.at;
+    (
+        Reverse(ordered),
+        Reverse((at.timestamp(), at.timestamp_subsec_nanos())),
+        key_rank,
+    )
+}
+
+/// Each memory's place in key order (the order [`compare`] ends with).
+pub fn key_ranks(records: &[Record]) -> Vec<u32> {
+    if records.windows(2).all(|w| w[0].key < w[1].key) {
+        return (0..records.len() as u32).collect();
+    }
+    let mut by_key: Vec<usize> = (0..records.len()).collect();
+    by_key.sort_by(|&a, &b| records[a].key.cmp(&records[b].key));
+    let mut ranks = vec![0u32; records.len()];
+    for (rank, i) in by_key.into_iter().enumerate() {
+        ranks[i] = rank as u32;
+    }
+    ranks
+}
+
 /// Indices of `records` in rank order at `now`, with their scores.
 pub fn order(records: &[Record], now: DateTime<Utc>) -> Vec<(usize, f64)> {
     let mut v: Vec<(usize, f64)> = records
@@ -73,6 +106,34 @@ mod tests {
     use super::*;
     use crate::memory::frontmatter::Extra;
     use crate::memory::{Key, Stamp};
+
+    #[test]
+    fn sort_keys_order_as_compare() {
+        // Scores that tie (0.0 and -0.0 too), dates that tie, keys where one is the
+        // other's prefix (file-name order differs there), in no order at all.
+        let keys = ["a", "a-b", "a.b", "b", "a_b", "ab", "c", "a-a"];
+        let dates = [
+            "2026-01-01",
+            "2026-01-02T10:00:00Z",
+            "2026-01-02T10:00:00.5Z",
+        ];
+        let scores = [0.5, 0.0, -0.0, 0.25, 0.5, 1e-300, 0.25, 2.0];
+        let records: Vec<Record> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let mut r = crate::memory::index::tests::rec(k, "user", "N", "d", "2026-01-01");
+                r.meta.updated = Stamp::parse(dates[i % dates.len()]).unwrap();
+                r
+            })
+            .collect();
+        let mut by_compare: Vec<usize> = (0..records.len()).collect();
+        by_compare.sort_by(|&a, &b| compare((&records[a], scores[a]), (&records[b], scores[b])));
+        let ranks = key_ranks(&records);
+        let mut by_key: Vec<usize> = (0..records.len()).collect();
+        by_key.sort_unstable_by_key(|&i| sort_key(&records[i], scores[i], ranks[i]));
+        assert_eq!(by_compare, by_key);
+    }
 
     fn meta(kind: &str, tags: usize, important: bool, updated: &str, decay: Option<Decay>) -> Meta {
         Meta {
