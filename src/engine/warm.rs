@@ -218,6 +218,7 @@ impl Warm {
         let mut scanned = Vec::new();
         let (names, stats, touched) = match events.and_then(|n| by_events(mem, &prev, n)) {
             Some(None) => return Ok(prev),
+            Some(Some(ev)) if prev.edit_in_place(mem, &ev, checked) => return Ok(prev),
             Some(Some(ev)) => {
                 let stats = vec![None; ev.names.len()];
                 scanned = ev.scanned;
@@ -411,6 +412,74 @@ impl Warm {
         })
     }
 }
+
+impl Warm {
+    /// Takes in the events' changes where they only edited memories that load
+    /// cleanly before and after (no file came or went, nothing reported about them,
+    /// no warning now): each edited memory is replaced where it is, its term data
+    /// updated in the corpus. Returns false, having changed nothing, when the
+    /// changes need the whole look of `refresh`.
+    fn edit_in_place(&mut self, mem: &Memory, ev: &ByEvents, checked: i64) -> bool {
+        if ev.names.len() != self.files.len()
+            || ev.scanned != self.scanned
+            || !self.failed.is_empty()
+            || ev.touched.len() > IN_PLACE_MAX
+        {
+            return false;
+        }
+        let mut edits = Vec::with_capacity(ev.touched.len());
+        for name in &ev.touched {
+            let Ok(j) = self.files.binary_search_by(|f| f.name.as_str().cmp(name)) else {
+                return false;
+            };
+            if self.problems.iter().any(|p| p.path == *name) {
+                return false;
+            }
+            let Ok(Some((text, stat))) = mem.backend.read_text_stat(name, MAX_MEMORY_FILE) else {
+                return false;
+            };
+            let key = cache::content_key(text.as_bytes());
+            if key == self.files[j].key {
+                edits.push((j, stat, key, None));
+                continue;
+            }
+            match frontmatter::parse_read(&text) {
+                Ok(p) if p.warnings.is_empty() => {
+                    let record = Record {
+                        key: Key::from_file_stem(&name[..name.len() - 3]),
+                        meta: p.meta,
+                        body: p.body,
+                    };
+                    edits.push((j, stat, key, Some((record, text))));
+                }
+                _ => return false,
+            }
+        }
+        for (j, stat, key, changed) in edits {
+            let f = &mut self.files[j];
+            f.stat = stat;
+            f.checked = checked;
+            f.key = key;
+            let Some((record, text)) = changed else {
+                continue;
+            };
+            if !same_entry(&self.records[j], &record) {
+                self.index_text = None;
+            }
+            if self.hashed {
+                self.hashes[j] = hybrid::text_hash_of(&record);
+            }
+            let d = self.corpus.analyze(&record);
+            self.corpus.replace(j, d);
+            self.texts.insert(record.key.to_string(), text);
+            self.records[j] = record;
+        }
+        true
+    }
+}
+
+/// The most memories one call edits in place; more are looked at as a whole.
+const IN_PLACE_MAX: usize = 64;
 
 /// Whether two versions of a memory have the same MEMORY.md entry in the same place:
 /// what `index::render` reads of a record besides its key.

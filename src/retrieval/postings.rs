@@ -139,6 +139,19 @@ impl Postings {
         }
     }
 
+    /// Memory `i` of `docs` changed: its old entries die, its new ones come under a
+    /// new slot.
+    pub fn replace(&mut self, i: usize, docs: &[DocData]) {
+        let old = self.slots[i];
+        self.index[old as usize] = DEAD;
+        self.dead += 1;
+        let slot = self.index.len() as u32;
+        self.index.push(i as u32);
+        self.slots[i] = slot;
+        self.add(slot, &docs[i], &mut Vec::new());
+        self.compact_if_due(docs);
+    }
+
     /// Rebuilds when dead slots outnumber the living (and are many): the entries
     /// left behind then cost more to pass over than a rebuild.
     fn compact_if_due(&mut self, docs: &[DocData]) {

@@ -574,6 +574,19 @@ impl Corpus {
         self
     }
 
+    /// Replaces memory `i`'s data (interned with [`Corpus::analyze`]): its share
+    /// of the frequencies and its postings.
+    pub fn replace(&mut self, i: usize, d: DocData) {
+        let old = std::mem::replace(&mut self.docs[i], d);
+        self.count(&old, -1);
+        let new = std::mem::take(&mut self.docs[i]);
+        self.count(&new, 1);
+        self.docs[i] = new;
+        if let Some(p) = self.postings.as_mut().and_then(OnceLock::get_mut) {
+            p.replace(i, &self.docs);
+        }
+    }
+
     /// Adds (`sign` 1) or takes away (-1) a memory's share of the frequencies.
     fn count(&mut self, d: &DocData, sign: i64) {
         let n = self.vocab.len();
@@ -1286,6 +1299,21 @@ mod tests {
                     fresh.score(&records2, q),
                     carried.score(&records2, q),
                     "carried, seed {seed}, {q}"
+                );
+            }
+            // A memory replaced where it is scores as in a new corpus too.
+            let mut replaced = carried;
+            let mut records3 = records2.clone();
+            let at = seed as usize % records3.len();
+            records3[at] = random_records(seed + 200, 1).remove(0);
+            let d = replaced.analyze(&records3[at]);
+            replaced.replace(at, d);
+            let fresh = Corpus::new(&records3);
+            for q in queries {
+                assert_eq!(
+                    fresh.score(&records3, q),
+                    replaced.score(&records3, q),
+                    "replaced, seed {seed}, {q}"
                 );
             }
         }
