@@ -773,8 +773,20 @@ impl Corpus {
             return out;
         }
         let total = out.scores.len();
+        // The first pass keeps each line's pair sum, the second reads it.
+        let (mut fill, known) = match pair_memo {
+            Some(m) => (Vec::new(), Some(m.as_slice())),
+            None => (vec![0.0; total], None),
+        };
         if total < PARALLEL_LINES {
-            scorer.docs(&self.docs, &mut out.scores);
+            let memo = match known {
+                Some(m) => Pairs::Known(m),
+                None => Pairs::Fill(&mut fill),
+            };
+            scorer.docs(&self.docs, &mut out.scores, memo);
+            if known.is_none() {
+                *pair_memo = Some(fill);
+            }
             return out;
         }
         // Two halves of about the same number of lines.
@@ -788,14 +800,25 @@ impl Corpus {
             })
             .map_or(self.docs.len(), |i| i + 1);
         let (first, second) = self.docs.split_at(cut);
-        let (a, b) = out.scores.split_at_mut(out.start[cut]);
+        let at = out.start[cut];
+        let (a, b) = out.scores.split_at_mut(at);
+        let (memo_a, memo_b) = match known {
+            Some(m) => (Pairs::Known(&m[..at]), Pairs::Known(&m[at..])),
+            None => {
+                let (x, y) = fill.split_at_mut(at);
+                (Pairs::Fill(x), Pairs::Fill(y))
+            }
+        };
         std::thread::scope(|s| {
-            let other = s.spawn(|| scorer.docs(second, b));
-            scorer.docs(first, a);
+            let other = s.spawn(|| scorer.docs(second, b, memo_b));
+            scorer.docs(first, a, memo_a);
             if let Err(e) = other.join() {
                 std::panic::resume_unwind(e)
             }
         });
+        if known.is_none() {
+            *pair_memo = Some(fill);
+        }
         out
     }
 
@@ -905,6 +928,13 @@ impl Corpus {
 
 /// Lines in a corpus from which [`Corpus::line_scores`] uses two threads.
 const PARALLEL_LINES: usize = 20_000;
+
+/// Each line's pair sum: kept by a first pass, read by the next (a line without a
+/// query term has none, so a line the first pass left at 0 has 0).
+enum Pairs<'a> {
+    Fill(&'a mut [f64]),
+    Known(&'a [f64]),
+}
 
 /// What scoring a line needs (see [`Corpus::line_scores`]).
 struct LineScorer<'a> {
@@ -1036,21 +1066,31 @@ impl LineScorer<'_> {
         }
     }
 
-    /// Scores the lines of `docs` into `out`, one after the other.
-    fn docs(&self, docs: &[DocData], out: &mut [f64]) {
+    /// Scores the lines of `docs` into `out`, one after the other, with their pair
+    /// sums kept in or read from `pairs` (the same layout).
+    fn docs(&self, docs: &[DocData], out: &mut [f64], mut pairs: Pairs<'_>) {
         // counts[s]: occurrences in the line of the term in slot s; `seen` the slots
         // met, so that only they are summed and reset.
         let mut counts = vec![0u32; self.weights.len() + 1];
         let mut seen: Vec<u32> = Vec::new();
-        let mut slots = out.iter_mut();
+        let mut at = 0;
         for d in docs {
-            for (l, slot) in (0..d.lines.len()).zip(&mut slots) {
-                *slot = self.line(d, l, &mut counts, &mut seen);
+            for l in 0..d.lines.len() {
+                out[at] = self.line(d, l, &mut counts, &mut seen, &mut pairs, at);
+                at += 1;
             }
         }
     }
 
-    fn line(&self, d: &DocData, l: usize, counts: &mut [u32], seen: &mut Vec<u32>) -> f64 {
+    fn line(
+        &self,
+        d: &DocData,
+        l: usize,
+        counts: &mut [u32],
+        seen: &mut Vec<u32>,
+        pairs: &mut Pairs<'_>,
+        at: usize,
+    ) -> f64 {
         let (label, text) = d.line(l);
         seen.clear();
         for &t in label.iter().chain(text) {
@@ -1075,7 +1115,13 @@ impl LineScorer<'_> {
             let tf = f64::from(std::mem::take(&mut counts[slot as usize]));
             s += w * tf * (K1 + 1.0) / (tf + norm);
         }
-        s += self.pair_sum(text);
+        s += match pairs {
+            Pairs::Known(m) => m[at],
+            Pairs::Fill(m) => {
+                m[at] = self.pair_sum(text);
+                m[at]
+            }
+        };
         if label.iter().any(|l| self.query.contains(l)) {
             s *= 1.0 + LABEL_BOOST;
         }
