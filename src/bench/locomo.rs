@@ -537,14 +537,7 @@ pub struct Report {
 
 /// Reads the data set at `path`.
 pub fn load(path: &Path) -> Result<Vec<Conversation>, BenchError> {
-    let text = std::fs::read_to_string(path).map_err(|source| BenchError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let v: Value = serde_json::from_str(&text).map_err(|source| BenchError::Json {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let v: Value = super::read_json(path)?;
     parse(&v).map_err(|what| BenchError::Shape {
         path: path.to_path_buf(),
         what,

@@ -11,7 +11,7 @@ pub mod chats;
 pub mod locomo;
 pub mod paraphrase;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a benchmark could not run.
 #[derive(Debug, thiserror::Error)]
@@ -47,4 +47,16 @@ pub enum BenchError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Reads the JSON file at `path` into `T`: a read or parse failure names the file.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, BenchError> {
+    let text = std::fs::read_to_string(path).map_err(|source| BenchError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| BenchError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
 }

@@ -50,14 +50,7 @@ pub struct Set {
 
 /// Reads the set at `path`.
 pub fn load(path: &Path) -> Result<Set, BenchError> {
-    let text = std::fs::read_to_string(path).map_err(|source| BenchError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let set: Set = serde_json::from_str(&text).map_err(|source| BenchError::Json {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let set: Set = super::read_json(path)?;
     let shape = |what: String| BenchError::Set {
         path: path.to_path_buf(),
         what,
