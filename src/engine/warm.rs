@@ -308,20 +308,14 @@ impl Warm {
                 Ok(Some(x)) => x,
                 Ok(None) => {
                     // Gone since it was listed.
-                    if let Some((_, (r, _), d)) = was {
-                        texts.remove(r.key.as_str());
-                        gone.push(d.0);
-                    }
+                    retire(was, &mut texts, &mut gone);
                     same_index = false;
                     continue;
                 }
                 Err(e) => {
                     problems.push(Problem::error(&name, None, super::short_io(&e)));
                     failed.push(name);
-                    if let Some((_, (r, _), d)) = was {
-                        texts.remove(r.key.as_str());
-                        gone.push(d.0);
-                    }
+                    retire(was, &mut texts, &mut gone);
                     same_index = false;
                     continue;
                 }
@@ -371,18 +365,14 @@ impl Warm {
                 Err(e) => {
                     problems.push(Problem::error(&name, e.line(), format!("not loaded: {e}")));
                     failed.push(name);
-                    if let Some((_, (r, _), d)) = was.take() {
-                        texts.remove(r.key.as_str());
-                        gone.push(d.0);
-                    }
+                    retire(was.take(), &mut texts, &mut gone);
                     same_index = false;
                 }
             }
         }
         // Memories whose file is gone.
-        for (_, (r, _), d) in old.into_iter().flatten() {
-            texts.remove(r.key.as_str());
-            gone.push(d.0);
+        for k in old.into_iter().flatten() {
+            retire(Some(k), &mut texts, &mut gone);
             same_index = false;
         }
         finish_problems(&mut problems, &records);
@@ -411,9 +401,7 @@ impl Warm {
             failed,
         })
     }
-}
 
-impl Warm {
     /// Takes in the events' changes where they only edited memories that load
     /// cleanly before and after (no file came or went, nothing reported about them,
     /// no warning now): each edited memory is replaced where it is, its term data
@@ -480,6 +468,15 @@ impl Warm {
 
 /// The most memories one call edits in place; more are looked at as a whole.
 const IN_PLACE_MAX: usize = 64;
+
+/// An old memory that is not carried into the new store: its text goes, its term
+/// data is kept for taking its share out of the frequencies.
+fn retire(k: Option<Kept>, texts: &mut BTreeMap<String, String>, gone: &mut Vec<DocData>) {
+    if let Some((_, (r, _), d)) = k {
+        texts.remove(r.key.as_str());
+        gone.push(d.0);
+    }
+}
 
 /// Whether two versions of a memory have the same MEMORY.md entry in the same place:
 /// what `index::render` reads of a record besides its key.
