@@ -295,18 +295,13 @@ fn query_order(records: &[Record], relevance: &[f64], now: DateTime<Utc>) -> Vec
             }
         })
         .collect();
-    // Hits first, each part in `rank::compare`'s order; the keys are distinct, so
-    // an unstable sort gives the one order there is.
-    let ranks = rank::key_ranks(records);
-    let mut keyed: Vec<_> = (0..records.len())
-        .map(|i| {
-            let hit = blended[i] > 0.0;
-            let score = if hit { blended[i] } else { base[i] };
-            ((!hit, rank::sort_key(&records[i], score, ranks[i])), i)
-        })
-        .collect();
-    keyed.sort_unstable();
-    keyed.into_iter().map(|(_, i)| i).collect()
+    // Hits first, each part in `rank::compare`'s order.
+    let (hits, rest): (Vec<_>, Vec<_>) = (0..records.len())
+        .map(|i| (i, blended[i]))
+        .partition(|&(_, b)| b > 0.0);
+    let rest = rest.into_iter().map(|(i, _)| (i, base[i])).collect();
+    let [hits, rest] = rank::sorted(records, [hits, rest]);
+    hits.into_iter().chain(rest).map(|(i, _)| i).collect()
 }
 
 /// The index part: MEMORY.md capped at 200 lines.

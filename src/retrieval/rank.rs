@@ -59,7 +59,7 @@ pub fn compare(a: (&Record, f64), b: (&Record, f64)) -> Ordering {
 
 /// A sort key that orders as [`compare`] does, for scores that are not NaN:
 /// `key_rank` is the memory's place in key order ([`key_ranks`]).
-pub fn sort_key(r: &Record, score: f64, key_rank: u32) -> (Reverse<u64>, Reverse<(i64, u32)>, u32) {
+fn sort_key(r: &Record, score: f64, key_rank: u32) -> (Reverse<u64>, Reverse<(i64, u32)>, u32) {
     // -0.0 and 0.0 compare equal; for the others the sign-flipped bits order as
     // the values do.
     let bits = (score + 0.0).to_bits();
@@ -77,7 +77,7 @@ pub fn sort_key(r: &Record, score: f64, key_rank: u32) -> (Reverse<u64>, Reverse
 }
 
 /// Each memory's place in key order (the order [`compare`] ends with).
-pub fn key_ranks(records: &[Record]) -> Vec<u32> {
+fn key_ranks(records: &[Record]) -> Vec<u32> {
     if records.windows(2).all(|w| w[0].key < w[1].key) {
         return (0..records.len() as u32).collect();
     }
@@ -90,14 +90,32 @@ pub fn key_ranks(records: &[Record]) -> Vec<u32> {
     ranks
 }
 
+/// Memories (indices into `records`) with scores, in [`compare`]'s order. The
+/// records' key order is computed once for any number of `lists`; each is sorted on
+/// precomputed keys (distinct, so an unstable sort gives the one order there is).
+pub fn sorted<const N: usize>(
+    records: &[Record],
+    lists: [Vec<(usize, f64)>; N],
+) -> [Vec<(usize, f64)>; N] {
+    let ranks = key_ranks(records);
+    lists.map(|list| {
+        let mut keyed: Vec<_> = list
+            .into_iter()
+            .map(|(i, s)| (sort_key(&records[i], s, ranks[i]), (i, s)))
+            .collect();
+        keyed.sort_unstable_by_key(|k| k.0);
+        keyed.into_iter().map(|(_, x)| x).collect()
+    })
+}
+
 /// Indices of `records` in rank order at `now`, with their scores.
 pub fn order(records: &[Record], now: DateTime<Utc>) -> Vec<(usize, f64)> {
-    let mut v: Vec<(usize, f64)> = records
+    let scored = records
         .iter()
         .enumerate()
         .map(|(i, r)| (i, score(&r.meta, now)))
         .collect();
-    v.sort_by(|a, b| compare((&records[a.0], a.1), (&records[b.0], b.1)));
+    let [v] = sorted(records, [scored]);
     v
 }
 
@@ -129,9 +147,9 @@ mod tests {
             .collect();
         let mut by_compare: Vec<usize> = (0..records.len()).collect();
         by_compare.sort_by(|&a, &b| compare((&records[a], scores[a]), (&records[b], scores[b])));
-        let ranks = key_ranks(&records);
-        let mut by_key: Vec<usize> = (0..records.len()).collect();
-        by_key.sort_unstable_by_key(|&i| sort_key(&records[i], scores[i], ranks[i]));
+        let scored = (0..records.len()).map(|i| (i, scores[i])).collect();
+        let [by_key] = sorted(&records, [scored]);
+        let by_key: Vec<usize> = by_key.into_iter().map(|(i, _)| i).collect();
         assert_eq!(by_compare, by_key);
     }
 
