@@ -1198,6 +1198,25 @@ mod tests {
         assert_eq!((before, label, after), ("[D1:2] ", "Bo", ": hi"));
     }
 
+    /// A user memory keyed `m<i>`, named `N`, described `d`.
+    fn numbered(i: usize) -> Record {
+        crate::memory::index::tests::rec(&format!("m{i}"), "user", "N", "d", "2026-01-01")
+    }
+
+    /// A corpus of `records` that keeps postings.
+    fn with_postings(records: &[Record]) -> Corpus {
+        let mut c = Corpus::new(records);
+        c.keep_postings();
+        c
+    }
+
+    /// Asserts that two corpora of `records` give every query the same scores.
+    fn same_scores(a: &Corpus, b: &Corpus, records: &[Record], queries: &[&str], what: &str) {
+        for q in queries {
+            assert_eq!(a.score(records, q), b.score(records, q), "{what}, {q}");
+        }
+    }
+
     /// Scores the lines of one-memory-per-body records for `query`; returns each
     /// memory's line scores.
     fn line_scores(bodies: &[&str], query: &str) -> Vec<Vec<f64>> {
@@ -1205,13 +1224,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let mut r = crate::memory::index::tests::rec(
-                    &format!("m{i}"),
-                    "user",
-                    "N",
-                    "d",
-                    "2026-01-01",
-                );
+                let mut r = numbered(i);
                 r.body = b.to_string();
                 r
             })
@@ -1240,13 +1253,7 @@ mod tests {
         };
         (0..n)
             .map(|i| {
-                let mut r = crate::memory::index::tests::rec(
-                    &format!("m{i}"),
-                    "user",
-                    "N",
-                    "d",
-                    "2026-01-01",
-                );
+                let mut r = numbered(i);
                 r.meta.name = words[next(words.len())].to_string();
                 let lines: Vec<String> = (0..next(6))
                     .map(|_| {
@@ -1282,16 +1289,9 @@ mod tests {
         ];
         for seed in 1..=12 {
             let records = random_records(seed, 40);
-            let scan = Corpus::new(&records);
-            let mut kept = Corpus::new(&records);
-            kept.keep_postings();
-            for q in queries {
-                assert_eq!(
-                    scan.score(&records, q),
-                    kept.score(&records, q),
-                    "seed {seed}, {q}"
-                );
-            }
+            let mut kept = with_postings(&records);
+            let what = format!("seed {seed}");
+            same_scores(&Corpus::new(&records), &kept, &records, &queries, &what);
             // A corpus carried over after changes scores as a new one.
             let next = random_records(seed + 100, 10);
             let mut records2: Vec<Record> = records.clone();
@@ -1340,13 +1340,13 @@ mod tests {
                 )
             );
             let fresh = Corpus::new(&records2);
-            for q in queries {
-                assert_eq!(
-                    fresh.score(&records2, q),
-                    carried.score(&records2, q),
-                    "carried, seed {seed}, {q}"
-                );
-            }
+            same_scores(
+                &fresh,
+                &carried,
+                &records2,
+                &queries,
+                &format!("carried, {what}"),
+            );
             // A memory replaced where it is scores as in a new corpus too.
             let mut replaced = carried;
             let mut records3 = records2.clone();
@@ -1355,13 +1355,13 @@ mod tests {
             let d = replaced.analyze(&records3[at]);
             replaced.replace(at, d);
             let fresh = Corpus::new(&records3);
-            for q in queries {
-                assert_eq!(
-                    fresh.score(&records3, q),
-                    replaced.score(&records3, q),
-                    "replaced, seed {seed}, {q}"
-                );
-            }
+            same_scores(
+                &fresh,
+                &replaced,
+                &records3,
+                &queries,
+                &format!("replaced, {what}"),
+            );
         }
     }
 
@@ -1372,12 +1372,14 @@ mod tests {
         let mut records = random_records(7, 5);
         records[2].body = format!("Ana: {}\nknee tempo", "cello tempo ".repeat(40_000));
         records[3].body = format!("{}knee", "zebra ".repeat(70_000));
-        let scan = Corpus::new(&records);
-        let mut kept = Corpus::new(&records);
-        kept.keep_postings();
-        for q in ["cello tempo", "Ana cello", "zebra knee", "knee tempo"] {
-            assert_eq!(scan.score(&records, q), kept.score(&records, q), "{q}");
-        }
+        let queries = ["cello tempo", "Ana cello", "zebra knee", "knee tempo"];
+        same_scores(
+            &Corpus::new(&records),
+            &with_postings(&records),
+            &records,
+            &queries,
+            "huge",
+        );
     }
 
     #[test]
