@@ -11,7 +11,16 @@
 //! renumber the others' entries: a changed memory's old entries stay behind, dead,
 //! until dead slots outnumber the living and everything is rebuilt.
 
-use super::search::DocData;
+/// What postings read of a memory's term data (`search::DocData`): its weighted
+/// field frequencies and its body lines.
+pub(crate) trait Terms {
+    /// Weighted term frequency over the fields, by term id.
+    fn fields(&self) -> &[(u32, f64)];
+    /// Number of body lines.
+    fn line_count(&self) -> usize;
+    /// Line `l`: its label terms and its other terms.
+    fn line(&self, l: usize) -> (&[u32], &[u32]);
+}
 
 /// A slot whose memory is gone.
 const DEAD: u32 = u32::MAX;
@@ -48,7 +57,7 @@ impl LinePost {
     /// The line's number of terms, the term's count in it and whether it is in the
     /// label; `d` is the memory's data and `t` the term.
     #[inline]
-    pub fn stats(self, d: &DocData, t: u32) -> (u32, u32, bool) {
+    pub fn stats(self, d: &impl Terms, t: u32) -> (u32, u32, bool) {
         if self.len < u16::MAX && self.count < u16::MAX {
             return (
                 u32::from(self.len),
@@ -83,7 +92,7 @@ pub(crate) struct Postings {
 
 impl Postings {
     /// The postings of `docs`, in corpus order.
-    pub fn new(docs: &[DocData]) -> Postings {
+    pub fn new(docs: &[impl Terms]) -> Postings {
         let mut p = Postings::default();
         let mut scratch = Vec::new();
         for (i, d) in docs.iter().enumerate() {
@@ -102,15 +111,15 @@ impl Postings {
         (i != DEAD).then_some(i as usize)
     }
 
-    fn add(&mut self, slot: u32, d: &DocData, scratch: &mut Vec<(u32, u32)>) {
-        for &(t, tf) in &d.tf {
+    fn add(&mut self, slot: u32, d: &impl Terms, scratch: &mut Vec<(u32, u32)>) {
+        for &(t, tf) in d.fields() {
             let t = t as usize;
             if t >= self.docs.len() {
                 self.docs.resize_with(t + 1, Vec::new);
             }
             self.docs[t].push((slot, tf));
         }
-        for l in 0..d.lines.len() {
+        for l in 0..d.line_count() {
             let (label, text) = d.line(l);
             // (term, position in the line), label first.
             scratch.clear();
@@ -141,7 +150,7 @@ impl Postings {
 
     /// Memory `i` of `docs` changed: its old entries die, its new ones come under a
     /// new slot.
-    pub fn replace(&mut self, i: usize, docs: &[DocData]) {
+    pub fn replace(&mut self, i: usize, docs: &[impl Terms]) {
         let old = self.slots[i];
         self.index[old as usize] = DEAD;
         self.dead += 1;
@@ -154,7 +163,7 @@ impl Postings {
 
     /// Rebuilds when dead slots outnumber the living (and are many): the entries
     /// left behind then cost more to pass over than a rebuild.
-    fn compact_if_due(&mut self, docs: &[DocData]) {
+    fn compact_if_due(&mut self, docs: &[impl Terms]) {
         if self.dead > 1024 && self.dead > self.slots.len() {
             *self = Postings::new(docs);
         }
@@ -164,7 +173,7 @@ impl Postings {
     /// corpus of the new corpus's memory `j` when its data is the same, `None` for a
     /// memory whose data is new (`docs[j]`). The postings of the new corpus, sharing
     /// the entries of the memories carried.
-    pub fn carry(mut self, origin: &[Option<usize>], docs: &[DocData]) -> Postings {
+    pub fn carry(mut self, origin: &[Option<usize>], docs: &[impl Terms]) -> Postings {
         let mut index = vec![DEAD; self.index.len()];
         let mut slots = Vec::with_capacity(origin.len());
         let mut fresh = Vec::new();

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::memory::Record;
-use crate::retrieval::postings::{LinePost, Postings};
+use crate::retrieval::postings::{LinePost, Postings, Terms};
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -298,7 +298,7 @@ impl DocData {
 
     /// Line `l`: its label terms and its other terms.
     #[inline]
-    pub(crate) fn line(&self, l: usize) -> (&[u32], &[u32]) {
+    fn line(&self, l: usize) -> (&[u32], &[u32]) {
         let start = if l == 0 {
             0
         } else {
@@ -324,6 +324,20 @@ impl DocData {
             && self.tokens.iter().all(|&t| (t as usize) < vocab_len)
             && self.line_df.iter().all(|x| (x.0 as usize) < vocab_len)
             && self.n_lines as usize <= self.lines.len()
+    }
+}
+
+impl Terms for DocData {
+    fn fields(&self) -> &[(u32, f64)] {
+        &self.tf
+    }
+
+    fn line_count(&self) -> usize {
+        self.lines.len()
+    }
+
+    fn line(&self, l: usize) -> (&[u32], &[u32]) {
+        DocData::line(self, l)
     }
 }
 
