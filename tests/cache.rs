@@ -275,6 +275,49 @@ fn the_delta_is_folded_into_the_main_file_when_it_grows() {
     assert_eq!(hits[0].key, "k250");
 }
 
+/// A read that keeps only the records (recall, context) takes each vouched-for
+/// body out of its saved text in place; a new main file written by such a read
+/// still holds every file's exact text.
+#[test]
+fn a_main_file_written_by_a_query_holds_the_exact_texts() {
+    let (_tmp, dir) = settled_store(300);
+    let m = mem(&dir);
+    assert_eq!(m.recall("zebra 7", 1).unwrap().0[0].key, "k7");
+    // k0..k39 stay vouched for by stat; the rest change, so the next query folds
+    // everything into a new main file.
+    for i in 40..300 {
+        write_raw(
+            &dir,
+            &format!("k{i}"),
+            "Changed",
+            &format!("edit {i}\n\n  tail  "),
+        );
+    }
+    let main = dir.join(memdir::memory::layout::SEARCH_INDEX_FILE);
+    let before = std::fs::read(&main).unwrap();
+    assert_eq!(m.recall("zebra 7", 1).unwrap().0[0].key, "k7");
+    let index = std::fs::read(&main).unwrap();
+    assert_ne!(index, before, "the query did not write a new main file");
+    for i in 0..300 {
+        let text = std::fs::read(dir.join(format!("k{i}.md"))).unwrap();
+        assert!(
+            index.windows(text.len()).any(|w| w == text),
+            "k{i}'s text is not in the index as it is on disk"
+        );
+    }
+    // And a later load reads the bodies from it.
+    for i in [0, 39] {
+        let want = format!("line one of {i}\nzebra {i} and more");
+        assert_eq!(body_of(&dir, &format!("k{i}")), want);
+    }
+    for i in [40, 299] {
+        assert_eq!(
+            body_of(&dir, &format!("k{i}")),
+            format!("edit {i}\n\n  tail")
+        );
+    }
+}
+
 /// Queries in other processes while files change under them: every call answers
 /// (exit 0), and once the edits stop the next call sees exactly the files.
 #[test]

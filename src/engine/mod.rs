@@ -533,14 +533,26 @@ impl Memory {
         &self,
         terms: bool,
     ) -> Result<(Snapshot, Option<search::Corpus>, SearchIndexReport)> {
-        self.load_files(terms)
+        self.load_files(terms, true)
             .map(|(snap, corpus, report, _)| (snap, corpus, report))
     }
 
-    /// [`Memory::load_with`], with what was found of each record's file.
+    /// [`Memory::load_with`] without the files' texts (`Snapshot::texts` empty): for
+    /// a read that needs only the records.
+    fn load_records(
+        &self,
+        terms: bool,
+    ) -> Result<(Snapshot, Option<search::Corpus>, SearchIndexReport)> {
+        self.load_files(terms, false)
+            .map(|(snap, corpus, report, _)| (snap, corpus, report))
+    }
+
+    /// [`Memory::load_with`], with what was found of each record's file; the
+    /// files' texts (`Snapshot::texts`) only with `texts`.
     fn load_files(
         &self,
         terms: bool,
+        texts: bool,
     ) -> Result<(
         Snapshot,
         Option<search::Corpus>,
@@ -551,9 +563,21 @@ impl Memory {
         // Taken before any stat: what the index records as the time of the read.
         let checked = warm::now_ns();
         let mut snap = Snapshot::default();
-        let mut cache = Cache::load(&self.backend, terms);
-        let mut names = self.scan_names(&mut snap.problems)?;
-        let stats: Vec<Option<store::Stat>> = self.backend.stats(&names);
+        // The index is read and decoded while the directory is listed and stat'ed.
+        let (mut cache, listed) = std::thread::scope(|scope| {
+            let cache = scope.spawn(|| Cache::load(&self.backend, terms));
+            let mut problems = Vec::new();
+            let listed = self.scan_names(&mut problems).map(|names| {
+                let stats: Vec<Option<store::Stat>> = self.backend.stats(&names);
+                (names, stats, problems)
+            });
+            let cache = cache
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (cache, listed)
+        });
+        let (mut names, stats, problems) = listed?;
+        snap.problems.extend(problems);
         // What the index vouches for by stat; the rest is read.
         let mut files: Vec<Option<LoadedFile>> = names
             .iter()
@@ -561,7 +585,22 @@ impl Memory {
             .map(|(n, st)| {
                 let st = (*st)?;
                 let hit = cache.by_stat(n, &st)?;
-                let body = frontmatter::body_of(&hit.text);
+                let (text, body) = match frontmatter::body_span(&hit.text).filter(|_| !texts) {
+                    // The text becomes the body in place; the file's text is kept as
+                    // what surrounds it.
+                    Some((start, end)) => {
+                        let mut body = hit.text;
+                        let tail = body[end..].to_string();
+                        body.truncate(end);
+                        let head = body[..start].to_string();
+                        body.drain(..start);
+                        (Text::Around { head, tail }, Ok(body))
+                    }
+                    None => {
+                        let body = frontmatter::body_of(&hit.text);
+                        (Text::Whole(hit.text), body)
+                    }
+                };
                 Some(LoadedFile {
                     stat: Some(st),
                     checked: hit.checked,
@@ -571,7 +610,7 @@ impl Memory {
                         body,
                         warnings: hit.warnings,
                     }),
-                    text: hit.text,
+                    text,
                     warnings: Vec::new(),
                     data: hit.data,
                 })
@@ -607,7 +646,7 @@ impl Memory {
                                 warnings: hit.warnings,
                             }),
                             key,
-                            text,
+                            text: Text::Whole(text),
                             warnings: Vec::new(),
                             data: hit.data,
                         });
@@ -630,7 +669,7 @@ impl Memory {
                 stat: st,
                 checked,
                 key,
-                text,
+                text: Text::Whole(text),
                 parsed,
                 warnings: Vec::new(),
                 data: None,
@@ -688,7 +727,7 @@ impl Memory {
                 stat: f.stat,
                 checked: f.checked,
                 key: &f.key,
-                text: &f.text,
+                text: f.text.parts(&r.body),
                 meta: &r.meta,
                 warnings: &f.warnings,
                 data: f.data.as_ref(),
@@ -702,7 +741,9 @@ impl Memory {
         let mut infos = Vec::with_capacity(kept.len());
         for ((i, f), r) in kept.into_iter().zip(&snap.records) {
             docs.push(f.data);
-            snap.texts.insert(r.key.to_string(), f.text);
+            if texts {
+                snap.texts.insert(r.key.to_string(), f.text.whole(&r.body));
+            }
             infos.push(warm::FileInfo {
                 name: std::mem::take(&mut names[i]),
                 stat: f.stat,
@@ -1409,7 +1450,7 @@ impl Memory {
                 out
             }
             None => {
-                let (snap, corpus, _) = self.load_with(true)?;
+                let (snap, corpus, _) = self.load_records(true)?;
                 check_filter(filter, &snap.records)?;
                 let corpus = corpus.expect("a corpus was asked for");
                 if hy.wants_records() {
@@ -1537,7 +1578,7 @@ impl Memory {
             return out;
         }
         let has_query = query.is_some_and(|q| !q.trim().is_empty());
-        let (snap, corpus, _) = self.load_with(has_query)?;
+        let (snap, corpus, _) = self.load_records(has_query)?;
         check_filter(filter, &snap.records)?;
         let (index_text, _) = self.refresh_index_if_stale(&snap.records)?;
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
@@ -2229,9 +2270,34 @@ struct LoadedFile {
     stat: Option<store::Stat>,
     checked: i64,
     key: String,
-    text: String,
+    text: Text,
     parsed: std::result::Result<Parsed, frontmatter::FrontmatterError>,
     /// The parse's warnings, once the parse has become a record.
     warnings: Vec<frontmatter::Warning>,
     data: Option<search::DocData>,
+}
+
+/// A memory file's text as loaded: whole, or what surrounds its body (which the
+/// record holds) when the body was taken from the text in place.
+enum Text {
+    Whole(String),
+    Around { head: String, tail: String },
+}
+
+impl Text {
+    /// The text in up to three parts, given the record's body.
+    fn parts<'a>(&'a self, body: &'a str) -> [&'a str; 3] {
+        match self {
+            Text::Whole(t) => [t, "", ""],
+            Text::Around { head, tail } => [head, body, tail],
+        }
+    }
+
+    /// The whole text, given the record's body.
+    fn whole(self, body: &str) -> String {
+        match self {
+            Text::Whole(t) => t,
+            Text::Around { head, tail } => [head.as_str(), body, &tail].concat(),
+        }
+    }
 }

@@ -433,6 +433,21 @@ pub fn body_of(text: &str) -> Result<String, FrontmatterError> {
     Ok(crate::memory::normalize_body(s.body).to_string())
 }
 
+/// Where [`body_of`]'s body lies in `text`, when it is a slice of it (no BOM, no
+/// carriage return, the frontmatter closed): `text[start..end]` is the body.
+pub fn body_span(text: &str) -> Option<(usize, usize)> {
+    if text.starts_with('\u{feff}') || text.contains('\r') {
+        return None;
+    }
+    let s = split(text).ok()?;
+    let open = text.len() - s.body.len();
+    let lead = s.body.trim_start_matches(['\n', '\r']);
+    let start = open + (s.body.len() - lead.len());
+    let body = crate::memory::normalize_body(s.body);
+    debug_assert_eq!(&text[start..start + body.len()], body);
+    Some((start, start + body.len()))
+}
+
 /// A note from another tool: its frontmatter as a JSON map, and its body.
 pub type ForeignNote = (Map<String, Value>, String);
 
@@ -1146,6 +1161,37 @@ mod tests {
 
     fn meta_of(text: &str) -> Meta {
         parse(text).unwrap().meta
+    }
+
+    #[test]
+    fn body_span_is_the_body_when_the_text_needs_no_normalizing() {
+        let head = "---\nname: A\n---";
+        let dots = "---\nname: A\n...\nbody";
+        let (a, b) = body_span(dots).unwrap();
+        assert_eq!(&dots[a..b], "body");
+        for body in [
+            "",
+            "x",
+            "x\n",
+            "\n\n  x y\n\n z \t\n\n",
+            " lead",
+            "a\n---\nb",
+        ] {
+            for close in ["\n", "\n\n", "  \n", "\n\n\n"] {
+                let text = format!("{head}{close}{body}");
+                let (a, b) = body_span(&text).expect(&text);
+                assert_eq!(&text[a..b], body_of(&text).unwrap(), "{text:?}");
+            }
+        }
+        for text in [
+            "\u{feff}---\nname: A\n---\nx",
+            "---\r\nname: A\r\n---\r\nx\r\n",
+        ] {
+            assert!(body_of(text).is_ok());
+            assert_eq!(body_span(text), None, "{text:?}");
+        }
+        assert_eq!(body_span("no frontmatter"), None);
+        assert_eq!(body_span("---\nname: A\n"), None);
     }
 
     #[test]

@@ -18,7 +18,8 @@ pub const TITLE: &str = "# Agent Memory";
 /// assert_eq!(index, "# Agent Memory\n");
 /// ```
 pub fn render(records: &[Record]) -> String {
-    let mut out = String::from(TITLE);
+    let mut out = String::with_capacity(TITLE.len() + 1 + records.len() * 96);
+    out.push_str(TITLE);
     out.push('\n');
     let mut current: Option<&Kind> = None;
     for r in order(records).into_iter().map(|i| &records[i]) {
@@ -26,7 +27,7 @@ pub fn render(records: &[Record]) -> String {
             out.push_str(&section_heading(&r.meta.kind));
             current = Some(&r.meta.kind);
         }
-        out.push_str(&entry_line(r));
+        push_entry_line(&mut out, r);
         out.push('\n');
     }
     out
@@ -36,9 +37,21 @@ pub fn render(records: &[Record]) -> String {
 /// Feedback, Project, Reference, then other types alphabetically), then `created`,
 /// then key.
 pub fn order(records: &[Record]) -> Vec<usize> {
-    let mut sorted: Vec<usize> = (0..records.len()).collect();
-    sorted.sort_by(|&a, &b| compare(&records[a], &records[b]));
-    sorted
+    // Keys are unique, so the keyed sort is [`compare`]'s order exactly.
+    let mut keyed: Vec<_> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            (
+                section_key(&r.meta.kind),
+                r.meta.created.at,
+                r.key.as_str(),
+                i,
+            )
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|k| k.3).collect()
 }
 
 /// The index's order of two memories: by section, then creation, then key.
@@ -56,17 +69,27 @@ pub fn section_heading(kind: &Kind) -> String {
 
 /// One index line: `- [Name](key.md) — description`.
 pub fn entry_line(r: &Record) -> String {
-    let mut line = format!(
-        "- [{}]({})",
-        escape_inline(&r.meta.name),
-        escape_href(&r.key.file_name())
-    );
-    let description = escape_inline(&r.meta.description);
-    if !description.is_empty() {
-        line.push_str(" — ");
-        line.push_str(&description);
-    }
+    let mut line = String::new();
+    push_entry_line(&mut line, r);
     line
+}
+
+/// Appends [`entry_line`] to `out`.
+fn push_entry_line(out: &mut String, r: &Record) {
+    out.push_str("- [");
+    push_escaped_inline(out, &r.meta.name);
+    out.push_str("](");
+    // The file name, `<key>.md`, without building it (`.md` needs no escape).
+    push_escaped_href(out, r.key.as_str());
+    out.push_str(".md");
+    out.push(')');
+    let at = out.len();
+    out.push_str(" — ");
+    let start = out.len();
+    push_escaped_inline(out, &r.meta.description);
+    if out.len() == start {
+        out.truncate(at);
+    }
 }
 
 fn section_key(kind: &Kind) -> (u8, &str) {
@@ -137,6 +160,13 @@ impl GeneratedLines {
 /// Escapes text for an inline position: newlines become spaces, runs of white space
 /// collapse, and every character that could open inline markup is backslash-escaped.
 pub fn escape_inline(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    push_escaped_inline(&mut out, s);
+    out
+}
+
+/// Appends [`escape_inline`] of `s` to `out`.
+fn push_escaped_inline(out: &mut String, s: &str) {
     // Most names and descriptions need nothing: plain ASCII words and single spaces.
     let b = s.as_bytes();
     let plain = !b.is_empty()
@@ -146,9 +176,10 @@ pub fn escape_inline(s: &str) -> String {
         && b.iter()
             .all(|&c| c.is_ascii_graphic() && !needs_escape(c as char) || c == b' ');
     if plain {
-        return s.to_string();
+        out.push_str(s);
+        return;
     }
-    let mut out = String::with_capacity(s.len());
+    let start = out.len();
     let mut last_space = true;
     for c in s.chars() {
         if c.is_whitespace() || c.is_control() {
@@ -164,9 +195,8 @@ pub fn escape_inline(s: &str) -> String {
         }
         out.push(c);
     }
-    let trimmed = out.trim_end().len();
+    let trimmed = start + out[start..].trim_end().len();
     out.truncate(trimmed);
-    out
 }
 
 /// Characters that can open inline markup (emphasis, code, links, images, HTML,
@@ -182,14 +212,22 @@ fn needs_escape(c: char) -> bool {
 /// Percent-encodes a file name for a link destination.
 pub fn escape_href(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
+    push_escaped_href(&mut out, name);
+    out
+}
+
+/// Appends [`escape_href`] of `name` to `out`.
+fn push_escaped_href(out: &mut String, name: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in name.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'~') {
             out.push(b as char);
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            out.push('%');
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 15)] as char);
         }
     }
-    out
 }
 
 #[cfg(test)]

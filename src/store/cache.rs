@@ -108,7 +108,8 @@ pub struct Item<'a> {
     pub stat: Option<Stat>,
     pub checked: i64,
     pub key: &'a str,
-    pub text: &'a str,
+    /// The file's text: these parts joined.
+    pub text: [&'a str; 3],
     pub meta: &'a Meta,
     pub warnings: &'a [Warning],
     pub data: Option<&'a DocData>,
@@ -197,66 +198,86 @@ impl Cache {
         cache.generation = main.generation;
         cache.main_vocab_len = vocab.len();
         cache.vocab = vocab;
-        let mut entries: Vec<(Saved, bool)> =
-            main.entries.into_iter().map(|e| (e, false)).collect();
-        let main_files: std::collections::HashSet<String> =
-            entries.iter().map(|(e, _)| e.file.clone()).collect();
-        if let Some((dbytes, Some(delta))) = read(SEARCH_DELTA_FILE)
-            && delta.base == main.generation
-            && delta.vocab_start as usize == cache.vocab.len()
-        {
-            let mut vocab = cache.vocab.clone();
-            let fresh = delta.terms.iter().all(|t| {
-                let known = vocab.get(t).is_some();
-                vocab.intern(t);
-                !known
-            });
-            if fresh {
-                cache.vocab = vocab;
-                cache.delta_bytes = dbytes;
-                cache.delta_files = delta.entries.len() + delta.removed.len();
-                let gone: std::collections::HashSet<&str> = delta
-                    .removed
-                    .iter()
-                    .chain(delta.entries.iter().map(|e| &e.file))
-                    .map(String::as_str)
-                    .collect();
-                entries.retain(|(e, _)| !gone.contains(e.file.as_str()));
-                entries.extend(delta.entries.into_iter().map(|e| (e, true)));
+        let mut delta = read(SEARCH_DELTA_FILE).and_then(|(dbytes, d)| {
+            let d = d?;
+            if d.base != main.generation || d.vocab_start as usize != cache.vocab.len() {
+                return None;
             }
+            // The delta's terms are all new, and new once each.
+            let mut seen = std::collections::HashSet::with_capacity(d.terms.len());
+            d.terms
+                .iter()
+                .all(|t| cache.vocab.get(t).is_none() && seen.insert(t.as_str()))
+                .then_some((dbytes, d))
+        });
+        if let Some((dbytes, d)) = &mut delta {
+            for t in &d.terms {
+                cache.vocab.intern(t);
+            }
+            cache.delta_bytes = *dbytes;
+            cache.delta_files = d.entries.len() + d.removed.len();
         }
         cache.loaded_vocab_len = cache.vocab.len();
-        let n = cache.vocab.len();
-        for (mut e, in_delta) in entries {
-            if e.data.as_ref().is_some_and(|d| !d.is_valid(n)) {
-                e.data = None;
-                e.has_data = false;
-            }
-            cache.loaded.insert(
-                e.file.clone(),
-                Loaded {
-                    stat: e.stat,
-                    checked: e.checked,
-                    key: e.key.clone(),
-                    has_data: e.has_data,
-                    in_main: main_files.contains(&e.file),
-                    in_delta,
-                },
-            );
-            cache.by_file.insert(e.file.clone(), cache.saved.len());
-            cache.saved.push(Some(e));
+        let (delta_entries, removed) =
+            delta.map_or((Vec::new(), Vec::new()), |(_, d)| (d.entries, d.removed));
+        let total = main.entries.len() + delta_entries.len();
+        cache.saved.reserve(total);
+        cache.by_file.reserve(total);
+        cache.loaded.reserve(total);
+        for (in_delta, e) in main
+            .entries
+            .into_iter()
+            .map(|e| (false, e))
+            .chain(delta_entries.into_iter().map(|e| (true, e)))
+        {
+            // An entry of the delta replaces the main file's entry for its file.
+            let in_main = match cache.by_file.get(&e.file) {
+                Some(&i) if in_delta => {
+                    cache.saved[i] = None;
+                    true
+                }
+                _ => !in_delta,
+            };
+            cache.add(e, in_main, in_delta);
         }
-        for f in main_files {
-            cache.loaded.entry(f).or_insert(Loaded {
-                stat: Stat::default(),
-                checked: 0,
-                key: String::new(),
-                has_data: false,
-                in_main: true,
-                in_delta: true,
-            });
+        for f in removed {
+            // Removed from the main file (a file the delta also holds stays).
+            if cache.loaded.get(&f).is_some_and(|l| !l.in_delta)
+                && let Some(i) = cache.by_file.remove(&f)
+            {
+                cache.saved[i] = None;
+                cache.loaded.insert(
+                    f,
+                    Loaded {
+                        stat: Stat::default(),
+                        checked: 0,
+                        key: String::new(),
+                        has_data: false,
+                        in_main: true,
+                        in_delta: true,
+                    },
+                );
+            }
         }
         cache
+    }
+
+    /// Adds one loaded entry (its term data checked against its file's vocabulary
+    /// when decoded: the loaded vocabulary extends it).
+    fn add(&mut self, e: Saved, in_main: bool, in_delta: bool) {
+        self.loaded.insert(
+            e.file.clone(),
+            Loaded {
+                stat: e.stat,
+                checked: e.checked,
+                key: e.key.clone(),
+                has_data: e.has_data,
+                in_main,
+                in_delta,
+            },
+        );
+        self.by_file.insert(e.file.clone(), self.saved.len());
+        self.saved.push(Some(e));
     }
 
     /// The vocabulary the saved term data uses; new data interns into it.
@@ -403,7 +424,7 @@ impl Saved {
             stat: it.stat?,
             checked: it.checked,
             key: it.key.to_string(),
-            text: it.text.to_string(),
+            text: it.text.concat(),
             meta: Entry::from_meta(it.meta, it.warnings),
             data: it.data.cloned(),
             has_data: it.data.is_some(),
@@ -713,7 +734,9 @@ impl Saved {
         }
     }
 
-    fn decode(r: &mut Reader<'_>, terms: bool) -> Option<Saved> {
+    /// Decodes an entry; its term data only given the size of the vocabulary it
+    /// may use (data that uses more, or is malformed, is dropped: read again).
+    fn decode(r: &mut Reader<'_>, terms: Option<usize>) -> Option<Saved> {
         let file = r.str()?;
         let stat = Stat {
             size: r.u64()?,
@@ -727,7 +750,14 @@ impl Saved {
         let meta = Entry::decode(r)?;
         let (data, has_data) = match r.byte()? {
             0 => (None, false),
-            1 if terms => (Some(decode_data(r)?), true),
+            1 if let Some(n) = terms => {
+                let d = decode_data(r)?;
+                if d.is_valid(n) {
+                    (Some(d), true)
+                } else {
+                    (None, false)
+                }
+            }
             1 => {
                 skip_data(r)?;
                 (None, true)
@@ -748,24 +778,31 @@ impl Saved {
 }
 
 /// Decodes chunks of entries, on as many threads as there are cores (up to 8).
-fn decode_chunks(chunks: &[&[u8]], with_terms: bool) -> Option<Vec<Saved>> {
+fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> Option<Vec<Saved>> {
     let one = |c: &[u8]| -> Option<Vec<Saved>> {
         let mut r = Reader(c);
         let n = r.count_of(1)?;
-        let out = (0..n)
-            .map(|_| Saved::decode(&mut r, with_terms))
-            .collect::<Option<Vec<_>>>()?;
+        // Bounded by the chunk's bytes (one byte per entry at least).
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(Saved::decode(&mut r, with_terms)?);
+        }
         r.0.is_empty().then_some(out)
     };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
     if threads < 2 || chunks.len() < 2 {
-        return chunks
-            .iter()
-            .map(|c| one(c))
-            .collect::<Option<Vec<_>>>()
-            .map(|v| v.concat());
+        let mut out = Vec::new();
+        for c in chunks {
+            let part = one(c)?;
+            if out.is_empty() {
+                out = part;
+            } else {
+                out.extend(part);
+            }
+        }
+        return Some(out);
     }
     let per = chunks.len().div_ceil(threads);
     let parts: Vec<Option<Vec<Saved>>> = std::thread::scope(|scope| {
@@ -773,7 +810,8 @@ fn decode_chunks(chunks: &[&[u8]], with_terms: bool) -> Option<Vec<Saved>> {
             .chunks(per)
             .map(|group| {
                 scope.spawn(move || {
-                    let mut out = Vec::new();
+                    // Chunks hold CHUNK entries (but the last), as written.
+                    let mut out = Vec::with_capacity(group.len() * CHUNK);
                     for c in group {
                         out.extend(one(c)?);
                     }
@@ -786,9 +824,10 @@ fn decode_chunks(chunks: &[&[u8]], with_terms: bool) -> Option<Vec<Saved>> {
             .map(|h| h.join().unwrap_or(None))
             .collect()
     });
-    let mut out = Vec::new();
+    let parts: Vec<Vec<Saved>> = parts.into_iter().collect::<Option<_>>()?;
+    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
     for p in parts {
-        out.extend(p?);
+        out.extend(p);
     }
     Some(out)
 }
@@ -842,7 +881,8 @@ impl IndexFile {
             let n = usize::try_from(r.u64()?).ok()?;
             chunks.push(r.take(n)?);
         }
-        let entries = decode_chunks(&chunks, with_terms)?;
+        let vocab = with_terms.then(|| vocab_start as usize + terms.len());
+        let entries = decode_chunks(&chunks, vocab)?;
         r.0.is_empty().then_some(IndexFile {
             version,
             generation,
