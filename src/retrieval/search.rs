@@ -8,7 +8,7 @@
 //! line as a passage of its own (line-level IDF, label boost, bigrams, one round of
 //! pseudo-relevance feedback), for choosing excerpts. Pure code: no IO, no clock.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::OnceLock;
 
 use crate::memory::Record;
@@ -39,6 +39,38 @@ const STOPWORDS: &[&str] = &[
     "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where",
     "which", "who", "whom", "why", "will", "with", "would", "you", "your",
 ];
+
+/// The maximal runs of alphanumeric characters of `text` (the non-empty pieces of
+/// `text.split(|c: char| !c.is_alphanumeric())`), with ASCII tested byte by byte.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let mut start = None;
+        while i < b.len() {
+            let (alnum, width) = if b[i].is_ascii() {
+                (b[i].is_ascii_alphanumeric(), 1)
+            } else {
+                let c = text[i..].chars().next().unwrap_or_default();
+                (c.is_alphanumeric(), c.len_utf8())
+            };
+            match (alnum, start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    let word = &text[s..i];
+                    i += width;
+                    return Some(word);
+                }
+                _ => {}
+            }
+            i += width;
+        }
+        start.map(|s| &text[s..])
+    })
+}
+
+/// The length of the longest stop word, in bytes.
+const STOPWORD_MAX_LEN: usize = 5;
 
 /// Light English stemming: folds plurals and common verb endings so that `runs`,
 /// `running` and `run` meet. Applied identically to documents and queries, so it
@@ -106,15 +138,25 @@ fn strip_verb(w: std::borrow::Cow<'_, str>) -> String {
 /// Splits text into lowercase, stemmed terms, without stopwords.
 pub fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for raw in text.split(|c: char| !c.is_alphanumeric()) {
-        if raw.is_empty() {
+    let mut lower = String::new();
+    for raw in words(text) {
+        // ASCII lowercases in place (what `to_lowercase` does to ASCII).
+        lower.clear();
+        if raw.is_ascii() {
+            lower.push_str(raw);
+            lower.make_ascii_lowercase();
+        } else {
+            lower.push_str(&raw.to_lowercase());
+        }
+        if lower.len() <= STOPWORD_MAX_LEN && STOPWORDS.binary_search(&lower.as_str()).is_ok() {
             continue;
         }
-        let lower = raw.to_lowercase();
-        if STOPWORDS.binary_search(&lower.as_str()).is_ok() {
-            continue;
-        }
-        if lower.chars().count() < 2 && !lower.chars().all(|c| c.is_numeric()) {
+        let short = if lower.is_ascii() {
+            lower.len() < 2
+        } else {
+            lower.chars().count() < 2
+        };
+        if short && !lower.chars().all(|c| c.is_numeric()) {
             continue;
         }
         out.push(stem(&lower));
@@ -1148,10 +1190,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn words_are_the_alphanumeric_runs() {
+        let split = |text: &str| -> Vec<String> {
+            text.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(String::from)
+                .collect()
+        };
+        let mut texts: Vec<String> = ["", "a", "  ", "..x..", "x", "Hello, wörld! x2 ÀB—cd"]
+            .map(String::from)
+            .to_vec();
+        // Random strings over ASCII letters, digits, punctuation and non-ASCII
+        // letters, digits, marks and spaces.
+        let pool: Vec<char> = "aZ09 ,._-\n\té日٣\u{2003}\u{301}—ß".chars().collect();
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..500 {
+            let mut t = String::new();
+            for _ in 0..(x % 24) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                t.push(pool[(x % pool.len() as u64) as usize]);
+            }
+            texts.push(t);
+        }
+        for t in &texts {
+            assert_eq!(
+                words(t).map(String::from).collect::<Vec<_>>(),
+                split(t),
+                "{t:?}"
+            );
+        }
+    }
+
+    #[test]
     fn stopwords_are_sorted() {
         let mut s = STOPWORDS.to_vec();
         s.sort();
         assert_eq!(s, STOPWORDS);
+        let longest = STOPWORDS.iter().map(|w| w.len()).max();
+        assert_eq!(longest, Some(STOPWORD_MAX_LEN));
     }
 
     #[test]

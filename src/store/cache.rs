@@ -17,7 +17,7 @@
 //! entries are written, to the delta file; the delta is folded into the main file when
 //! it grows past a share of it.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -777,6 +777,28 @@ impl Saved {
     }
 }
 
+/// `f` of every item, in order, on as many threads as there are cores (up to 8).
+fn on_threads<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads < 2 || items.len() < 2 {
+        return items.iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(per)
+            .map(|group| scope.spawn(move || group.iter().map(f).collect::<Vec<U>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
 /// Decodes chunks of entries, on as many threads as there are cores (up to 8).
 fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> Option<Vec<Saved>> {
     let one = |c: &[u8]| -> Option<Vec<Saved>> {
@@ -789,42 +811,9 @@ fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> Option<Vec<Save
         }
         r.0.is_empty().then_some(out)
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    if threads < 2 || chunks.len() < 2 {
-        let mut out = Vec::new();
-        for c in chunks {
-            let part = one(c)?;
-            if out.is_empty() {
-                out = part;
-            } else {
-                out.extend(part);
-            }
-        }
-        return Some(out);
-    }
-    let per = chunks.len().div_ceil(threads);
-    let parts: Vec<Option<Vec<Saved>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .chunks(per)
-            .map(|group| {
-                scope.spawn(move || {
-                    // Chunks hold CHUNK entries (but the last), as written.
-                    let mut out = Vec::with_capacity(group.len() * CHUNK);
-                    for c in group {
-                        out.extend(one(c)?);
-                    }
-                    Some(out)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or(None))
-            .collect()
-    });
-    let parts: Vec<Vec<Saved>> = parts.into_iter().collect::<Option<_>>()?;
+    let parts: Vec<Vec<Saved>> = on_threads(chunks, |c| one(c))
+        .into_iter()
+        .collect::<Option<_>>()?;
     let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
     for p in parts {
         out.extend(p);
@@ -843,17 +832,21 @@ impl IndexFile {
         w.strs(&self.terms);
         w.strs(&self.removed);
         // Entries in chunks, each prefixed by its length in bytes, so that they can
-        // be decoded on several threads.
+        // be decoded on several threads (and are encoded on several).
         let chunks: Vec<&[Saved]> = self.entries.chunks(CHUNK).collect();
-        w.u64(chunks.len() as u64);
-        for chunk in chunks {
+        let encoded = on_threads(&chunks, |chunk| {
             let mut c = Writer(Vec::new());
             c.u64(chunk.len() as u64);
-            for e in chunk {
+            for e in *chunk {
                 e.encode(&mut c);
             }
-            w.u64(c.0.len() as u64);
-            w.0.extend_from_slice(&c.0);
+            c.0
+        });
+        w.0.reserve(8 + encoded.iter().map(|c| 8 + c.len()).sum::<usize>());
+        w.u64(encoded.len() as u64);
+        for c in encoded {
+            w.u64(c.len() as u64);
+            w.0.extend_from_slice(&c);
         }
         w.0
     }
