@@ -628,19 +628,8 @@ enum Part {
     Lines(Vec<usize>),
 }
 
-/// Chooses, for a query, which memories go in whole and which lines of the others
-/// go in as excerpts, within `room` characters. Returns the included memories (by
-/// index into `records`) in `order`, each with its part.
-///
-/// Every line of a relevant memory gets a value (its score, its neighbours', its
-/// memory's relevance); lines go in best first, each costing its characters plus
-/// what it adds to its memory's excerpt (the heading and footer for the first line,
-/// a `…` marker for a new run), skipping any that no longer fits. A memory whose
-/// lines all go in, or whose whole section costs no more than its excerpt, goes in
-/// whole, and so does a short relevant memory ([`SHORT_CHARS`]). Room left after
-/// that takes whole memories in order, as without a query.
-/// A line's value and place, ordered so that a max-heap pops the highest value
-/// first and, among equal values, the earliest place.
+/// A line's value and place, ordered so that the greater is the better line: the
+/// higher value and, among equal values, the earlier place.
 struct Best((f64, (usize, usize)));
 
 impl Ord for Best {
@@ -666,6 +655,61 @@ impl PartialEq for Best {
 
 impl Eq for Best {}
 
+/// Lines best first ([`Best`]'s order), a sorted chunk at a time: the best few
+/// thousand are selected and sorted, then four times as many of the rest, and so on,
+/// so that a plan that fills after a few thousand lines never orders the others.
+struct BestFirst {
+    rest: Vec<(f64, (usize, usize))>,
+    chunk: std::vec::IntoIter<(f64, (usize, usize))>,
+    size: usize,
+}
+
+impl BestFirst {
+    /// Lines in the first chunk.
+    const FIRST: usize = 8192;
+
+    fn new(lines: Vec<(f64, (usize, usize))>) -> BestFirst {
+        BestFirst {
+            rest: lines,
+            chunk: Vec::new().into_iter(),
+            size: BestFirst::FIRST,
+        }
+    }
+}
+
+impl Iterator for BestFirst {
+    type Item = (f64, (usize, usize));
+
+    fn next(&mut self) -> Option<(f64, (usize, usize))> {
+        if let Some(x) = self.chunk.next() {
+            return Some(x);
+        }
+        let k = self.size.min(self.rest.len());
+        let at = self.rest.len() - k;
+        let order = |a: &(f64, (usize, usize)), b: &(f64, (usize, usize))| Best(*a).cmp(&Best(*b));
+        if at > 0 {
+            // Everything after `at` is better than everything before it.
+            self.rest.select_nth_unstable_by(at, order);
+        }
+        let mut chunk = self.rest.split_off(at);
+        chunk.sort_unstable_by(|a, b| order(b, a));
+        self.chunk = chunk.into_iter();
+        self.size = self.size.saturating_mul(4);
+        self.chunk.next()
+    }
+}
+
+/// Chooses, for a query, which memories go in whole and which lines of the others
+/// go in as excerpts, within `room` characters. Returns the included memories (by
+/// index into `records`) in `order`, each with its part.
+///
+/// Every line of a relevant memory gets a value (its score, its neighbours', its
+/// memory's relevance); lines go in best first, each costing its characters plus
+/// what it adds to its memory's excerpt (the heading and footer for the first line,
+/// a `…` marker for a new run), skipping any that no longer fits. A memory whose
+/// lines all go in, or whose whole section costs no more than its excerpt, goes in
+/// whole, and so does a short relevant memory ([`SHORT_CHARS`]). Room left after
+/// that takes whole memories in order, as without a query.
 fn plan(
     records: &[Record],
     order: &[usize],
@@ -693,15 +737,15 @@ fn plan(
             }
         }
     }
-    // (position, line) pairs are distinct, so the order is total: popping the best
-    // line from a heap visits them in exactly the order of a full sort, and a plan
-    // that fills early sorts little.
-    let mut heap: std::collections::BinaryHeap<Best> = values.into_iter().map(Best).collect();
+    // (position, line) pairs are distinct, so the order is total: the lines are
+    // visited in exactly the order of a full sort, and a plan that fills early sorts
+    // little.
+    let best = BestFirst::new(values);
     let mut parts: Vec<Option<Part>> = vec![None; records.len()];
     // The heading's length: no memory not yet in goes in for less.
     let mut least: Vec<usize> = vec![0; records.len()];
     let mut used = 0usize;
-    while let Some(Best((_, (pos, l)))) = heap.pop() {
+    for (_, (pos, l)) in best {
         if used >= room {
             break;
         }
@@ -910,6 +954,34 @@ fn assemble(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn best_first_is_the_order_of_a_full_sort() {
+        // Sizes around and past the chunks (8,192, then 32,768 more), with ties in
+        // value broken by place.
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for n in [0, 1, 5, 8191, 8192, 8193, 45_000] {
+            let lines: Vec<(f64, (usize, usize))> = (0..n)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (
+                        (x % 50) as f64 / 7.0 + 1e-9,
+                        (((x >> 8) % 1000) as usize, i),
+                    )
+                })
+                .collect();
+            let mut want = lines.clone();
+            want.sort_by_key(|w| std::cmp::Reverse(Best(*w)));
+            let got: Vec<_> = BestFirst::new(lines).collect();
+            assert_eq!(got.len(), n);
+            assert!(
+                got.iter().zip(&want).all(|(g, w)| g.0 == w.0 && g.1 == w.1),
+                "n = {n}"
+            );
+        }
+    }
 
     #[test]
     fn heading_len_is_the_headings_length() {
