@@ -404,13 +404,22 @@ impl Cache {
             entries: items.iter().filter_map(Saved::of).collect(),
             removed: Vec::new(),
         };
-        let bytes = f.encode();
-        if backend.write_atomic(SEARCH_INDEX_FILE, &bytes).is_ok() {
+        // Written part by part: a large store's index is never held twice.
+        let parts = f.encode_parts();
+        drop(f);
+        let size: usize = parts.iter().map(Vec::len).sum();
+        let written = backend.write_atomic_with(SEARCH_INDEX_FILE, |w| {
+            for p in parts {
+                w.write_all(&p)?;
+            }
+            Ok(())
+        });
+        if written.is_ok() {
             let _ = backend.remove(SEARCH_DELTA_FILE);
             if backend.is_file(LEGACY_PARSE_CACHE) {
                 let _ = backend.remove(LEGACY_PARSE_CACHE);
             }
-            return bytes.len() as u64;
+            return size as u64;
         }
         self.bytes()
     }
@@ -823,6 +832,13 @@ fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> Option<Vec<Save
 
 impl IndexFile {
     fn encode(&self) -> Vec<u8> {
+        self.encode_parts().concat()
+    }
+
+    /// The encoded file in parts that, written one after the other, are the file:
+    /// the header, then each chunk of entries prefixed by its length in bytes (so
+    /// that chunks can be decoded on several threads; they are encoded on several).
+    fn encode_parts(&self) -> Vec<Vec<u8>> {
         let mut w = Writer(Vec::new());
         w.0.extend_from_slice(MAGIC);
         w.str(&self.version);
@@ -831,24 +847,21 @@ impl IndexFile {
         w.u32(self.vocab_start);
         w.strs(&self.terms);
         w.strs(&self.removed);
-        // Entries in chunks, each prefixed by its length in bytes, so that they can
-        // be decoded on several threads (and are encoded on several).
         let chunks: Vec<&[Saved]> = self.entries.chunks(CHUNK).collect();
-        let encoded = on_threads(&chunks, |chunk| {
-            let mut c = Writer(Vec::new());
+        w.u64(chunks.len() as u64);
+        let mut parts = vec![w.0];
+        parts.extend(on_threads(&chunks, |chunk| {
+            // Room for the length, filled in once known.
+            let mut c = Writer(vec![0; 8]);
             c.u64(chunk.len() as u64);
             for e in *chunk {
                 e.encode(&mut c);
             }
+            let len = (c.0.len() - 8) as u64;
+            c.0[..8].copy_from_slice(&len.to_le_bytes());
             c.0
-        });
-        w.0.reserve(8 + encoded.iter().map(|c| 8 + c.len()).sum::<usize>());
-        w.u64(encoded.len() as u64);
-        for c in encoded {
-            w.u64(c.len() as u64);
-            w.0.extend_from_slice(&c);
-        }
-        w.0
+        }));
+        parts
     }
 
     #[cfg(test)]
