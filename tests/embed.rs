@@ -658,6 +658,21 @@ fn a_backfill_round_embeds_every_memory_in_batches() {
     let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
     assert!(r.embeddings.unwrap().pending == 0);
     assert_eq!(server.texts.load(Ordering::SeqCst), 6);
+    // A forgotten memory's vector and an edited memory's old one go with the next
+    // finished round; the edit's new text is embedded.
+    m.forget("tea", None).unwrap();
+    m.write(&draft("chess", "Chess on Saturdays now.")).unwrap();
+    assert_eq!(m.backfill_round(&stop).unwrap(), 1);
+    assert_eq!(vector_count(dir.path()), 4);
+    assert_eq!(server.texts.load(Ordering::SeqCst), 7);
+    // A round stopped before it ends drops nothing.
+    m.forget("chess", None).unwrap();
+    stop.store(true, Ordering::SeqCst);
+    assert_eq!(m.backfill_round(&stop).unwrap(), 0);
+    assert_eq!(vector_count(dir.path()), 4);
+    stop.store(false, Ordering::SeqCst);
+    assert_eq!(m.backfill_round(&stop).unwrap(), 0);
+    assert_eq!(vector_count(dir.path()), 3);
     // A failing endpoint is an error of the round, never of a write.
     let bad = serve(Behaviour::ServerError);
     configure(dir.path(), &bad.url, "");
@@ -689,6 +704,14 @@ fn the_backfill_worker_fills_the_cache_of_a_warm_store() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(vector_count(dir.path()), 13);
+    // Forgetting reaches the cache once the worker has run again.
+    m.forget("fact_0", None).unwrap();
+    worker.nudge();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while vector_count(dir.path()) > 12 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(vector_count(dir.path()), 12);
     worker.stop();
     assert!(logged.lock().unwrap().is_empty());
     let before = server.texts.load(Ordering::SeqCst);

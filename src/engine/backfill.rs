@@ -54,7 +54,8 @@ fn backoff(failures: u32) -> Duration {
 impl Memory {
     /// One round of the background worker: embeds every memory without a cached
     /// vector, a batch per request, with no lock held during a request, and keeps
-    /// the vectors in the cache (and in the warm store). Stops between batches when
+    /// the vectors in the cache (and in the warm store); a round that finishes then
+    /// drops the vectors no memory's text has any more. Stops between batches when
     /// `stop` is set. `Ok(0)` when `[embeddings]` is absent.
     pub fn backfill_round(&self, stop: &AtomicBool) -> Result<usize, BackfillError> {
         let root = self.root();
@@ -64,18 +65,19 @@ impl Memory {
         let embedder = config.embedder()?;
         let path = cache::path(&root, &config.model, config.dimensions);
         let warm = self.with_warm(|w| Ok(w.missing_vectors(&path, config.dimensions)));
+        // Cold: the vectors and the hashes of the texts the memories have now.
         let (missing, mut cold) = match warm {
             Some(r) => (r?, None),
             None => {
-                let (snap, _, _) = self.load_with(false)?;
+                let (snap, _, _) = self.load_records(false)?;
                 let vectors = Vectors::read(&path, config.dimensions);
                 let hashes = hybrid::hashes_of(&snap.records);
                 let missing = hybrid::missing_of(&snap.records, &hashes, &vectors, usize::MAX);
-                (missing, Some(vectors))
+                (missing, Some((vectors, hashes)))
             }
         };
-        let save = |cold: &mut Option<Vectors>| match cold {
-            Some(v) => v.save(&path),
+        let save = |cold: &mut Option<(Vectors, Vec<[u8; 32]>)>| match cold {
+            Some((v, _)) => v.save(&path),
             None => self.save_warm_vectors(),
         };
         let mut embedded = 0;
@@ -96,7 +98,7 @@ impl Memory {
                 chunk.iter().map(|(h, _)| *h).zip(vectors).collect();
             embedded += pairs.len();
             match &mut cold {
-                Some(v) => pairs.into_iter().for_each(|(h, x)| v.insert(h, x)),
+                Some((v, _)) => pairs.into_iter().for_each(|(h, x)| v.insert(h, x)),
                 None => {
                     if let Some(r) = self.with_warm_as_is(|w| {
                         w.add_vectors(&path, pairs);
@@ -108,6 +110,21 @@ impl Memory {
             }
             if (n + 1) % SAVE_EVERY == 0 {
                 save(&mut cold);
+            }
+        }
+        // A finished round drops the vectors of texts no memory has any more (a
+        // memory forgotten or edited): the cache holds what the store can use.
+        if !stop.load(Ordering::Relaxed) {
+            match &mut cold {
+                Some((v, hashes)) => v.retain(&hashes.iter().copied().collect()),
+                None => {
+                    if let Some(r) = self.with_warm_as_is(|w| {
+                        w.prune_vectors(&path);
+                        Ok(())
+                    }) {
+                        r?;
+                    }
+                }
             }
         }
         save(&mut cold);

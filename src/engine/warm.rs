@@ -124,6 +124,16 @@ impl Warm {
         }
     }
 
+    /// Drops the vectors of texts no memory has any more from the vectors of the
+    /// cache at `path` (those of another model's cache are left alone).
+    pub fn prune_vectors(&mut self, path: &Path) {
+        self.hash();
+        let live: std::collections::HashSet<[u8; 32]> = self.hashes.iter().copied().collect();
+        if let Some(l) = self.vectors.as_mut().filter(|l| l.path() == path) {
+            l.vectors.retain(&live);
+        }
+    }
+
     /// Hashes every record's embedded text, the first time only.
     fn hash(&mut self) {
         if !self.hashed {
