@@ -623,7 +623,7 @@ impl Memory {
             ..SearchIndexReport::default()
         };
         type Read = Result<Option<(String, String, Option<store::Stat>)>>;
-        let read: Vec<Read> = par_map(&to_read, |&i| {
+        let read: Vec<Read> = store::par_map(&to_read, PARALLEL_FROM, |&i| {
             Ok(self
                 .backend
                 .read_text_stat(&names[i], MAX_MEMORY_FILE)?
@@ -663,7 +663,9 @@ impl Memory {
         }
         report.parsed = misses.len();
         let parsed: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
-            par_map(&misses, |(_, _, text, _)| frontmatter::parse_read(text));
+            store::par_map(&misses, PARALLEL_FROM, |(_, _, text, _)| {
+                frontmatter::parse_read(text)
+            });
         for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
             files[i] = Some(LoadedFile {
                 stat: st,
@@ -712,7 +714,9 @@ impl Memory {
             // In batches, so that the terms as text of a large store are never all
             // held at once.
             for batch in todo.chunks(2048) {
-                let analyzed = par_map(batch, |&k| search::Analyzed::of(&snap.records[k]));
+                let analyzed = store::par_map(batch, PARALLEL_FROM, |&k| {
+                    search::Analyzed::of(&snap.records[k])
+                });
                 for (&k, a) in batch.iter().zip(analyzed) {
                     kept[k].1.data = Some(search::DocData::intern(&a, &mut vocab));
                     report.analyzed += 1;
@@ -2073,28 +2077,9 @@ struct IndexPlan {
     backup_name: Option<String>,
 }
 
-/// Maps `f` over `items` on all cores (at most 8 threads), keeping the order. Small
-/// inputs run on the calling thread: spawning costs more than it saves.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    if threads < 2 || items.len() < 256 {
-        return items.iter().map(&f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
-}
+/// Files a load reads, parses or analyzes on all cores from (fewer run on the
+/// calling thread: spawning costs more than it saves).
+const PARALLEL_FROM: usize = 256;
 
 /// Sorts a load's problems in file order (whatever order threads met them in) and
 /// adds a warning for keys that differ only by case.

@@ -786,28 +786,6 @@ impl Saved {
     }
 }
 
-/// `f` of every item, in order, on as many threads as there are cores (up to 8).
-fn on_threads<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync) -> Vec<U> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    if threads < 2 || items.len() < 2 {
-        return items.iter().map(f).collect();
-    }
-    let per = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(per)
-            .map(|group| scope.spawn(move || group.iter().map(f).collect::<Vec<U>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
-}
-
 /// Decodes chunks of entries, on as many threads as there are cores (up to 8).
 fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> Option<Vec<Saved>> {
     let one = |c: &[u8]| -> Option<Vec<Saved>> {
@@ -820,7 +798,7 @@ fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> Option<Vec<Save
         }
         r.0.is_empty().then_some(out)
     };
-    let parts: Vec<Vec<Saved>> = on_threads(chunks, |c| one(c))
+    let parts: Vec<Vec<Saved>> = super::par_map(chunks, 2, |c| one(c))
         .into_iter()
         .collect::<Option<_>>()?;
     let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
@@ -850,7 +828,7 @@ impl IndexFile {
         let chunks: Vec<&[Saved]> = self.entries.chunks(CHUNK).collect();
         w.u64(chunks.len() as u64);
         let mut parts = vec![w.0];
-        parts.extend(on_threads(&chunks, |chunk| {
+        parts.extend(super::par_map(&chunks, 2, |chunk| {
             // Room for the length, filled in once known.
             let mut c = Writer(vec![0; 8]);
             c.u64(chunk.len() as u64);
