@@ -102,7 +102,8 @@ impl Vectors {
     }
 
     /// Keeps only the hashes in `live` (vectors of texts no memory has any more go).
-    pub fn retain(&mut self, live: &std::collections::HashSet<[u8; 32]>) {
+    pub fn retain(&mut self, live: impl IntoIterator<Item = [u8; 32]>) {
+        let live: std::collections::HashSet<[u8; 32]> = live.into_iter().collect();
         let before = self.map.len();
         self.map.retain(|k, _| live.contains(k));
         self.dirty |= self.map.len() != before;

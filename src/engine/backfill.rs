@@ -116,7 +116,7 @@ impl Memory {
         // memory forgotten or edited): the cache holds what the store can use.
         if !stop.load(Ordering::Relaxed) {
             match &mut cold {
-                Some((v, hashes)) => v.retain(&hashes.iter().copied().collect()),
+                Some((v, hashes)) => v.retain(hashes.iter().copied()),
                 None => {
                     if let Some(r) = self.with_warm_as_is(|w| {
                         w.prune_vectors(&path);

@@ -436,8 +436,7 @@ pub fn index(root: &Path, records: &[Record]) -> Result<Summary, EmbedError> {
     let embedder = config.embedder()?;
     let path = cache::path(root, &config.model, config.dimensions);
     let mut vectors = Vectors::read(&path, config.dimensions);
-    let live: HashSet<[u8; 32]> = records.iter().map(|r| text_hash(&text_of(r))).collect();
-    vectors.retain(&live);
+    vectors.retain(records.iter().map(|r| text_hash(&text_of(r))));
     let mut seen = HashSet::new();
     let missing: Vec<(String, [u8; 32])> = records
         .iter()

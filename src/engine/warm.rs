@@ -128,9 +128,8 @@ impl Warm {
     /// cache at `path` (those of another model's cache are left alone).
     pub fn prune_vectors(&mut self, path: &Path) {
         self.hash();
-        let live: std::collections::HashSet<[u8; 32]> = self.hashes.iter().copied().collect();
         if let Some(l) = self.vectors.as_mut().filter(|l| l.path() == path) {
-            l.vectors.retain(&live);
+            l.vectors.retain(self.hashes.iter().copied());
         }
     }
 
