@@ -633,11 +633,10 @@ impl Corpus {
     /// Replaces memory `i`'s data (interned with [`Corpus::analyze`]): its share
     /// of the frequencies and its postings.
     pub fn replace(&mut self, i: usize, d: DocData) {
-        let old = std::mem::replace(&mut self.docs[i], d);
+        let old = std::mem::take(&mut self.docs[i]);
         self.count(&old, -1);
-        let new = std::mem::take(&mut self.docs[i]);
-        self.count(&new, 1);
-        self.docs[i] = new;
+        self.count(&d, 1);
+        self.docs[i] = d;
         if let Some(p) = self.postings.as_mut().and_then(OnceLock::get_mut) {
             p.replace(i, &self.docs);
         }
@@ -1189,37 +1188,30 @@ impl LineScorer<'_> {
 mod tests {
     use super::*;
 
+    /// The non-empty pieces of `text` split at every character that is not
+    /// alphanumeric: what [`words`] must give.
+    fn split_words(text: &str) -> Vec<&str> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect()
+    }
+
     #[test]
     fn words_are_the_alphanumeric_runs() {
-        let split = |text: &str| -> Vec<String> {
-            text.split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(String::from)
-                .collect()
-        };
-        let mut texts: Vec<String> = ["", "a", "  ", "..x..", "x", "Hello, wörld! x2 ÀB—cd"]
-            .map(String::from)
-            .to_vec();
-        // Random strings over ASCII letters, digits, punctuation and non-ASCII
-        // letters, digits, marks and spaces.
-        let pool: Vec<char> = "aZ09 ,._-\n\té日٣\u{2003}\u{301}—ß".chars().collect();
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        for _ in 0..500 {
-            let mut t = String::new();
-            for _ in 0..(x % 24) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                t.push(pool[(x % pool.len() as u64) as usize]);
-            }
-            texts.push(t);
+        for t in ["", "a", "  ", "..x..", "x", "Hello, wörld! x2 ÀB—cd"] {
+            assert_eq!(words(t).collect::<Vec<_>>(), split_words(t), "{t:?}");
         }
-        for t in &texts {
-            assert_eq!(
-                words(t).map(String::from).collect::<Vec<_>>(),
-                split(t),
-                "{t:?}"
-            );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        /// Random strings over ASCII letters, digits, punctuation and non-ASCII
+        /// letters, digits, marks and spaces, and any printable text.
+        #[test]
+        fn words_are_the_alphanumeric_runs_of_any_text(
+            t in "[aZ09 ,._\\-\n\té日٣\u{2003}\u{301}—ß]{0,24}|\\PC{0,40}"
+        ) {
+            proptest::prop_assert_eq!(words(&t).collect::<Vec<_>>(), split_words(&t));
         }
     }
 
