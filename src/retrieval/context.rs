@@ -197,9 +197,13 @@ pub fn build_with(
     let records = parts.records;
     let life = Lifecycle::of(records, parts.now.date_naive());
     // State entries have their own section right after the index; superseded and
-    // expired memories only when the filter includes them.
-    let pass = |i: &usize| {
-        records[*i].meta.kind != crate::memory::Kind::State && filter.admits(&records[*i], &life)
+    // expired memories only when the filter includes them. Judged in the records'
+    // order (a large store's records are visited in memory order, not in rank order).
+    let admitted = || -> Vec<bool> {
+        records
+            .iter()
+            .map(|r| r.meta.kind != crate::memory::Kind::State && filter.admits(r, &life))
+            .collect()
     };
     // An included superseded or expired memory is packed under a marked heading
     // (`## Name [superseded by k] (key: …)`): the name carries the marker.
@@ -224,7 +228,8 @@ pub fn build_with(
             .into_iter()
             .map(|(i, _)| i)
             .collect();
-        let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
+        let admitted = admitted();
+        let candidates: Vec<usize> = order.iter().copied().filter(|&i| admitted[i]).collect();
         return assemble(
             parts.index_text,
             packed,
@@ -250,9 +255,9 @@ pub fn build_with(
             .filter(|r| r.len() == records.len())
             .unwrap_or_else(|| corpus.relevance(records, q));
         let order = query_order(records, &memory, parts.now);
-        (memory, order)
+        (memory, order, admitted())
     };
-    let ((memory, order), lines) = if records.len() >= PARALLEL_RECORDS {
+    let ((memory, order, admitted), lines) = if records.len() >= PARALLEL_RECORDS {
         std::thread::scope(|s| {
             let lines = s.spawn(|| corpus.line_relevance(q));
             let ranked = rank();
@@ -265,7 +270,7 @@ pub fn build_with(
         (rank(), corpus.line_relevance(q))
     };
     let scores = QueryScores { memory, lines };
-    let candidates: Vec<usize> = order.iter().copied().filter(pass).collect();
+    let candidates: Vec<usize> = order.iter().copied().filter(|&i| admitted[i]).collect();
     assemble(
         parts.index_text,
         packed,
@@ -628,39 +633,13 @@ enum Part {
     Lines(Vec<usize>),
 }
 
-/// A line's value and place, ordered so that the greater is the better line: the
-/// higher value and, among equal values, the earlier place.
-struct Best((f64, (usize, usize)));
-
-impl Ord for Best {
-    fn cmp(&self, other: &Best) -> std::cmp::Ordering {
-        let (a, b) = (&self.0, &other.0);
-        a.0.partial_cmp(&b.0)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(b.1.cmp(&a.1))
-    }
-}
-
-impl PartialOrd for Best {
-    fn partial_cmp(&self, other: &Best) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Best {
-    fn eq(&self, other: &Best) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for Best {}
-
-/// Lines best first ([`Best`]'s order), a sorted chunk at a time: the best few
+/// Lines best first ([`search::best_key`]'s order), a sorted chunk at a time: the best few
 /// thousand are selected and sorted, then four times as many of the rest, and so on,
 /// so that a plan that fills after a few thousand lines never orders the others.
+/// Yields (position in order, line).
 struct BestFirst {
-    rest: Vec<(f64, (usize, usize))>,
-    chunk: std::vec::IntoIter<(f64, (usize, usize))>,
+    rest: Vec<u128>,
+    chunk: std::vec::IntoIter<u128>,
     size: usize,
 }
 
@@ -668,9 +647,9 @@ impl BestFirst {
     /// Lines in the first chunk.
     const FIRST: usize = 8192;
 
-    fn new(lines: Vec<(f64, (usize, usize))>) -> BestFirst {
+    fn new(keys: Vec<u128>) -> BestFirst {
         BestFirst {
-            rest: lines,
+            rest: keys,
             chunk: Vec::new().into_iter(),
             size: BestFirst::FIRST,
         }
@@ -678,24 +657,26 @@ impl BestFirst {
 }
 
 impl Iterator for BestFirst {
-    type Item = (f64, (usize, usize));
+    type Item = (usize, usize);
 
-    fn next(&mut self) -> Option<(f64, (usize, usize))> {
-        if let Some(x) = self.chunk.next() {
-            return Some(x);
-        }
-        let k = self.size.min(self.rest.len());
-        let at = self.rest.len() - k;
-        let order = |a: &(f64, (usize, usize)), b: &(f64, (usize, usize))| Best(*a).cmp(&Best(*b));
-        if at > 0 {
-            // Everything after `at` is better than everything before it.
-            self.rest.select_nth_unstable_by(at, order);
-        }
-        let mut chunk = self.rest.split_off(at);
-        chunk.sort_unstable_by(|a, b| order(b, a));
-        self.chunk = chunk.into_iter();
-        self.size = self.size.saturating_mul(4);
-        self.chunk.next()
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let key = match self.chunk.next() {
+            Some(k) => k,
+            None => {
+                let k = self.size.min(self.rest.len());
+                let at = self.rest.len() - k;
+                if at > 0 {
+                    // Everything after `at` is better than everything before it.
+                    self.rest.select_nth_unstable(at);
+                }
+                let mut chunk = self.rest.split_off(at);
+                chunk.sort_unstable_by(|a, b| b.cmp(a));
+                self.chunk = chunk.into_iter();
+                self.size = self.size.saturating_mul(4);
+                self.chunk.next()?
+            }
+        };
+        Some(search::key_parts(key).1)
     }
 }
 
@@ -719,33 +700,34 @@ fn plan(
     // Bodies are split into lines only for the memories the plan looks at.
     let mut bodies: Vec<Option<Body<'_>>> = (0..records.len()).map(|_| None).collect();
     let short_cap = (SHORT_CHARS as f64).min(room as f64 * SHORT_SHARE);
-    // (value, (position in order, line)), for lines of relevant memories.
-    let mut values: Vec<(f64, (usize, usize))> = Vec::new();
+    // The keys of the lines of relevant memories (value, position in order, line).
+    let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
     for (pos, &r) in order.iter().enumerate() {
         let relevance = scores.memory[r];
         if relevance <= 0.0 {
             continue;
         }
         let ls = scores.lines.of(r);
-        let at = |i: Option<usize>| i.and_then(|i| ls.get(i)).copied().unwrap_or(0.0);
+        // A line before the first or after the last scores 0.
+        let at = |i: usize| ls.get(i).copied().unwrap_or(0.0);
         for (l, own) in ls.iter().enumerate() {
-            let near = at(l.checked_sub(1)).max(at(Some(l + 1)));
-            let far = at(l.checked_sub(2)).max(at(Some(l + 2)));
+            let near = at(l.wrapping_sub(1)).max(at(l + 1));
+            let far = at(l.wrapping_sub(2)).max(at(l + 2));
             let v = own + NEIGHBOUR * near + NEIGHBOUR_2 * far;
             if v > 0.0 {
-                values.push((v + MEMORY_PRIOR * relevance, (pos, l)));
+                keys.push(search::best_key(v + MEMORY_PRIOR * relevance, pos, l));
             }
         }
     }
     // (position, line) pairs are distinct, so the order is total: the lines are
     // visited in exactly the order of a full sort, and a plan that fills early sorts
     // little.
-    let best = BestFirst::new(values);
+    let best = BestFirst::new(keys);
     let mut parts: Vec<Option<Part>> = vec![None; records.len()];
     // The heading's length: no memory not yet in goes in for less.
     let mut least: Vec<usize> = vec![0; records.len()];
     let mut used = 0usize;
-    for (_, (pos, l)) in best {
+    for (pos, l) in best {
         if used >= room {
             break;
         }
@@ -972,14 +954,16 @@ mod tests {
                     )
                 })
                 .collect();
+            // The higher value first, then the earlier place.
             let mut want = lines.clone();
-            want.sort_by_key(|w| std::cmp::Reverse(Best(*w)));
-            let got: Vec<_> = BestFirst::new(lines).collect();
+            want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let keys = lines
+                .iter()
+                .map(|&(v, (p, l))| search::best_key(v, p, l))
+                .collect();
+            let got: Vec<(usize, usize)> = BestFirst::new(keys).collect();
             assert_eq!(got.len(), n);
-            assert!(
-                got.iter().zip(&want).all(|(g, w)| g.0 == w.0 && g.1 == w.1),
-                "n = {n}"
-            );
+            assert!(got.iter().zip(&want).all(|(g, w)| *g == w.1), "n = {n}");
         }
     }
 

@@ -62,10 +62,19 @@ pub struct Lifecycle {
 impl Lifecycle {
     /// The lifecycle of `records` on `today` (the memdir clock's UTC day).
     pub fn of(records: &[Record], today: NaiveDate) -> Lifecycle {
+        let mut superseded_by: HashMap<String, Vec<String>> = HashMap::new();
+        // The set of keys only when some memory supersedes another: a query of a
+        // large store pays for it only then.
+        let mut supersede = records.iter().filter(|r| !r.meta.supersedes.is_empty());
+        let Some(first) = supersede.next() else {
+            return Lifecycle {
+                superseded_by,
+                today,
+            };
+        };
         let present: std::collections::HashSet<&str> =
             records.iter().map(|r| r.key.as_str()).collect();
-        let mut superseded_by: HashMap<String, Vec<String>> = HashMap::new();
-        for r in records {
+        for r in std::iter::once(first).chain(supersede) {
             for old in &r.meta.supersedes {
                 let old = old.strip_suffix(".md").unwrap_or(old);
                 // A memory cannot supersede itself, and a key no memory has is nothing.
@@ -312,9 +321,11 @@ impl Filter {
         }) {
             return false;
         }
-        let day = meta.updated.at.date_naive();
-        if self.since.is_some_and(|d| day < d) || self.until.is_some_and(|d| day > d) {
-            return false;
+        if self.since.is_some() || self.until.is_some() {
+            let day = meta.updated.at.date_naive();
+            if self.since.is_some_and(|d| day < d) || self.until.is_some_and(|d| day > d) {
+                return false;
+            }
         }
         if self.important && !meta.important {
             return false;

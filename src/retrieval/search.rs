@@ -9,6 +9,8 @@
 //! pseudo-relevance feedback), for choosing excerpts. Pure code: no IO, no clock.
 
 use foldhash::{HashMap, HashMapExt};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
 use crate::memory::Record;
@@ -483,6 +485,11 @@ impl LineScores {
         }
     }
 
+    /// Lines of every memory.
+    pub fn total(&self) -> usize {
+        self.scores.len()
+    }
+
     /// The scores of memory `r`'s lines.
     pub fn of(&self, r: usize) -> &[f64] {
         &self.scores[self.start[r]..self.start[r + 1]]
@@ -530,6 +537,21 @@ pub fn split_label(line: &str) -> Option<(&str, &str, &str)> {
     let start = line.len() - t.len();
     let end = start + label.len();
     Some((&line[..start], label, &line[end..]))
+}
+
+/// A positive score and a place as one integer: the greater key is the higher
+/// score and, among equal scores, the earlier place (`a`, then `b`), the order of
+/// [`by_score_desc`]. The bits of a positive `f64` order as the numbers do.
+pub(crate) fn best_key(score: f64, a: usize, b: usize) -> u128 {
+    debug_assert!(score > 0.0);
+    debug_assert!(u32::try_from(a).is_ok() && u32::try_from(b).is_ok());
+    (u128::from(score.to_bits()) << 64) | (u128::from(!(a as u32)) << 32) | u128::from(!(b as u32))
+}
+
+/// The score and the place of a [`best_key`].
+pub(crate) fn key_parts(key: u128) -> (f64, (usize, usize)) {
+    let score = f64::from_bits((key >> 64) as u64);
+    (score, (!(key >> 32) as u32 as usize, !key as u32 as usize))
 }
 
 fn by_score_desc<T: Ord>(a: &(f64, T), b: &(f64, T)) -> std::cmp::Ordering {
@@ -815,8 +837,18 @@ impl Corpus {
         for (i, &(t, _)) in weights.iter().enumerate() {
             slot[t as usize] = i as u32 + 1;
         }
+        // ends[s]: the pairs (a bit each) whose first term, and those whose second
+        // term, is the term in slot s; a pair's terms are query terms, so weighted.
+        let mut ends = vec![(0u64, 0u64); weights.len() + 1];
+        if pairs.len() <= 64 {
+            for (j, &(a, b, _)) in pairs.iter().enumerate() {
+                ends[slot[a as usize] as usize].0 |= 1 << j;
+                ends[slot[b as usize] as usize].1 |= 1 << j;
+            }
+        }
         let scorer = LineScorer {
             slot: &slot,
+            ends: &ends,
             weights,
             pairs,
             query,
@@ -882,20 +914,25 @@ impl Corpus {
     /// its IDF (the best one; the others in proportion). Ties go to the term that
     /// sorts first, so the choice does not depend on the order ids were handed out.
     fn feedback(&self, lines: &LineScores, query: &[u32]) -> Vec<(u32, f64)> {
-        let mut ranked: Vec<(f64, (usize, usize))> = Vec::new();
+        // The best PRF_LINES lines, kept in a heap whose least is the first out
+        // (lines are distinct, so the order is total and the choice a full sort's).
+        let mut kept: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(PRF_LINES + 1);
         for (r, per) in lines.iter().enumerate() {
-            for (l, s) in per.iter().enumerate() {
-                if *s > 0.0 {
-                    ranked.push((*s, (r, l)));
+            for (l, &s) in per.iter().enumerate() {
+                if s > 0.0 {
+                    let key = best_key(s, r, l);
+                    if kept.len() < PRF_LINES {
+                        kept.push(Reverse(key));
+                    } else if let Some(mut least) = kept.peek_mut()
+                        && key > least.0
+                    {
+                        *least = Reverse(key);
+                    }
                 }
             }
         }
-        // Only the best PRF_LINES are used: chosen first, then sorted (lines are
-        // distinct, so the order is total and the choice the full sort's).
-        if ranked.len() > PRF_LINES {
-            ranked.select_nth_unstable_by(PRF_LINES - 1, by_score_desc);
-            ranked.truncate(PRF_LINES);
-        }
+        let mut ranked: Vec<(f64, (usize, usize))> =
+            kept.into_iter().map(|Reverse(k)| key_parts(k)).collect();
         ranked.sort_by(by_score_desc);
         let Some(&(top, _)) = ranked.first() else {
             return Vec::new();
@@ -994,6 +1031,8 @@ enum Pairs<'a> {
 /// What scoring a line needs (see [`Corpus::line_scores`]).
 struct LineScorer<'a> {
     slot: &'a [u32],
+    /// By slot: the pairs starting with, and those ending with, its term.
+    ends: &'a [(u64, u64)],
     weights: &'a [(u32, f64)],
     pairs: &'a [(u32, u32, f64)],
     query: &'a [u32],
@@ -1002,8 +1041,8 @@ struct LineScorer<'a> {
 
 impl LineScorer<'_> {
     /// The summed weights of the pairs that occur in `text` as adjacent terms, in
-    /// the order of `pairs`. Only adjacent terms that are both weighted can be a
-    /// pair, so most are passed over on a table lookup.
+    /// the order of `pairs`. A term's pairs are found on one table lookup: those
+    /// starting with the term before it and ending with it.
     fn pair_sum(&self, text: &[u32]) -> f64 {
         if self.pairs.is_empty() {
             return 0.0;
@@ -1016,16 +1055,11 @@ impl LineScorer<'_> {
                 .map(|(_, _, w)| w)
                 .sum::<f64>();
         }
-        let mut found = 0u64;
-        for p in text.windows(2) {
-            if self.slot[p[0] as usize] == 0 || self.slot[p[1] as usize] == 0 {
-                continue;
-            }
-            for (j, (a, b, _)) in self.pairs.iter().enumerate() {
-                if p[0] == *a && p[1] == *b {
-                    found |= 1 << j;
-                }
-            }
+        let (mut found, mut after) = (0u64, 0u64);
+        for &t in text {
+            let (first, second) = self.ends[self.slot[t as usize] as usize];
+            found |= after & second;
+            after = first;
         }
         self.pairs
             .iter()
@@ -1464,6 +1498,37 @@ mod tests {
             &queries,
             "huge",
         );
+    }
+
+    #[test]
+    fn best_keys_order_as_by_score_desc() {
+        // Scores across magnitudes, with ties broken by place.
+        let scores = [
+            1e-300,
+            1e-9,
+            0.25,
+            0.5,
+            0.5000000000000001,
+            1.0,
+            2.0,
+            7.5,
+            1e300,
+        ];
+        let mut items: Vec<(f64, (usize, usize))> = Vec::new();
+        for (i, &s) in scores.iter().enumerate() {
+            for place in [(0, 0), (0, 1), (1, 0), (i, 3), (u32::MAX as usize, 7)] {
+                items.push((s, place));
+            }
+        }
+        for &(s, p) in &items {
+            assert_eq!(key_parts(best_key(s, p.0, p.1)), (s, p));
+        }
+        let mut want = items.clone();
+        want.sort_by(by_score_desc);
+        let mut keys: Vec<u128> = items.iter().map(|&(s, (a, b))| best_key(s, a, b)).collect();
+        keys.sort_unstable_by(|a, b| b.cmp(a));
+        let got: Vec<_> = keys.into_iter().map(key_parts).collect();
+        assert_eq!(got, want);
     }
 
     #[test]
