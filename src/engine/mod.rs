@@ -1464,6 +1464,7 @@ impl Memory {
                 let keyword = corpus.relevance(&snap.records, query);
                 let (rel, report) = hy.finish(&snap.records, keyword);
                 let hits = recall_rel(&snap.records, rel, limit, filter, self.now());
+                store::drop_later((snap.records, corpus));
                 ((hits, report), snap.problems)
             }
         };
@@ -1610,6 +1611,7 @@ impl Memory {
             _ => (None, None),
         };
         let block = prepared.block_with(max_tokens, query, filter, relevance);
+        store::drop_later(prepared);
         access::record(
             &self.backend,
             self.now(),

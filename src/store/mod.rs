@@ -776,6 +776,43 @@ impl Backend {
         Ok(Some((f, path)))
     }
 
+    /// Whether the file holds exactly `bytes` (false when it is missing): its size
+    /// first, then its content streamed, never read whole.
+    pub fn holds(&self, rel: &str, bytes: &[u8]) -> Result<bool> {
+        match self {
+            Backend::Mem(_) => Ok(self
+                .mem()
+                .expect("mem backend")
+                .get(rel)
+                .is_some_and(|b| b.as_slice() == bytes)),
+            Backend::Dir(root) => {
+                let Some((mut f, path)) = self.open_regular(root, rel)? else {
+                    return Ok(false);
+                };
+                let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
+                if len != bytes.len() as u64 {
+                    return Ok(false);
+                }
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut rest = bytes;
+                loop {
+                    let n = f.read(&mut buf).map_err(|e| Error::io(&path, e))?;
+                    if n == 0 {
+                        return Ok(rest.is_empty());
+                    }
+                    // A file that grew since its size was read holds something else.
+                    let Some((head, tail)) = rest.split_at_checked(n) else {
+                        return Ok(false);
+                    };
+                    if head != &buf[..n] {
+                        return Ok(false);
+                    }
+                    rest = tail;
+                }
+            }
+        }
+    }
+
     /// Size and SHA-256 of a file, read in chunks whatever its size (never whole).
     /// `Ok(None)` when the file does not exist.
     pub fn digest(&self, rel: &str) -> Result<Option<FileDigest>> {
@@ -1070,6 +1107,16 @@ fn stream_lines(
     }
 }
 
+/// Drops `x` on a thread of its own: freeing a large store's memory takes
+/// milliseconds, and a one-shot command need not wait for it (when the process ends
+/// first, its memory goes back at once). Dropped in place when no thread starts.
+pub(crate) fn drop_later<T: Send + 'static>(x: T) {
+    // On failure the closure, and `x` with it, is dropped here.
+    let _ = std::thread::Builder::new()
+        .name("memdir-drop".into())
+        .spawn(move || drop(x));
+}
+
 /// Maps `f` over `items` on all cores (at most 8 threads), keeping the order; on the
 /// calling thread alone for fewer than `min` items.
 pub(crate) fn par_map<T: Sync, R: Send>(
@@ -1147,6 +1194,9 @@ mod tests {
             Some(FileDigest::of(b"x\ny\n"))
         );
         assert_eq!(b.digest("nope").unwrap(), None);
+        assert!(b.holds("MEMORY.md", b"x\ny\n").unwrap());
+        assert!(!b.holds("MEMORY.md", b"x\ny").unwrap());
+        assert!(!b.holds("nope", b"").unwrap());
         b.copy_atomic("MEMORY.md", ".memdir/backups/a").unwrap();
         assert_eq!(b.read(".memdir/backups/a", 10).unwrap().unwrap(), b"x\ny\n");
         b.write_atomic(".memdir/cache/.memdir-1.tmp", b"").unwrap();
