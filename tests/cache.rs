@@ -177,6 +177,25 @@ fn unchanged_files_are_vouched_for_and_changed_ones_read() {
 }
 
 #[test]
+fn a_removal_alone_is_recorded_by_the_next_read() {
+    // spec/architecture.md#search-index: nothing else changed, yet the index must
+    // stop holding the removed file (a read that finds all the rest as loaded is
+    // not "unchanged").
+    let (_tmp, dir) = settled_store(12);
+    mem(&dir).search_index().unwrap();
+    let delta = dir.join(memdir::memory::layout::SEARCH_DELTA_FILE);
+    assert!(!delta.exists());
+    std::fs::remove_file(dir.join("k3.md")).unwrap();
+    mem(&dir).list(None).unwrap();
+    assert!(delta.exists(), "the removal was not recorded");
+    let after = std::fs::read(&delta).unwrap();
+    // Recorded once: the next read finds nothing new to write.
+    let next = mem(&dir).search_index().unwrap();
+    assert_eq!((next.memories, next.vouched, next.read), (11, 11, 0));
+    assert_eq!(std::fs::read(&delta).unwrap(), after);
+}
+
+#[test]
 fn a_same_size_edit_inside_the_margin_is_seen() {
     let (_tmp, dir) = settled_store(3);
     mem(&dir).search_index().unwrap();

@@ -578,13 +578,20 @@ impl Memory {
         });
         let (mut names, stats, problems) = listed?;
         snap.problems.extend(problems);
-        // What the index vouches for by stat; the rest is read.
-        let mut files: Vec<Option<LoadedFile>> = names
+        // What the index vouches for by stat (taken from the index in order, then
+        // turned into files on all cores); the rest is read.
+        let vouched: Vec<Option<(store::Stat, cache::Vouched)>> = names
             .iter()
             .zip(&stats)
             .map(|(n, st)| {
                 let st = (*st)?;
-                let hit = cache.by_stat(n, &st)?;
+                Some((st, cache.by_stat(n, &st)?))
+            })
+            .collect();
+        let mut files: Vec<Option<LoadedFile>> =
+            store::par_map_owned(vouched, PARALLEL_FROM, |vouched| {
+                let (st, vouched) = vouched?;
+                let hit = vouched.hit()?;
                 let (text, body) = match frontmatter::body_span(&hit.text).filter(|_| !texts) {
                     // The text becomes the body in place; the file's text is kept as
                     // what surrounds it.
@@ -614,8 +621,7 @@ impl Memory {
                     warnings: Vec::new(),
                     data: hit.data,
                 })
-            })
-            .collect();
+            });
         let to_read: Vec<usize> = (0..names.len()).filter(|&i| files[i].is_none()).collect();
         let mut report = SearchIndexReport {
             vouched: names.len() - to_read.len(),

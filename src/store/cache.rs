@@ -115,6 +115,18 @@ pub struct Item<'a> {
     pub data: Option<&'a DocData>,
 }
 
+/// A file's saved entry, taken by [`Cache::by_stat`]: turned into a [`Hit`] on
+/// whatever thread needs it.
+pub struct Vouched(Saved);
+
+impl Vouched {
+    /// The entry as a hit; `None` when its metadata no longer parses (the file is
+    /// then read).
+    pub fn hit(self) -> Option<Hit> {
+        self.0.into_hit()
+    }
+}
+
 /// What the load said of one file, kept after its payload is handed out.
 #[derive(Debug, Clone)]
 struct Loaded {
@@ -124,6 +136,21 @@ struct Loaded {
     has_data: bool,
     in_main: bool,
     in_delta: bool,
+}
+
+impl Loaded {
+    /// A file the delta records as removed from the main file.
+    fn is_removal(&self) -> bool {
+        self.in_delta && self.key.is_empty()
+    }
+
+    /// Whether `it` is this file as loaded (its data too, when it has any).
+    fn same(&self, it: &Item<'_>) -> bool {
+        it.stat == Some(self.stat)
+            && self.checked == it.checked
+            && self.key == it.key
+            && (it.data.is_none() || self.has_data)
+    }
 }
 
 /// The search index of one load.
@@ -298,12 +325,12 @@ impl Cache {
     }
 
     /// The file as saved, when its stat vouches for it ([`Cache::trusted`]).
-    pub fn by_stat(&mut self, file: &str, stat: &Stat) -> Option<Hit> {
+    pub fn by_stat(&mut self, file: &str, stat: &Stat) -> Option<Vouched> {
         if !self.trusted(file, stat) {
             return None;
         }
         let i = *self.by_file.get(file)?;
-        self.saved[i].take().and_then(|e| e.into_hit())
+        self.saved[i].take().map(Vouched)
     }
 
     /// The parse and term data saved for this content, read under the name `file`
@@ -328,12 +355,22 @@ impl Cache {
 
     /// Whether an item is what the load found for its file.
     fn same(&self, it: &Item<'_>) -> bool {
-        self.loaded.get(it.file).is_some_and(|e| {
-            it.stat == Some(e.stat)
-                && e.checked == it.checked
-                && e.key == it.key
-                && (it.data.is_none() || e.has_data)
-        })
+        self.loaded.get(it.file).is_some_and(|e| e.same(it))
+    }
+
+    /// Whether `items` (distinct files) are exactly what was loaded: none changed,
+    /// none added, none of the loaded files gone. One lookup per item, no set of
+    /// names: the usual case of a read, decided before anything else is built.
+    fn unchanged(&self, items: &[Item<'_>]) -> bool {
+        let mut live_hits = 0usize;
+        for it in items {
+            match self.loaded.get(it.file) {
+                Some(e) if e.same(it) => live_hits += usize::from(!e.is_removal()),
+                _ => return false,
+            }
+        }
+        // Every loaded file that is not a recorded removal is among the items.
+        live_hits == self.loaded.values().filter(|e| !e.is_removal()).count()
     }
 
     /// Saves the index for the files of this load (`items`, in scan order) when
@@ -348,6 +385,9 @@ impl Cache {
         if !self.enabled {
             return 0;
         }
+        if vocab.len() == self.loaded_vocab_len && self.unchanged(items) {
+            return self.bytes();
+        }
         let present: std::collections::HashSet<&str> = items.iter().map(|i| i.file).collect();
         let changed = items.iter().filter(|it| !self.same(it)).count();
         let removed: Vec<String> = self
@@ -360,7 +400,7 @@ impl Cache {
             .loaded
             .iter()
             // A file the loaded delta already records as removed is not news.
-            .filter(|(f, e)| !(present.contains(f.as_str()) || e.in_delta && e.key.is_empty()))
+            .filter(|(f, e)| !(present.contains(f.as_str()) || e.is_removal()))
             .count();
         if changed == 0 && newly_removed == 0 && vocab.len() == self.loaded_vocab_len {
             return self.bytes();
