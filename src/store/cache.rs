@@ -435,22 +435,27 @@ impl Cache {
                 Err(_) => self.bytes(),
             };
         }
-        let f = IndexFile {
-            version,
-            generation: new_generation(self.generation),
-            base: 0,
-            vocab_start: 0,
-            terms: vocab.terms().to_vec(),
-            entries: items.iter().filter_map(Saved::of).collect(),
-            removed: Vec::new(),
-        };
-        // Written part by part: a large store's index is never held twice.
-        let parts = f.encode_parts();
-        drop(f);
-        let size: usize = parts.iter().map(Vec::len).sum();
+        // Streamed: a few chunks at a time are encoded (on every core) straight from
+        // the items and written, so the file is never held whole, nor the entries
+        // copied.
+        let kept: Vec<&Item<'_>> = items.iter().filter(|it| it.stat.is_some()).collect();
+        let chunks: Vec<&[&Item<'_>]> = kept.chunks(CHUNK).collect();
+        let head = encode_head(
+            &version,
+            new_generation(self.generation),
+            (0, 0),
+            vocab.terms(),
+            &[],
+            chunks.len(),
+        );
+        let mut size = head.len();
         let written = backend.write_atomic_with(SEARCH_INDEX_FILE, |w| {
-            for p in parts {
-                w.write_all(&p)?;
+            w.write_all(&head)?;
+            for window in chunks.chunks(WRITE_WINDOW) {
+                for part in super::par_map(window, 2, |chunk| encode_chunk(chunk)) {
+                    w.write_all(&part)?;
+                    size += part.len();
+                }
             }
             Ok(())
         });
@@ -462,6 +467,89 @@ impl Cache {
             return size as u64;
         }
         self.bytes()
+    }
+}
+
+/// Chunks encoded at a time when a main file is written.
+const WRITE_WINDOW: usize = 8;
+
+/// The header of an index file: everything before the chunks.
+fn encode_head(
+    version: &str,
+    generation: u64,
+    (base, vocab_start): (u64, u32),
+    terms: &[String],
+    removed: &[String],
+    chunks: usize,
+) -> Vec<u8> {
+    let mut w = Writer(Vec::new());
+    w.0.extend_from_slice(MAGIC);
+    w.str(version);
+    w.u64(generation);
+    w.u64(base);
+    w.u32(vocab_start);
+    w.strs(terms);
+    w.strs(removed);
+    w.u64(chunks as u64);
+    w.0
+}
+
+/// One chunk of entries, prefixed by its length in bytes.
+fn encode_chunk<E: EncodeEntry>(entries: &[E]) -> Vec<u8> {
+    // Room for the length, filled in once known.
+    let mut c = Writer(vec![0; 8]);
+    c.u64(entries.len() as u64);
+    for e in entries {
+        e.encode_entry(&mut c);
+    }
+    let len = (c.0.len() - 8) as u64;
+    c.0[..8].copy_from_slice(&len.to_le_bytes());
+    c.0
+}
+
+/// What can be written as one entry of an index file: a saved entry, or a file of a
+/// load (the same bytes as its [`Saved::of`]).
+trait EncodeEntry {
+    fn encode_entry(&self, w: &mut Writer);
+}
+
+impl EncodeEntry for Saved {
+    fn encode_entry(&self, w: &mut Writer) {
+        self.encode(w);
+    }
+}
+
+impl EncodeEntry for &Item<'_> {
+    fn encode_entry(&self, w: &mut Writer) {
+        let stat = self.stat.unwrap_or_default();
+        w.str(self.file);
+        encode_stat(w, &stat, self.checked);
+        w.str(self.key);
+        // The text in its parts, as one string.
+        w.u64(self.text.iter().map(|p| p.len()).sum::<usize>() as u64);
+        for p in self.text {
+            w.0.extend_from_slice(p.as_bytes());
+        }
+        Entry::from_meta(self.meta, self.warnings).encode(w);
+        encode_opt_data(w, self.data);
+    }
+}
+
+fn encode_stat(w: &mut Writer, stat: &Stat, checked: i64) {
+    w.u64(stat.size);
+    w.u64(stat.mtime_ns as u64);
+    w.u64(stat.ctime_ns as u64);
+    w.u64(stat.ino);
+    w.u64(checked as u64);
+}
+
+fn encode_opt_data(w: &mut Writer, data: Option<&DocData>) {
+    match data {
+        None => w.0.push(0),
+        Some(d) => {
+            w.0.push(1);
+            encode_data(w, d);
+        }
     }
 }
 
@@ -766,21 +854,11 @@ const CHUNK: usize = 512;
 impl Saved {
     fn encode(&self, w: &mut Writer) {
         w.str(&self.file);
-        w.u64(self.stat.size);
-        w.u64(self.stat.mtime_ns as u64);
-        w.u64(self.stat.ctime_ns as u64);
-        w.u64(self.stat.ino);
-        w.u64(self.checked as u64);
+        encode_stat(w, &self.stat, self.checked);
         w.str(&self.key);
         w.str(&self.text);
         self.meta.encode(w);
-        match &self.data {
-            None => w.0.push(0),
-            Some(d) => {
-                w.0.push(1);
-                encode_data(w, d);
-            }
-        }
+        encode_opt_data(w, self.data.as_ref());
     }
 
     /// Decodes an entry; its term data only given the size of the vocabulary it
@@ -857,28 +935,17 @@ impl IndexFile {
     /// the header, then each chunk of entries prefixed by its length in bytes (so
     /// that chunks can be decoded on several threads; they are encoded on several).
     fn encode_parts(&self) -> Vec<Vec<u8>> {
-        let mut w = Writer(Vec::new());
-        w.0.extend_from_slice(MAGIC);
-        w.str(&self.version);
-        w.u64(self.generation);
-        w.u64(self.base);
-        w.u32(self.vocab_start);
-        w.strs(&self.terms);
-        w.strs(&self.removed);
         let chunks: Vec<&[Saved]> = self.entries.chunks(CHUNK).collect();
-        w.u64(chunks.len() as u64);
-        let mut parts = vec![w.0];
-        parts.extend(super::par_map(&chunks, 2, |chunk| {
-            // Room for the length, filled in once known.
-            let mut c = Writer(vec![0; 8]);
-            c.u64(chunk.len() as u64);
-            for e in *chunk {
-                e.encode(&mut c);
-            }
-            let len = (c.0.len() - 8) as u64;
-            c.0[..8].copy_from_slice(&len.to_le_bytes());
-            c.0
-        }));
+        let head = encode_head(
+            &self.version,
+            self.generation,
+            (self.base, self.vocab_start),
+            &self.terms,
+            &self.removed,
+            chunks.len(),
+        );
+        let mut parts = vec![head];
+        parts.extend(super::par_map(&chunks, 2, |chunk| encode_chunk(chunk)));
         parts
     }
 
@@ -940,6 +1007,67 @@ mod tests {
             extra: vec![("owner".into(), serde_json::json!({"team": [1, "x"]}))],
             warnings: vec![(4, "unknown type".into())],
         }
+    }
+
+    #[test]
+    fn entries_encoded_from_items_are_those_of_their_saved_copies() {
+        // A main file is streamed from the items; it must be the file their
+        // `Saved` copies encode to, byte for byte.
+        let metas: Vec<(Meta, Vec<Warning>)> =
+            (0..1100).map(|i| entry(i).into_meta().unwrap()).collect();
+        let data = DocData {
+            tf: vec![(0, 3.0), (1, 1.5)],
+            len: 4.5,
+            tokens: vec![1, 0, 1],
+            lines: vec![(2, 1), (2, 0), (3, 0)],
+            line_df: vec![(0, 1), (1, 2)],
+            n_lines: 2,
+        };
+        let names: Vec<(String, String)> = (0..metas.len())
+            .map(|i| (format!("k{i}.md"), format!("{i:064}")))
+            .collect();
+        let items: Vec<Item<'_>> = metas
+            .iter()
+            .zip(&names)
+            .enumerate()
+            .map(|(i, ((meta, warnings), (file, key)))| Item {
+                file,
+                stat: (i % 7 != 3).then_some(Stat {
+                    size: i as u64,
+                    mtime_ns: -1,
+                    ctime_ns: 1 << 60,
+                    ino: 9,
+                }),
+                checked: 12,
+                key,
+                text: [
+                    "---\nx\n---\n",
+                    "body ünï",
+                    if i % 2 == 0 { "\n" } else { "" },
+                ],
+                meta,
+                warnings,
+                data: (i % 3 != 0).then_some(&data),
+            })
+            .collect();
+        let kept: Vec<&Item<'_>> = items.iter().filter(|it| it.stat.is_some()).collect();
+        let chunks: Vec<&[&Item<'_>]> = kept.chunks(CHUNK).collect();
+        assert!(chunks.len() > 1);
+        let terms = vec!["alpha".to_string(), "beta".to_string()];
+        let mut streamed = encode_head("v", 3, (0, 0), &terms, &[], chunks.len());
+        for c in &chunks {
+            streamed.extend(encode_chunk(c));
+        }
+        let whole = IndexFile {
+            version: "v".into(),
+            generation: 3,
+            base: 0,
+            vocab_start: 0,
+            terms,
+            entries: items.iter().filter_map(Saved::of).collect(),
+            removed: Vec::new(),
+        };
+        assert_eq!(streamed, whole.encode());
     }
 
     #[test]
