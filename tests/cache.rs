@@ -196,6 +196,24 @@ fn a_removal_alone_is_recorded_by_the_next_read() {
 }
 
 #[test]
+fn a_one_shot_context_rebuilds_a_stale_memory_md() {
+    // spec/index-format.md#rebuild: MEMORY.md is checked (and rebuilt) while the block
+    // is scored; the block shows the index as rebuilt, and so does the file.
+    let (_tmp, dir) = settled_store(4);
+    let index = dir.join("MEMORY.md");
+    for (i, query) in [None, Some("walrus")].into_iter().enumerate() {
+        let key = format!("fresh{i}");
+        write_raw(&dir, &key, &format!("Fresh {i}"), "a walrus was here");
+        let before = std::fs::read_to_string(&index).unwrap_or_default();
+        assert!(!before.contains(&key));
+        let block = mem(&dir).context(4000, query).unwrap();
+        let after = std::fs::read_to_string(&index).unwrap();
+        assert!(after.contains(&format!("({key}.md)")), "{query:?}: {after}");
+        assert!(block.text.contains(&format!("({key}.md)")), "{query:?}");
+    }
+}
+
+#[test]
 fn a_same_size_edit_inside_the_margin_is_seen() {
     let (_tmp, dir) = settled_store(3);
     mem(&dir).search_index().unwrap();

@@ -925,12 +925,16 @@ impl Memory {
     }
 
     /// Rebuilds MEMORY.md only when it is stale (cheap check without the lock first).
-    /// Returns the generated text and what the rebuild did. The check streams the file
-    /// and compares hashes, so an index of any size is fine (spec/index-format.md#rebuild).
+    /// Returns the generated text and what the rebuild did. The check compares the
+    /// file's size, then streams it against the rendered text, so an index of any size
+    /// is fine (spec/index-format.md#rebuild).
     fn refresh_index_if_stale(&self, records: &[Record]) -> Result<(String, IndexOutcome)> {
         let want = index::render(records);
-        let have = self.backend.digest(INDEX_FILE).ok().flatten();
-        let outcome = if have != Some(FileDigest::of(want.as_bytes())) {
+        let outcome = if !self
+            .backend
+            .holds(INDEX_FILE, want.as_bytes())
+            .unwrap_or(false)
+        {
             self.index()?
         } else {
             IndexOutcome::default()
@@ -1591,12 +1595,12 @@ impl Memory {
         let has_query = query.is_some_and(|q| !q.trim().is_empty());
         let (snap, corpus, _) = self.load_records(has_query)?;
         check_filter(filter, &snap.records)?;
-        let (index_text, _) = self.refresh_index_if_stale(&snap.records)?;
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
         let mut problems = snap.problems;
         problems.extend(events.problems);
+        // MEMORY.md comes with the block (`block_while`).
         let mut prepared =
-            context::Prepared::with_index(snap.records, index_text, events.events, self.now());
+            context::Prepared::with_index(snap.records, String::new(), events.events, self.now());
         if let Some(c) = corpus {
             prepared.set_corpus(c);
         }
@@ -1616,7 +1620,15 @@ impl Memory {
             }
             _ => (None, None),
         };
-        let block = prepared.block_with(max_tokens, query, filter, relevance);
+        // MEMORY.md is rendered and checked (rebuilt when stale) while the memories
+        // and lines are scored.
+        let block = prepared.block_while(
+            |records| self.refresh_index_if_stale(records).map(|(text, _)| text),
+            max_tokens,
+            query,
+            filter,
+            relevance,
+        )?;
         store::drop_later(prepared);
         access::record(
             &self.backend,

@@ -152,19 +152,40 @@ impl Prepared {
     ) -> Block {
         let has_query = query.is_some_and(|q| !q.trim().is_empty());
         let corpus = has_query.then(|| self.corpus.get_or_init(|| Corpus::new(&self.records)));
-        build_with(
-            &Parts {
-                records: &self.records,
-                corpus,
-                index_text: &self.index_text,
-                events: &self.events,
-                now: self.now,
-            },
+        build_with(&self.parts(corpus), max_tokens, query, filter, relevance)
+    }
+
+    /// [`Prepared::block_with`] with MEMORY.md's text from `index` (given the records),
+    /// found while the memories and lines are scored ([`build_while`]); the text this
+    /// was prepared with is not used.
+    pub fn block_while<E: Send>(
+        &self,
+        index: impl FnOnce(&[Record]) -> Result<String, E> + Send,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+        relevance: Option<Vec<f64>>,
+    ) -> Result<Block, E> {
+        let has_query = query.is_some_and(|q| !q.trim().is_empty());
+        let corpus = has_query.then(|| self.corpus.get_or_init(|| Corpus::new(&self.records)));
+        build_while(
+            &self.parts(corpus),
+            index,
             max_tokens,
             query,
             filter,
             relevance,
         )
+    }
+
+    fn parts<'a>(&'a self, corpus: Option<&'a Corpus>) -> Parts<'a> {
+        Parts {
+            records: &self.records,
+            corpus,
+            index_text: &self.index_text,
+            events: &self.events,
+            now: self.now,
+        }
     }
 }
 
@@ -194,6 +215,43 @@ pub fn build_with(
     filter: &Filter,
     relevance: Option<Vec<f64>>,
 ) -> Block {
+    type Ready = fn(&[Record]) -> Result<String, std::convert::Infallible>;
+    match build_inner(parts, None::<Ready>, max_tokens, query, filter, relevance) {
+        Ok(b) => b,
+        Err(e) => match e {},
+    }
+}
+
+/// [`build_with`] with MEMORY.md still to be found: `index` (given the records)
+/// returns its text, on a thread of its own while the memories and lines are scored;
+/// `parts.index_text` is not used. A one-shot call renders and checks MEMORY.md
+/// meanwhile. The block is [`build_with`]'s for the text `index` returns; its error
+/// is returned as is.
+pub fn build_while<E: Send>(
+    parts: &Parts<'_>,
+    index: impl FnOnce(&[Record]) -> Result<String, E> + Send,
+    max_tokens: usize,
+    query: Option<&str>,
+    filter: &Filter,
+    relevance: Option<Vec<f64>>,
+) -> Result<Block, E> {
+    build_inner(parts, Some(index), max_tokens, query, filter, relevance)
+}
+
+/// How the memories go in: whole in order, or planned for a query.
+enum Pack {
+    Whole(Vec<usize>),
+    Plan(Vec<usize>, QueryScores),
+}
+
+fn build_inner<E: Send>(
+    parts: &Parts<'_>,
+    index: Option<impl FnOnce(&[Record]) -> Result<String, E> + Send>,
+    max_tokens: usize,
+    query: Option<&str>,
+    filter: &Filter,
+    relevance: Option<Vec<f64>>,
+) -> Result<Block, E> {
     let records = parts.records;
     let life = Lifecycle::of(records, parts.now.date_naive());
     // State entries have their own section right after the index; superseded and
@@ -223,63 +281,84 @@ pub fn build_with(
             .collect()
     });
     let packed: &[Record] = marked.as_deref().unwrap_or(records);
-    let Some(q) = query.filter(|q| !q.trim().is_empty()) else {
-        let order: Vec<usize> = rank::order(records, parts.now)
-            .into_iter()
-            .map(|(i, _)| i)
-            .collect();
-        let admitted = admitted();
-        let candidates: Vec<usize> = order.iter().copied().filter(|&i| admitted[i]).collect();
-        return assemble(
-            parts.index_text,
+    let q = query.filter(|q| !q.trim().is_empty());
+    let owned;
+    let corpus = match (q, parts.corpus) {
+        (None, _) => None,
+        (Some(_), Some(c)) => Some(c),
+        (Some(_), None) => {
+            owned = Corpus::new(records);
+            Some(&owned)
+        }
+    };
+    let score = || -> (Vec<usize>, Pack) {
+        let (Some(q), Some(corpus)) = (q, corpus) else {
+            let order: Vec<usize> = rank::order(records, parts.now)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect();
+            let admitted = admitted();
+            let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
+            return (order, Pack::Whole(candidates));
+        };
+        // The lines are scored while the memories are ranked (on two threads for a
+        // large store: neither needs the other).
+        let rank = || {
+            let memory = relevance
+                .filter(|r| r.len() == records.len())
+                .unwrap_or_else(|| corpus.relevance(records, q));
+            let order = query_order(records, &memory, parts.now);
+            (memory, order, admitted())
+        };
+        let ((memory, order, admitted), lines) = if records.len() >= PARALLEL_RECORDS {
+            std::thread::scope(|s| {
+                let lines = s.spawn(|| corpus.line_relevance(q));
+                let ranked = rank();
+                match lines.join() {
+                    Ok(lines) => (ranked, lines),
+                    Err(e) => std::panic::resume_unwind(e),
+                }
+            })
+        } else {
+            (rank(), corpus.line_relevance(q))
+        };
+        let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
+        (order, Pack::Plan(candidates, QueryScores { memory, lines }))
+    };
+    // MEMORY.md, when it is still to be found, while the scoring runs.
+    let ((order, pack), found) = match index {
+        None => (score(), None),
+        Some(index) => std::thread::scope(|s| {
+            let index = s.spawn(|| index(records));
+            let scored = score();
+            match index.join() {
+                Ok(found) => (scored, Some(found)),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }),
+    };
+    let found = found.transpose()?;
+    let index_text = found.as_deref().unwrap_or(parts.index_text);
+    Ok(match pack {
+        Pack::Whole(candidates) => assemble(
+            index_text,
             packed,
             &order,
             INDEX_SHARE,
             parts.events,
             max_tokens,
             |room| pack_whole(packed, &candidates, room),
-        );
-    };
-    let owned;
-    let corpus = match parts.corpus {
-        Some(c) => c,
-        None => {
-            owned = Corpus::new(records);
-            &owned
-        }
-    };
-    // The lines are scored while the memories are ranked (on two threads for a
-    // large store: neither needs the other).
-    let rank = || {
-        let memory = relevance
-            .filter(|r| r.len() == records.len())
-            .unwrap_or_else(|| corpus.relevance(records, q));
-        let order = query_order(records, &memory, parts.now);
-        (memory, order, admitted())
-    };
-    let ((memory, order, admitted), lines) = if records.len() >= PARALLEL_RECORDS {
-        std::thread::scope(|s| {
-            let lines = s.spawn(|| corpus.line_relevance(q));
-            let ranked = rank();
-            match lines.join() {
-                Ok(lines) => (ranked, lines),
-                Err(e) => std::panic::resume_unwind(e),
-            }
-        })
-    } else {
-        (rank(), corpus.line_relevance(q))
-    };
-    let scores = QueryScores { memory, lines };
-    let candidates: Vec<usize> = order.iter().copied().filter(|&i| admitted[i]).collect();
-    assemble(
-        parts.index_text,
-        packed,
-        &order,
-        INDEX_SHARE_QUERY,
-        parts.events,
-        max_tokens,
-        |room| plan(packed, &candidates, &scores, room),
-    )
+        ),
+        Pack::Plan(candidates, scores) => assemble(
+            index_text,
+            packed,
+            &order,
+            INDEX_SHARE_QUERY,
+            parts.events,
+            max_tokens,
+            |room| plan(packed, &candidates, &scores, room),
+        ),
+    })
 }
 
 /// Memories from which a query's lines are scored on a thread of their own.
