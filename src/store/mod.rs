@@ -1181,6 +1181,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_file_holds_exactly_its_bytes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let b = Backend::Dir(tmp.path().to_path_buf());
+        // Larger than the 64 KiB read buffer, so the comparison spans several reads.
+        let text: Vec<u8> = (0..200_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        b.write_atomic("MEMORY.md", &text).unwrap();
+        assert!(b.holds("MEMORY.md", &text).unwrap());
+        let mut other = text.clone();
+        other[150_000] = b'!';
+        assert!(!b.holds("MEMORY.md", &other).unwrap());
+        assert!(!b.holds("MEMORY.md", &text[..text.len() - 1]).unwrap());
+        let mut longer = text.clone();
+        longer.push(b'z');
+        assert!(!b.holds("MEMORY.md", &longer).unwrap());
+        assert!(!b.holds("missing.md", b"").unwrap());
+    }
+
+    #[test]
     fn par_maps_keep_the_order() {
         for n in [0, 1, 2, 3, 7, 8, 9, 100, 1001] {
             let items: Vec<usize> = (0..n).collect();
