@@ -150,9 +150,7 @@ impl Prepared {
         filter: &Filter,
         relevance: Option<Vec<f64>>,
     ) -> Block {
-        let has_query = query.is_some_and(|q| !q.trim().is_empty());
-        let corpus = has_query.then(|| self.corpus.get_or_init(|| Corpus::new(&self.records)));
-        build_with(&self.parts(corpus), max_tokens, query, filter, relevance)
+        build_with(&self.parts(query), max_tokens, query, filter, relevance)
     }
 
     /// [`Prepared::block_with`] with MEMORY.md's text from `index` (given the records),
@@ -166,10 +164,8 @@ impl Prepared {
         filter: &Filter,
         relevance: Option<Vec<f64>>,
     ) -> Result<Block, E> {
-        let has_query = query.is_some_and(|q| !q.trim().is_empty());
-        let corpus = has_query.then(|| self.corpus.get_or_init(|| Corpus::new(&self.records)));
         build_while(
-            &self.parts(corpus),
+            &self.parts(query),
             index,
             max_tokens,
             query,
@@ -178,7 +174,11 @@ impl Prepared {
         )
     }
 
-    fn parts<'a>(&'a self, corpus: Option<&'a Corpus>) -> Parts<'a> {
+    /// The borrowed parts for a block, with the term statistics when there is a query
+    /// (computed on the first one).
+    fn parts(&self, query: Option<&str>) -> Parts<'_> {
+        let has_query = query.is_some_and(|q| !q.trim().is_empty());
+        let corpus = has_query.then(|| self.corpus.get_or_init(|| Corpus::new(&self.records)));
         Parts {
             records: &self.records,
             corpus,

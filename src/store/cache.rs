@@ -1009,20 +1009,25 @@ mod tests {
         }
     }
 
-    #[test]
-    fn entries_encoded_from_items_are_those_of_their_saved_copies() {
-        // A main file is streamed from the items; it must be the file their
-        // `Saved` copies encode to, byte for byte.
-        let metas: Vec<(Meta, Vec<Warning>)> =
-            (0..1100).map(|i| entry(i).into_meta().unwrap()).collect();
-        let data = DocData {
+    /// Term data small enough to write out.
+    fn data() -> DocData {
+        DocData {
             tf: vec![(0, 3.0), (1, 1.5)],
             len: 4.5,
             tokens: vec![1, 0, 1],
             lines: vec![(2, 1), (2, 0), (3, 0)],
             line_df: vec![(0, 1), (1, 2)],
             n_lines: 2,
-        };
+        }
+    }
+
+    #[test]
+    fn entries_encoded_from_items_are_those_of_their_saved_copies() {
+        // A main file is streamed from the items; it must be the file their
+        // `Saved` copies encode to, byte for byte.
+        let metas: Vec<(Meta, Vec<Warning>)> =
+            (0..1100).map(|i| entry(i).into_meta().unwrap()).collect();
+        let data = data();
         let names: Vec<(String, String)> = (0..metas.len())
             .map(|i| (format!("k{i}.md"), format!("{i:064}")))
             .collect();
@@ -1091,14 +1096,7 @@ mod tests {
                     key: format!("{i:064}"),
                     text: "---\nx\n---\nbody ünï".into(),
                     meta: entry(i),
-                    data: i.is_multiple_of(2).then(|| DocData {
-                        tf: vec![(0, 3.0), (1, 1.5)],
-                        len: 4.5,
-                        tokens: vec![1, 0, 1],
-                        lines: vec![(2, 1), (2, 0), (3, 0)],
-                        line_df: vec![(0, 1), (1, 2)],
-                        n_lines: 2,
-                    }),
+                    data: i.is_multiple_of(2).then(data),
                     has_data: i.is_multiple_of(2),
                 })
                 .collect(),

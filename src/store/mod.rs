@@ -1124,23 +1124,7 @@ pub(crate) fn par_map<T: Sync, R: Send>(
     min: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    if threads < 2 || items.len() < min.max(2) {
-        return items.iter().map(&f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+    par_map_owned(items.iter().collect(), min, f)
 }
 
 /// [`par_map`] over owned items, each handed to `f` by value.
