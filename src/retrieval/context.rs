@@ -614,12 +614,10 @@ pub const MEMORY_PRIOR: f64 = 1.0;
 pub const SHORT_CHARS: usize = 1200;
 pub const SHORT_SHARE: f64 = 0.25;
 
-/// The line that closes an excerpt and says where the whole memory is.
-fn excerpt_footer(r: &Record, shown: usize, total: usize) -> String {
-    format!(
-        "[excerpt: {shown} of {total} lines; the whole memory is `{}`]\n",
-        r.key
-    )
+/// The line that closes an excerpt: how many of the memory's lines it shows (the
+/// heading above names the memory's key).
+fn excerpt_footer(shown: usize, total: usize) -> String {
+    format!("[excerpt: {shown} of {total} lines]\n")
 }
 
 /// Marks a run of lines an excerpt leaves out.
@@ -650,7 +648,7 @@ impl<'a> Body<'a> {
             chars,
             whole: heading + if body == 0 { 0 } else { body + 2 },
             heading,
-            footer_0: excerpt_footer(record, 0, n).chars().count(),
+            footer_0: excerpt_footer(0, n).chars().count(),
         }
     }
 
@@ -699,7 +697,7 @@ impl<'a> Body<'a> {
             s.push('\n');
             prev = Some(i);
         }
-        s.push_str(&excerpt_footer(self.record, shown.len(), n));
+        s.push_str(&excerpt_footer(shown.len(), n));
         debug_assert_eq!(s.chars().count(), self.excerpt_cost(shown));
         s
     }
@@ -1206,10 +1204,18 @@ mod tests {
                 }
             ]
         );
-        // Each excerpt is marked: `…` where lines are left out, a footer with the key.
+        // Each excerpt is marked: `…` where lines are left out, and a footer saying
+        // how many lines it shows, after a heading that names the key.
         assert!(b.text.contains("\n\n…\n[a:"));
-        assert!(b.text.contains("; the whole memory is `a`]\n"));
-        assert!(b.text.contains("; the whole memory is `b`]\n"));
+        for key in ["a", "b"] {
+            let at = b.text.find(&format!("(key: {key}, type:")).unwrap();
+            let section = b.text[at..].split("\n## ").next().unwrap();
+            let footer = section.lines().last().unwrap();
+            assert!(
+                footer.starts_with("[excerpt: ") && footer.ends_with(" of 40 lines]"),
+                "{section}"
+            );
+        }
         assert!(b.text.chars().count() <= 300 * 4);
     }
 
