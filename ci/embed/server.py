@@ -9,7 +9,7 @@ safetensors weights and the package's tokenizer.json.
 Usage: server.py PORT_FILE   (writes the port it listens on, then serves until killed)
 """
 import json, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
@@ -62,6 +62,10 @@ class H(BaseHTTPRequestHandler):
     # The headers and the body go out in two writes: without this the body waits
     # for the client's delayed ACK (about 10 ms a request here).
     disable_nagle_algorithm = True
+    # Keep-alive, as the servers memdir talks to in use do: a warm memdir keeps its
+    # connection (every reply has a content-length). A thread per connection, so that
+    # one client's idle connection never holds up another's.
+    protocol_version = "HTTP/1.1"
 
     def do_POST(self):
         req = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
@@ -73,6 +77,6 @@ class H(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
-srv = HTTPServer(("127.0.0.1", 0), H)
+srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
 open(sys.argv[1], "w").write(str(srv.server_address[1]))
 srv.serve_forever()

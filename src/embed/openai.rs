@@ -1,9 +1,10 @@
 //! The OpenAI-compatible `/v1/embeddings` client (OpenAI, Ollama, llama.cpp, vLLM, TEI):
 //! POST `{"model", "input": [...]}`, read `data[i].embedding`.
 //!
-//! Blocking for its callers: each call runs on a current-thread runtime of its own, on
-//! a thread of its own when the caller is already inside a tokio runtime (where
-//! blocking on another would panic). Every request has
+//! Blocking for its callers: each call is a task on a runtime of one worker thread that
+//! the process keeps, with one HTTP client per timeout ([`shared`]), so connections
+//! (and TLS sessions) are reused from call to call; the caller waits on a channel, so
+//! it may itself be inside a tokio runtime (the MCP server). Every request has
 //! the configured timeout; a server error or a dropped connection is retried at most
 //! [`RETRIES`] times while less than the timeout has passed, a timeout is not (a slow
 //! endpoint stays slow). The API key is read
@@ -11,6 +12,7 @@
 //! Every error names the endpoint as [`super::redact_url`] shows it (no userinfo, no
 //! query), and never the key.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -22,6 +24,7 @@ use super::{Config, EmbedError, Embedder, redact_url, scrub};
 pub const RETRIES: u32 = 2;
 
 /// The client.
+#[derive(Clone)]
 pub struct OpenAi {
     url: String,
     /// `url` as errors show it.
@@ -70,25 +73,15 @@ impl OpenAi {
         })
     }
 
-    /// Embeds `texts` in batches on a runtime and a client made for this call (a
-    /// client's connections belong to the runtime that opened them).
-    fn embed_here(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let endpoint = |reason: String| EmbedError::Endpoint {
-            url: self.shown.clone(),
-            reason,
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| endpoint(format!("runtime: {e}")))?;
-        let client = reqwest::Client::builder()
-            .timeout(self.timeout)
-            .connect_timeout(self.timeout)
-            .build()
-            .map_err(|e| endpoint(format!("client: {e}")))?;
+    /// Embeds `texts` in batches, one request after the other.
+    async fn embed_all(
+        &self,
+        client: &reqwest::Client,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(self.batch) {
-            out.extend(runtime.block_on(self.batch(&client, chunk))?);
+            out.extend(self.batch(client, chunk).await?);
         }
         Ok(out)
     }
@@ -199,21 +192,54 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
+/// What every call of this process with one timeout shares: the runtime its requests
+/// run on (one worker thread, started on first use, kept until the process ends) and
+/// the client, whose connection pool lives on that runtime.
+struct Shared {
+    runtime: tokio::runtime::Runtime,
+    client: reqwest::Client,
+}
+
+/// The runtime and client for `timeout`, made on first use.
+fn shared(timeout: Duration) -> Result<Arc<Shared>, String> {
+    static POOL: Mutex<Vec<(Duration, Arc<Shared>)>> = Mutex::new(Vec::new());
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, s)) = pool.iter().find(|(t, _)| *t == timeout) {
+        return Ok(Arc::clone(s));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("memdir-embed")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("runtime: {e}"))?;
+    let client = reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .build()
+        .map_err(|e| format!("client: {e}"))?;
+    let s = Arc::new(Shared { runtime, client });
+    pool.push((timeout, Arc::clone(&s)));
+    Ok(s)
+}
+
 impl Embedder for OpenAi {
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        if tokio::runtime::Handle::try_current().is_err() {
-            return self.embed_here(texts);
-        }
-        std::thread::scope(|s| {
-            s.spawn(|| self.embed_here(texts))
-                .join()
-                .unwrap_or_else(|_| {
-                    Err(EmbedError::Endpoint {
-                        url: self.shown.clone(),
-                        reason: "the embedding thread stopped".into(),
-                    })
-                })
-        })
+        let endpoint = |reason: String| EmbedError::Endpoint {
+            url: self.shown.clone(),
+            reason,
+        };
+        let shared = shared(self.timeout).map_err(endpoint)?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let me = self.clone();
+        let texts = texts.to_vec();
+        let client = shared.client.clone();
+        shared.runtime.spawn(async move {
+            // The caller may have given up waiting; nothing to do then.
+            let _ = tx.send(me.embed_all(&client, &texts).await);
+        });
+        rx.recv()
+            .unwrap_or_else(|_| Err(endpoint("the embedding task stopped".into())))
     }
 
     fn dimensions(&self) -> usize {
@@ -258,5 +284,95 @@ mod tests {
         );
         assert!(!e.contains("hunter2secret") && !e.contains("user:"), "{e}");
         assert!(!e.contains("sk-live"), "{e}");
+    }
+
+    /// A loopback `/v1/embeddings` server speaking HTTP/1.1 with keep-alive: answers
+    /// `requests` requests (each text gets `[1, 0]`), then stops. Returns its port and
+    /// a handle giving the number of connections it accepted.
+    fn keep_alive_server(requests: usize) -> (u16, std::thread::JoinHandle<usize>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let handle = std::thread::spawn(move || {
+            let (mut served, mut connections) = (0, 0);
+            while served < requests {
+                let (stream, _) = listener.accept().unwrap();
+                connections += 1;
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut out = stream;
+                while served < requests {
+                    let mut len = 0usize;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            break;
+                        }
+                        let lower = line.to_ascii_lowercase();
+                        if let Some(v) = lower.strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap();
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    if line != "\r\n" {
+                        break; // the client closed this connection
+                    }
+                    let mut body = vec![0; len];
+                    reader.read_exact(&mut body).unwrap();
+                    let req: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                    let n = req["input"].as_array().unwrap().len();
+                    let data: Vec<_> = (0..n)
+                        .map(|i| json!({"index": i, "embedding": [1.0, 0.0]}))
+                        .collect();
+                    let reply = json!({ "data": data }).to_string();
+                    write!(
+                        out,
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}",
+                        reply.len()
+                    )
+                    .unwrap();
+                    served += 1;
+                }
+            }
+            connections
+        });
+        (port, handle)
+    }
+
+    fn config(port: u16) -> Config {
+        Config {
+            url: format!("http://127.0.0.1:{port}"),
+            model: "m".into(),
+            dimensions: 2,
+            api_key_env: "MEMDIR_TEST_UNSET_KEY_VAR".into(),
+            timeout: Duration::from_millis(5000),
+            floor: 0.3,
+            query_budget: 1,
+            batch_size: 2,
+        }
+    }
+
+    // spec/ranking.md#hybrid-recall: calls share one client, so a warm process keeps
+    // its connection to the endpoint (and, over HTTPS, its TLS session) between calls,
+    // also across clients made from the same configuration, and from inside a tokio
+    // runtime (the MCP server's case).
+    #[test]
+    fn calls_reuse_one_connection() {
+        let (port, server) = keep_alive_server(4);
+        let texts = ["a".to_string(), "b".to_string(), "c".to_string()];
+        // Two requests (batches of two), then one more from a new client.
+        let v = OpenAi::new(&config(port)).unwrap().embed(&texts).unwrap();
+        assert_eq!(v, vec![vec![1.0, 0.0]; 3]);
+        let again = OpenAi::new(&config(port)).unwrap();
+        assert_eq!(again.embed(&texts[..1]).unwrap(), vec![vec![1.0, 0.0]]);
+        let inside = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let got = inside.block_on(async { again.embed(&texts[..1]) });
+        assert_eq!(got.unwrap(), vec![vec![1.0, 0.0]]);
+        assert_eq!(server.join().unwrap(), 1, "connections accepted");
     }
 }
