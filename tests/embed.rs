@@ -569,6 +569,56 @@ fn a_warm_store_keeps_its_vectors_in_memory() {
     assert_eq!(server.texts.load(Ordering::SeqCst), 9);
 }
 
+// spec/ranking.md#hybrid-recall: a warm context call fetches the query's vector (and
+// the memories' that have none yet) while its keyword work runs: its first block, made
+// with nothing cached, is the fresh process's block, the vectors it embedded are kept
+// (the next call embeds only the query), and with the endpoint down it falls back to
+// the keyword block with the fresh process's report.
+#[test]
+fn a_warm_context_embeds_while_it_ranks_and_keeps_the_vectors() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    configure(dir.path(), &server.url, "");
+    let clock = || Clock::fixed("2026-04-01T09:00:00Z".parse().unwrap());
+    let block = |m: &Memory, query: &str| {
+        let c = m
+            .context_report(4000, Some(query), &Filter::default())
+            .unwrap();
+        (c.block.text, serde_json::to_value(c.embeddings).unwrap())
+    };
+    let warm = Memory::open(dir.path())
+        .unwrap()
+        .with_clock(clock())
+        .keep_warm();
+    let first = block(&warm, "espresso");
+    assert_eq!(first.1["mode"], "hybrid");
+    assert!(first.1.get("pending").is_none(), "{:?}", first.1);
+    // The query and the three memories.
+    assert_eq!(server.texts.load(Ordering::SeqCst), 4);
+    // Nothing cached before: the fresh process embeds the three memories again.
+    std::fs::remove_dir_all(dir.path().join(".memdir/cache")).unwrap();
+    let fresh = Memory::open(dir.path()).unwrap().with_clock(clock());
+    assert_eq!(block(&fresh, "espresso"), first);
+    assert_eq!(server.texts.load(Ordering::SeqCst), 8);
+    // The warm store kept its vectors: only the query now.
+    assert_eq!(block(&warm, "football"), block(&fresh, "football"));
+    assert_eq!(server.texts.load(Ordering::SeqCst), 8 + 1 + 1);
+
+    let down = serve(Behaviour::ServerError);
+    configure(dir.path(), &down.url, "");
+    let (text, report) = block(&warm, "espresso");
+    assert_eq!(report["mode"], "keyword");
+    assert!(report["fallback"].as_str().unwrap().contains("500"));
+    assert_eq!((text.clone(), report), block(&fresh, "espresso"));
+    std::fs::write(dir.path().join(".memdir/config.toml"), "").unwrap();
+    let keyword = warm
+        .context_report(4000, Some("espresso"), &Filter::default())
+        .unwrap();
+    assert_eq!(keyword.block.text, text);
+    assert!(keyword.embeddings.is_none());
+}
+
 // spec/ranking.md#hybrid-recall: a warm store picks up vectors another process
 // wrote (`memdir index --embeddings`) instead of embedding them again.
 #[test]

@@ -326,7 +326,7 @@ impl State {
         match self {
             State::Fetched {
                 vectors: Some(v), ..
-            } => self.fuse(records, &hashes_of(records), v, keyword),
+            } => self.fuse(records, &hashes_of(records), |h| v.get(h), keyword),
             _ => self.finish_without(keyword),
         }
     }
@@ -340,6 +340,21 @@ impl State {
         slot: &mut Option<Loaded>,
         keyword: Vec<f64>,
     ) -> (Vec<f64>, Option<Report>) {
+        let out = self.fuse_warm(records, hashes, slot.as_ref(), keyword);
+        self.keep_fresh(slot);
+        out
+    }
+
+    /// [`State::finish_warm`] without keeping this call's vectors (they count all the
+    /// same): it only reads the warm store, so it can run while the store's records
+    /// are lent to the block being built. [`State::keep_fresh`] keeps them after.
+    pub(crate) fn fuse_warm(
+        &self,
+        records: &[Record],
+        hashes: &[[u8; 32]],
+        slot: Option<&Loaded>,
+        keyword: Vec<f64>,
+    ) -> (Vec<f64>, Option<Report>) {
         if let (
             State::Fetched {
                 config,
@@ -348,15 +363,34 @@ impl State {
                 ..
             },
             Some(l),
-        ) = (&mut *self, slot.as_mut())
+        ) = (self, slot)
+            && l.vectors.dimensions() == config.dimensions
+        {
+            let fresh: std::collections::HashMap<&[u8; 32], &[f32]> =
+                fresh.iter().map(|(h, v)| (h, v.as_slice())).collect();
+            let lookup = |h: &[u8; 32]| fresh.get(h).copied().or_else(|| l.vectors.get(h));
+            return self.fuse(records, hashes, lookup, keyword);
+        }
+        self.finish(records, keyword)
+    }
+
+    /// Moves the vectors this call embedded into the warm store's loaded cache.
+    pub(crate) fn keep_fresh(&mut self, slot: &mut Option<Loaded>) {
+        if let (
+            State::Fetched {
+                config,
+                vectors: None,
+                fresh,
+                ..
+            },
+            Some(l),
+        ) = (self, slot.as_mut())
             && l.vectors.dimensions() == config.dimensions
         {
             for (h, x) in fresh.drain(..) {
                 l.vectors.insert(h, x);
             }
-            return self.fuse(records, hashes, &l.vectors, keyword);
         }
-        self.finish(records, keyword)
     }
 
     fn finish_without(&self, keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
@@ -368,11 +402,11 @@ impl State {
         }
     }
 
-    fn fuse(
+    fn fuse<'v>(
         &self,
         records: &[Record],
         hashes: &[[u8; 32]],
-        vectors: &Vectors,
+        vector: impl Fn(&[u8; 32]) -> Option<&'v [f32]>,
         keyword: Vec<f64>,
     ) -> (Vec<f64>, Option<Report>) {
         let State::Fetched { config, query, .. } = self else {
@@ -382,7 +416,7 @@ impl State {
             .map(|i| {
                 hashes
                     .get(i)
-                    .and_then(|h| vectors.get(h))
+                    .and_then(&vector)
                     .map(|v| hybrid::cosine(query, v))
             })
             .collect();
