@@ -29,8 +29,25 @@ pub fn text_hash(text: &str) -> [u8; 32] {
 #[derive(Debug, Default)]
 pub struct Vectors {
     dimensions: usize,
-    map: HashMap<[u8; 32], Vec<f32>>,
+    map: HashMap<[u8; 32], Stored>,
     dirty: bool,
+}
+
+/// A vector and its length, found once when it is read or added (a ranking compares
+/// the query with every vector).
+#[derive(Debug)]
+struct Stored {
+    v: Vec<f32>,
+    norm: f64,
+}
+
+impl Stored {
+    fn new(v: Vec<f32>) -> Stored {
+        Stored {
+            norm: crate::retrieval::hybrid::norm(&v),
+            v,
+        }
+    }
 }
 
 /// The cache file of `model` with `dimensions` under `root`.
@@ -79,7 +96,7 @@ impl Vectors {
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect();
-            map.insert(key, v);
+            map.insert(key, Stored::new(v));
         }
         Some(Vectors {
             dimensions,
@@ -90,13 +107,18 @@ impl Vectors {
 
     /// The vector of a text hash.
     pub fn get(&self, hash: &[u8; 32]) -> Option<&[f32]> {
-        self.map.get(hash).map(Vec::as_slice)
+        self.map.get(hash).map(|s| s.v.as_slice())
+    }
+
+    /// The vector of a text hash and its length ([`crate::retrieval::hybrid::norm`]).
+    pub fn get_normed(&self, hash: &[u8; 32]) -> Option<(&[f32], f64)> {
+        self.map.get(hash).map(|s| (s.v.as_slice(), s.norm))
     }
 
     /// Keeps a vector (one of the wrong length is dropped).
     pub fn insert(&mut self, hash: [u8; 32], v: Vec<f32>) {
         if v.len() == self.dimensions && v.iter().all(|x| x.is_finite()) {
-            self.map.insert(hash, v);
+            self.map.insert(hash, Stored::new(v));
             self.dirty = true;
         }
     }
@@ -162,7 +184,7 @@ impl Vectors {
         out.extend_from_slice(&(keys.len() as u32).to_le_bytes());
         for k in keys {
             out.extend_from_slice(k);
-            for x in &self.map[k] {
+            for x in &self.map[k].v {
                 out.extend_from_slice(&x.to_le_bytes());
             }
         }

@@ -326,7 +326,7 @@ impl State {
         match self {
             State::Fetched {
                 vectors: Some(v), ..
-            } => self.fuse(records, &hashes_of(records), |h| v.get(h), keyword),
+            } => self.fuse(records, &hashes_of(records), |h| v.get_normed(h), keyword),
             _ => self.finish_without(keyword),
         }
     }
@@ -366,9 +366,11 @@ impl State {
         ) = (self, slot)
             && l.vectors.dimensions() == config.dimensions
         {
-            let fresh: std::collections::HashMap<&[u8; 32], &[f32]> =
-                fresh.iter().map(|(h, v)| (h, v.as_slice())).collect();
-            let lookup = |h: &[u8; 32]| fresh.get(h).copied().or_else(|| l.vectors.get(h));
+            let fresh: std::collections::HashMap<&[u8; 32], (&[f32], f64)> = fresh
+                .iter()
+                .map(|(h, v)| (h, (v.as_slice(), hybrid::norm(v))))
+                .collect();
+            let lookup = |h: &[u8; 32]| fresh.get(h).copied().or_else(|| l.vectors.get_normed(h));
             return self.fuse(records, hashes, lookup, keyword);
         }
         self.finish(records, keyword)
@@ -406,18 +408,19 @@ impl State {
         &self,
         records: &[Record],
         hashes: &[[u8; 32]],
-        vector: impl Fn(&[u8; 32]) -> Option<&'v [f32]>,
+        vector: impl Fn(&[u8; 32]) -> Option<(&'v [f32], f64)>,
         keyword: Vec<f64>,
     ) -> (Vec<f64>, Option<Report>) {
         let State::Fetched { config, query, .. } = self else {
             return self.finish_without(keyword);
         };
+        let query_norm = hybrid::norm(query);
         let sims: Vec<Option<f32>> = (0..records.len())
             .map(|i| {
                 hashes
                     .get(i)
                     .and_then(&vector)
-                    .map(|v| hybrid::cosine(query, v))
+                    .map(|(v, n)| hybrid::cosine_normed(query, query_norm, v, n))
             })
             .collect();
         let pending = sims.iter().filter(|s| s.is_none()).count();
