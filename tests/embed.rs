@@ -569,13 +569,12 @@ fn a_warm_store_keeps_its_vectors_in_memory() {
     assert_eq!(server.texts.load(Ordering::SeqCst), 9);
 }
 
-// spec/ranking.md#hybrid-recall: a warm context call fetches the query's vector (and
-// the memories' that have none yet) while its keyword work runs: its first block, made
-// with nothing cached, is the fresh process's block, the vectors it embedded are kept
-// (the next call embeds only the query), and with the endpoint down it falls back to
-// the keyword block with the fresh process's report.
+// spec/ranking.md#hybrid-recall: a warm context call with nothing cached embeds the
+// query and the memories; its block is the fresh process's block, the vectors it
+// embedded are kept (the next call embeds only the query), and with the endpoint down
+// it falls back to the keyword block with the fresh process's report.
 #[test]
-fn a_warm_context_embeds_while_it_ranks_and_keeps_the_vectors() {
+fn a_warm_context_embeds_on_its_first_call_and_keeps_the_vectors() {
     let server = serve(Behaviour::Good);
     let dir = tempfile::tempdir().unwrap();
     store(dir.path());

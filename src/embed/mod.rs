@@ -85,8 +85,7 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
 }
 
 /// One embedding provider: texts in, one vector of [`Embedder::dimensions`] per text out.
-/// Send and Sync: a warm process fetches the query's vector on a thread of its own.
-pub trait Embedder: Send + Sync {
+pub trait Embedder {
     /// Embeds `texts`, one vector per text in order.
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
     /// The length of every vector.

@@ -1543,78 +1543,44 @@ impl Memory {
             Some(_) => hybrid::State::start(&self.root()),
             None => hybrid::State::Off,
         };
-        let prepared = match query_text {
-            Some(_) if hy.wants_records() => self.with_warm(|w| {
+        if let Some(q) = query_text
+            && hy.wants_records()
+            && let Some(r) = self.with_warm(|w| {
                 w.prepare_hybrid(&mut hy);
                 Ok(())
-            }),
-            _ => None,
-        }
-        .transpose()?
-        .is_some();
-        let warm = std::thread::scope(|s| {
-            // The query's vector is fetched while the warm store is brought up to date
-            // and the keyword work runs; the fusion waits for it.
-            let fetching = match query_text {
-                Some(q) if prepared => {
-                    let mut h = std::mem::replace(&mut hy, hybrid::State::Off);
-                    Some(s.spawn(move || {
-                        h.fetch(q);
-                        h
-                    }))
-                }
-                _ => None,
-            };
-            self.with_warm(|w| {
-                check_filter(filter, w.records())?;
-                let index_text = w.index_text(self)?.to_string();
-                let events = self.recent_events(max_tokens.saturating_mul(4))?;
-                let mut problems = w.problems().to_vec();
-                problems.extend(events.problems);
-                // Without [embeddings] (or a query): the keyword block exactly.
-                let hybrid_on = query_text.is_some()
-                    && !(fetching.is_none() && matches!(hy, hybrid::State::Off));
-                if hybrid_on {
-                    w.ready_hybrid();
-                }
-                let mut done: Option<(hybrid::State, Option<hybrid::Report>)> = None;
-                let block = {
-                    let w: &warm::Warm = w;
-                    let parts = context::Parts {
-                        records: w.records(),
-                        corpus: Some(w.corpus()),
-                        index_text: &index_text,
-                        events: &events.events,
-                        now: self.now(),
-                    };
-                    if hybrid_on {
-                        context::build_fused(&parts, max_tokens, query, filter, |keyword| {
-                            let state = match fetching {
-                                Some(h) => {
-                                    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-                                }
-                                None => std::mem::replace(&mut hy, hybrid::State::Off),
-                            };
-                            let (rel, report) = w.fuse_hybrid(&state, keyword);
-                            done = Some((state, report));
-                            rel
-                        })
-                    } else {
-                        context::build_with(&parts, max_tokens, query, filter, None)
-                    }
-                };
-                let embeddings = done.and_then(|(mut state, report)| {
-                    w.keep_hybrid(&mut state);
-                    report
-                });
-                Ok(Context {
-                    block,
-                    problems,
-                    embeddings,
-                })
             })
-        });
-        if let Some(out) = warm {
+        {
+            r?;
+            hy.fetch(q);
+        }
+        if let Some(out) = self.with_warm(|w| {
+            check_filter(filter, w.records())?;
+            let index_text = w.index_text(self)?.to_string();
+            let events = self.recent_events(max_tokens.saturating_mul(4))?;
+            let mut problems = w.problems().to_vec();
+            problems.extend(events.problems);
+            // `None` without [embeddings]: the keyword block exactly.
+            let (relevance, embeddings) = match query_text {
+                Some(q) if !matches!(hy, hybrid::State::Off) => {
+                    let keyword = w.corpus().relevance(w.records(), q);
+                    let (rel, report) = w.finish_hybrid(&mut hy, keyword);
+                    (Some(rel), report)
+                }
+                _ => (None, None),
+            };
+            let parts = context::Parts {
+                records: w.records(),
+                corpus: Some(w.corpus()),
+                index_text: &index_text,
+                events: &events.events,
+                now: self.now(),
+            };
+            Ok(Context {
+                block: context::build_with(&parts, max_tokens, query, filter, relevance),
+                problems,
+                embeddings,
+            })
+        }) {
             if let Ok(c) = &out {
                 self.save_warm_vectors();
                 access::record(

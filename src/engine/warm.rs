@@ -147,26 +147,6 @@ impl Warm {
         hy.prepare_warm(&self.records, &self.hashes, &mut self.vectors);
     }
 
-    /// Hashes the records' embedded texts, if not yet: before [`Warm::fuse_hybrid`].
-    pub fn ready_hybrid(&mut self) {
-        self.hash();
-    }
-
-    /// [`Warm::finish_hybrid`] reading the store only ([`hybrid::State::fuse_warm`]),
-    /// after [`Warm::ready_hybrid`]; [`Warm::keep_hybrid`] keeps the call's vectors.
-    pub fn fuse_hybrid(
-        &self,
-        hy: &hybrid::State,
-        keyword: Vec<f64>,
-    ) -> (Vec<f64>, Option<hybrid::Report>) {
-        hy.fuse_warm(&self.records, &self.hashes, self.vectors.as_ref(), keyword)
-    }
-
-    /// Keeps the vectors `hy` embedded in this store's loaded cache.
-    pub fn keep_hybrid(&mut self, hy: &mut hybrid::State) {
-        hy.keep_fresh(&mut self.vectors);
-    }
-
     /// Hybrid ranking's last step on this store ([`hybrid::State::finish_warm`]).
     pub fn finish_hybrid(
         &mut self,

@@ -215,59 +215,10 @@ pub fn build_with(
     filter: &Filter,
     relevance: Option<Vec<f64>>,
 ) -> Block {
-    build_given(
-        parts,
-        max_tokens,
-        query,
-        filter,
-        Given::<Fuse>::of(relevance),
-    )
-}
-
-/// [`build_with`] with the memories' relevance fused from the keyword one by `fuse`,
-/// which is called once, with the keyword relevance, while the lines are scored (a
-/// warm process waits there for the query's vector: the network and the keyword work
-/// overlap). `fuse` must return one value per record.
-pub fn build_fused(
-    parts: &Parts<'_>,
-    max_tokens: usize,
-    query: Option<&str>,
-    filter: &Filter,
-    fuse: impl FnOnce(Vec<f64>) -> Vec<f64>,
-) -> Block {
-    build_given(parts, max_tokens, query, filter, Given::Fused(fuse))
-}
-
-/// A function fusing relevance, as a type for [`Given`]'s that have none.
-type Fuse = fn(Vec<f64>) -> Vec<f64>;
-
-fn build_given(
-    parts: &Parts<'_>,
-    max_tokens: usize,
-    query: Option<&str>,
-    filter: &Filter,
-    relevance: Given<impl FnOnce(Vec<f64>) -> Vec<f64>>,
-) -> Block {
     type Ready = fn(&[Record]) -> Result<String, std::convert::Infallible>;
     match build_inner(parts, None::<Ready>, max_tokens, query, filter, relevance) {
         Ok(b) => b,
         Err(e) => match e {},
-    }
-}
-
-/// The memories' relevance to a query, as the caller gives it.
-enum Given<F> {
-    /// The keyword relevance, computed here.
-    Keyword,
-    /// These values (used when there is one per record).
-    Values(Vec<f64>),
-    /// The keyword relevance, computed here, then passed through this.
-    Fused(F),
-}
-
-impl<F> Given<F> {
-    fn of(relevance: Option<Vec<f64>>) -> Given<F> {
-        relevance.map_or(Given::Keyword, Given::Values)
     }
 }
 
@@ -284,14 +235,7 @@ pub fn build_while<E: Send>(
     filter: &Filter,
     relevance: Option<Vec<f64>>,
 ) -> Result<Block, E> {
-    build_inner(
-        parts,
-        Some(index),
-        max_tokens,
-        query,
-        filter,
-        Given::<Fuse>::of(relevance),
-    )
+    build_inner(parts, Some(index), max_tokens, query, filter, relevance)
 }
 
 /// How the memories go in: whole in order, or planned for a query.
@@ -306,7 +250,7 @@ fn build_inner<E: Send>(
     max_tokens: usize,
     query: Option<&str>,
     filter: &Filter,
-    relevance: Given<impl FnOnce(Vec<f64>) -> Vec<f64>>,
+    relevance: Option<Vec<f64>>,
 ) -> Result<Block, E> {
     let records = parts.records;
     let life = Lifecycle::of(records, parts.now.date_naive());
@@ -360,14 +304,9 @@ fn build_inner<E: Send>(
         // The lines are scored while the memories are ranked (on two threads for a
         // large store: neither needs the other).
         let rank = || {
-            let n = records.len();
-            let memory = match relevance {
-                Given::Values(r) if r.len() == n => r,
-                Given::Fused(fuse) => Some(fuse(corpus.relevance(records, q)))
-                    .filter(|r| r.len() == n)
-                    .unwrap_or_else(|| corpus.relevance(records, q)),
-                _ => corpus.relevance(records, q),
-            };
+            let memory = relevance
+                .filter(|r| r.len() == records.len())
+                .unwrap_or_else(|| corpus.relevance(records, q));
             let order = query_order(records, &memory, parts.now);
             (memory, order, admitted())
         };
@@ -381,9 +320,7 @@ fn build_inner<E: Send>(
                 }
             })
         } else {
-            // Lines first: a fusing `rank` may wait for the query's vector.
-            let lines = corpus.line_relevance(q);
-            (rank(), lines)
+            (rank(), corpus.line_relevance(q))
         };
         let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
         (order, Pack::Plan(candidates, QueryScores { memory, lines }))
