@@ -340,21 +340,6 @@ impl State {
         slot: &mut Option<Loaded>,
         keyword: Vec<f64>,
     ) -> (Vec<f64>, Option<Report>) {
-        let out = self.fuse_warm(records, hashes, slot.as_ref(), keyword);
-        self.keep_fresh(slot);
-        out
-    }
-
-    /// [`State::finish_warm`] without keeping this call's vectors (they count all the
-    /// same): it only reads the warm store, so it can run while the store's records
-    /// are lent to the block being built. [`State::keep_fresh`] keeps them after.
-    pub(crate) fn fuse_warm(
-        &self,
-        records: &[Record],
-        hashes: &[[u8; 32]],
-        slot: Option<&Loaded>,
-        keyword: Vec<f64>,
-    ) -> (Vec<f64>, Option<Report>) {
         if let (
             State::Fetched {
                 config,
@@ -363,36 +348,15 @@ impl State {
                 ..
             },
             Some(l),
-        ) = (self, slot)
-            && l.vectors.dimensions() == config.dimensions
-        {
-            let fresh: std::collections::HashMap<&[u8; 32], (&[f32], f64)> = fresh
-                .iter()
-                .map(|(h, v)| (h, (v.as_slice(), hybrid::norm(v))))
-                .collect();
-            let lookup = |h: &[u8; 32]| fresh.get(h).copied().or_else(|| l.vectors.get_normed(h));
-            return self.fuse(records, hashes, lookup, keyword);
-        }
-        self.finish(records, keyword)
-    }
-
-    /// Moves the vectors this call embedded into the warm store's loaded cache.
-    pub(crate) fn keep_fresh(&mut self, slot: &mut Option<Loaded>) {
-        if let (
-            State::Fetched {
-                config,
-                vectors: None,
-                fresh,
-                ..
-            },
-            Some(l),
-        ) = (self, slot.as_mut())
+        ) = (&mut *self, slot.as_mut())
             && l.vectors.dimensions() == config.dimensions
         {
             for (h, x) in fresh.drain(..) {
                 l.vectors.insert(h, x);
             }
+            return self.fuse(records, hashes, |h| l.vectors.get_normed(h), keyword);
         }
+        self.finish(records, keyword)
     }
 
     fn finish_without(&self, keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
