@@ -499,6 +499,14 @@ fn ranking(m: &Memory, query: &str) -> (Vec<(String, String)>, Option<Value>) {
     )
 }
 
+/// A context block's text and its embeddings report, to compare two stores by.
+fn context_of(m: &Memory, query: &str) -> (String, Value) {
+    let c = m
+        .context_report(4000, Some(query), &Filter::default())
+        .unwrap();
+    (c.block.text, serde_json::to_value(c.embeddings).unwrap())
+}
+
 // spec/ranking.md#hybrid-recall: a warm store (memdir mcp) keeps the vectors and text
 // hashes in memory, and ranks exactly as a fresh process does after edits, additions
 // and deletions.
@@ -538,13 +546,10 @@ fn a_warm_store_ranks_as_a_fresh_one_after_edits() {
     assert!(keys.contains(&"tea"), "{keys:?}");
     assert!(!keys.contains(&"deploys"));
     // The context block too.
-    let block = |m: &Memory| {
-        let c = m
-            .context_report(4000, Some("espresso"), &Filter::default())
-            .unwrap();
-        (c.block.text, serde_json::to_value(c.embeddings).unwrap())
-    };
-    assert_eq!(block(&warm), block(&fresh()));
+    assert_eq!(
+        context_of(&warm, "espresso"),
+        context_of(&fresh(), "espresso")
+    );
 }
 
 // spec/ranking.md#hybrid-recall: the warm store does not read the cache file again:
@@ -580,17 +585,11 @@ fn a_warm_context_embeds_on_its_first_call_and_keeps_the_vectors() {
     store(dir.path());
     configure(dir.path(), &server.url, "");
     let clock = || Clock::fixed("2026-04-01T09:00:00Z".parse().unwrap());
-    let block = |m: &Memory, query: &str| {
-        let c = m
-            .context_report(4000, Some(query), &Filter::default())
-            .unwrap();
-        (c.block.text, serde_json::to_value(c.embeddings).unwrap())
-    };
     let warm = Memory::open(dir.path())
         .unwrap()
         .with_clock(clock())
         .keep_warm();
-    let first = block(&warm, "espresso");
+    let first = context_of(&warm, "espresso");
     assert_eq!(first.1["mode"], "hybrid");
     assert!(first.1.get("pending").is_none(), "{:?}", first.1);
     // The query and the three memories.
@@ -598,18 +597,21 @@ fn a_warm_context_embeds_on_its_first_call_and_keeps_the_vectors() {
     // Nothing cached before: the fresh process embeds the three memories again.
     std::fs::remove_dir_all(dir.path().join(".memdir/cache")).unwrap();
     let fresh = Memory::open(dir.path()).unwrap().with_clock(clock());
-    assert_eq!(block(&fresh, "espresso"), first);
+    assert_eq!(context_of(&fresh, "espresso"), first);
     assert_eq!(server.texts.load(Ordering::SeqCst), 8);
     // The warm store kept its vectors: only the query now.
-    assert_eq!(block(&warm, "football"), block(&fresh, "football"));
+    assert_eq!(
+        context_of(&warm, "football"),
+        context_of(&fresh, "football")
+    );
     assert_eq!(server.texts.load(Ordering::SeqCst), 8 + 1 + 1);
 
     let down = serve(Behaviour::ServerError);
     configure(dir.path(), &down.url, "");
-    let (text, report) = block(&warm, "espresso");
+    let (text, report) = context_of(&warm, "espresso");
     assert_eq!(report["mode"], "keyword");
     assert!(report["fallback"].as_str().unwrap().contains("500"));
-    assert_eq!((text.clone(), report), block(&fresh, "espresso"));
+    assert_eq!((text.clone(), report), context_of(&fresh, "espresso"));
     std::fs::write(dir.path().join(".memdir/config.toml"), "").unwrap();
     let keyword = warm
         .context_report(4000, Some("espresso"), &Filter::default())

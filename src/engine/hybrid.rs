@@ -326,7 +326,7 @@ impl State {
         match self {
             State::Fetched {
                 vectors: Some(v), ..
-            } => self.fuse(records, &hashes_of(records), |h| v.get_normed(h), keyword),
+            } => self.fuse(records, &hashes_of(records), v, keyword),
             _ => self.finish_without(keyword),
         }
     }
@@ -354,7 +354,7 @@ impl State {
             for (h, x) in fresh.drain(..) {
                 l.vectors.insert(h, x);
             }
-            return self.fuse(records, hashes, |h| l.vectors.get_normed(h), keyword);
+            return self.fuse(records, hashes, &l.vectors, keyword);
         }
         self.finish(records, keyword)
     }
@@ -368,11 +368,11 @@ impl State {
         }
     }
 
-    fn fuse<'v>(
+    fn fuse(
         &self,
         records: &[Record],
         hashes: &[[u8; 32]],
-        vector: impl Fn(&[u8; 32]) -> Option<(&'v [f32], f64)>,
+        vectors: &Vectors,
         keyword: Vec<f64>,
     ) -> (Vec<f64>, Option<Report>) {
         let State::Fetched { config, query, .. } = self else {
@@ -383,7 +383,7 @@ impl State {
             .map(|i| {
                 hashes
                     .get(i)
-                    .and_then(&vector)
+                    .and_then(|h| vectors.get_normed(h))
                     .map(|(v, n)| hybrid::cosine_normed(query, query_norm, v, n))
             })
             .collect();
