@@ -7,8 +7,9 @@
 //! Format: `MDVEC1\n`, dimensions (u32 LE), count (u32 LE), then per entry the 32-byte
 //! hash and the vector as f32 LE.
 
-use std::collections::HashMap;
 use std::io::Write;
+
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -25,29 +26,21 @@ pub fn text_hash(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
-/// Vectors of one model, by text hash.
+/// Vectors of one model, by text hash: one block of rows, so that a ranking that
+/// compares the query with every vector reads memory in order.
 #[derive(Debug, Default)]
 pub struct Vectors {
     dimensions: usize,
-    map: HashMap<[u8; 32], Stored>,
+    /// The row of each text hash.
+    rows: HashMap<[u8; 32], usize>,
+    /// The vectors, `dimensions` values per row.
+    data: Vec<f32>,
+    /// Each row's length, found once when it is read or added.
+    norms: Vec<f64>,
     dirty: bool,
-}
-
-/// A vector and its length, found once when it is read or added (a ranking compares
-/// the query with every vector).
-#[derive(Debug)]
-struct Stored {
-    v: Vec<f32>,
-    norm: f64,
-}
-
-impl Stored {
-    fn new(v: Vec<f32>) -> Stored {
-        Stored {
-            norm: crate::retrieval::hybrid::norm(&v),
-            v,
-        }
-    }
+    /// Counts the changes of rows (a vector added, replaced or dropped), so that a
+    /// caller keeping rows from [`Vectors::arrange`] knows when they went stale.
+    generation: u64,
 }
 
 /// The cache file of `model` with `dimensions` under `root`.
@@ -62,8 +55,11 @@ impl Vectors {
     pub fn new(dimensions: usize) -> Vectors {
         Vectors {
             dimensions,
-            map: HashMap::new(),
+            rows: HashMap::new(),
+            data: Vec::new(),
+            norms: Vec::new(),
             dirty: false,
+            generation: 0,
         }
     }
 
@@ -89,51 +85,129 @@ impl Vectors {
         if count > MAX_ENTRIES || body.len() != count.checked_mul(entry)? {
             return None;
         }
-        let mut map = HashMap::with_capacity(count);
+        let mut out = Vectors::new(dimensions);
+        out.rows.reserve(count);
+        out.data.reserve(count * dimensions);
+        out.norms.reserve(count);
         for e in body.chunks_exact(entry) {
             let key: [u8; 32] = e[..32].try_into().ok()?;
-            let v: Vec<f32> = e[32..]
+            let v = e[32..]
                 .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect();
-            map.insert(key, Stored::new(v));
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            out.put(key, v);
         }
-        Some(Vectors {
-            dimensions,
-            map,
-            dirty: false,
-        })
+        out.dirty = false;
+        Some(out)
+    }
+
+    /// Sets the row of `hash` to `v` (`dimensions` values), adding a row if it has none.
+    fn put(&mut self, hash: [u8; 32], v: impl IntoIterator<Item = f32>) {
+        let d = self.dimensions;
+        match self.rows.get(&hash) {
+            Some(&row) => {
+                for (slot, x) in self.data[row * d..(row + 1) * d].iter_mut().zip(v) {
+                    *slot = x;
+                }
+                self.norms[row] = crate::retrieval::hybrid::norm(self.row(row));
+            }
+            None => {
+                let row = self.norms.len();
+                self.data.extend(v.into_iter().take(d));
+                self.data.resize((row + 1) * d, 0.0);
+                self.norms
+                    .push(crate::retrieval::hybrid::norm(self.row(row)));
+                self.rows.insert(hash, row);
+            }
+        }
+        self.dirty = true;
+        self.generation += 1;
+    }
+
+    fn row(&self, row: usize) -> &[f32] {
+        &self.data[row * self.dimensions..(row + 1) * self.dimensions]
     }
 
     /// The vector of a text hash.
     pub fn get(&self, hash: &[u8; 32]) -> Option<&[f32]> {
-        self.map.get(hash).map(|s| s.v.as_slice())
+        self.rows.get(hash).map(|&r| self.row(r))
     }
 
     /// The vector of a text hash and its length ([`crate::retrieval::hybrid::norm`]).
     pub fn get_normed(&self, hash: &[u8; 32]) -> Option<(&[f32], f64)> {
-        self.map.get(hash).map(|s| (s.v.as_slice(), s.norm))
+        self.rows.get(hash).map(|&r| (self.row(r), self.norms[r]))
     }
 
     /// Keeps a vector (one of the wrong length is dropped).
     pub fn insert(&mut self, hash: [u8; 32], v: Vec<f32>) {
         if v.len() == self.dimensions && v.iter().all(|x| x.is_finite()) {
-            self.map.insert(hash, Stored::new(v));
-            self.dirty = true;
+            self.put(hash, v);
         }
     }
 
     /// Keeps only the hashes in `live` (vectors of texts no memory has any more go).
     pub fn retain(&mut self, live: impl IntoIterator<Item = [u8; 32]>) {
-        let live: std::collections::HashSet<[u8; 32]> = live.into_iter().collect();
-        let before = self.map.len();
-        self.map.retain(|k, _| live.contains(k));
-        self.dirty |= self.map.len() != before;
+        let live: HashSet<[u8; 32]> = live.into_iter().collect();
+        if self.rows.keys().all(|k| live.contains(k)) {
+            return;
+        }
+        let mut kept = Vectors::new(self.dimensions);
+        for (k, &r) in &self.rows {
+            if live.contains(k) {
+                kept.put(*k, self.row(r).iter().copied());
+            }
+        }
+        kept.dirty = true;
+        kept.generation = self.generation + 1;
+        *self = kept;
+    }
+
+    /// Moves the rows of `hashes` to the front, in that order (a hash listed twice
+    /// keeps its first place), so that a pass over them reads memory straight through;
+    /// returns each one's row for [`Vectors::row_normed`]. The vectors, the file's
+    /// encoding and [`Vectors::generation`] are unchanged.
+    pub fn arrange(&mut self, hashes: &[[u8; 32]]) -> Vec<Option<usize>> {
+        let mut next = Vectors::new(self.dimensions);
+        next.data.reserve(self.data.len());
+        next.norms.reserve(self.norms.len());
+        next.rows.reserve(self.rows.len());
+        let move_row = |next: &mut Vectors, h: &[u8; 32], old: usize| {
+            let row = next.norms.len();
+            next.data.extend_from_slice(self.row(old));
+            next.norms.push(self.norms[old]);
+            next.rows.insert(*h, row);
+            row
+        };
+        let out = hashes
+            .iter()
+            .map(|h| match next.rows.get(h) {
+                Some(&r) => Some(r),
+                None => self.rows.get(h).map(|&old| move_row(&mut next, h, old)),
+            })
+            .collect();
+        for (h, &old) in &self.rows {
+            if !next.rows.contains_key(h) {
+                move_row(&mut next, h, old);
+            }
+        }
+        next.dirty = self.dirty;
+        next.generation = self.generation;
+        *self = next;
+        out
+    }
+
+    /// The vector in `row` (from [`Vectors::arrange`]) and its length.
+    pub fn row_normed(&self, row: usize) -> (&[f32], f64) {
+        (self.row(row), self.norms[row])
+    }
+
+    /// Changes with every vector added, replaced or dropped.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// How many vectors it holds.
     pub fn count(&self) -> usize {
-        self.map.len()
+        self.rows.len()
     }
 
     /// The length of every vector.
@@ -147,17 +221,16 @@ impl Vectors {
         if other.dimensions != self.dimensions {
             return;
         }
-        let mine = self.map.len();
+        let (mine, was_dirty) = (self.rows.len(), self.dirty);
         let mut common = 0;
-        for (k, v) in other.map {
-            match self.map.entry(k) {
-                std::collections::hash_map::Entry::Occupied(_) => common += 1,
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(v);
-                }
+        for (k, &r) in &other.rows {
+            if self.rows.contains_key(k) {
+                common += 1;
+            } else {
+                self.put(*k, other.row(r).iter().copied());
             }
         }
-        self.dirty |= common != mine;
+        self.dirty = was_dirty || common != mine;
     }
 
     /// Writes the cache to `path` if it changed; failures are ignored (it is a cache).
@@ -176,15 +249,15 @@ impl Vectors {
             return None;
         }
         self.dirty = false;
-        let mut keys: Vec<&[u8; 32]> = self.map.keys().collect();
-        keys.sort();
+        let mut keys: Vec<(&[u8; 32], usize)> = self.rows.iter().map(|(k, &r)| (k, r)).collect();
+        keys.sort_unstable();
         let mut out = Vec::with_capacity(16 + keys.len() * (32 + 4 * self.dimensions));
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(self.dimensions as u32).to_le_bytes());
         out.extend_from_slice(&(keys.len() as u32).to_le_bytes());
-        for k in keys {
+        for (k, r) in keys {
             out.extend_from_slice(k);
-            for x in &self.map[k].v {
+            for x in self.row(r) {
                 out.extend_from_slice(&x.to_le_bytes());
             }
         }
@@ -254,5 +327,36 @@ mod tests {
         mine.merge(file);
         assert_eq!(mine.count(), 3);
         assert!(mine.encode_if_dirty().is_some());
+    }
+
+    // The rows of the listed hashes come first, in list order, each vector unchanged;
+    // a hash listed twice shares its row; unlisted vectors stay; the file's bytes and
+    // the generation do not change, and any later change of rows moves the generation.
+    #[test]
+    fn arrange_puts_the_listed_rows_first_and_changes_nothing_else() {
+        let mut v = Vectors::new(2);
+        for (t, x) in [("a", 1.0), ("b", 2.0), ("c", 3.0)] {
+            v.insert(text_hash(t), vec![x, -x]);
+        }
+        let bytes = v.encode_if_dirty().unwrap();
+        let generation = v.generation();
+        let [a, b, c, z] = ["a", "b", "c", "z"].map(text_hash);
+        let rows = v.arrange(&[c, z, a, c]);
+        assert_eq!(rows, vec![Some(0), None, Some(1), Some(0)]);
+        assert_eq!(v.row_normed(0), (&[3.0, -3.0][..], 18f64.sqrt()));
+        assert_eq!(v.row_normed(1).0, &[1.0, -1.0][..]);
+        assert_eq!(v.get(&b), Some(&[2.0, -2.0][..]));
+        assert_eq!(v.count(), 3);
+        assert_eq!(v.generation(), generation);
+        assert!(v.encode_if_dirty().is_none());
+        v.touch();
+        assert_eq!(v.encode_if_dirty().unwrap(), bytes);
+        v.insert(z, vec![0.5, 0.5]);
+        assert_ne!(v.generation(), generation);
+        let g = v.generation();
+        v.retain([a, z]);
+        assert_ne!(v.generation(), g);
+        assert_eq!(v.arrange(&[z, b, a]), vec![Some(0), None, Some(1)]);
+        assert_eq!(v.row_normed(0).0, &[0.5, 0.5][..]);
     }
 }

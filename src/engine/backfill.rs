@@ -72,7 +72,8 @@ impl Memory {
                 let (snap, _, _) = self.load_records(false)?;
                 let vectors = Vectors::read(&path, config.dimensions);
                 let hashes = hybrid::hashes_of(&snap.records);
-                let missing = hybrid::missing_of(&snap.records, &hashes, &vectors, usize::MAX);
+                let has = |i: usize| vectors.get(&hashes[i]).is_some();
+                let missing = hybrid::missing_of(&snap.records, &hashes, has, usize::MAX);
                 (missing, Some((vectors, hashes)))
             }
         };

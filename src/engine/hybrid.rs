@@ -82,6 +82,17 @@ pub(crate) struct Loaded {
     pub vectors: Vectors,
     /// The file as last read or written here.
     seen: Option<FileId>,
+    /// The rows of the store's text hashes, in the store's order, while
+    /// [`Vectors::generation`] is the same.
+    arranged: Option<Arranged>,
+}
+
+/// What [`Loaded::rows`] keeps between queries.
+#[derive(Debug)]
+struct Arranged {
+    generation: u64,
+    hashes: Vec<[u8; 32]>,
+    rows: Vec<Option<usize>>,
 }
 
 /// What tells one version of the cache file from another.
@@ -125,6 +136,7 @@ impl Loaded {
                 path: path.to_path_buf(),
                 vectors: Vectors::read(path, dimensions),
                 seen: now,
+                arranged: None,
             });
         }
         let l = slot.as_mut().expect("set above");
@@ -133,6 +145,41 @@ impl Loaded {
             l.seen = now;
         }
         l
+    }
+
+    /// The row of each of `hashes` (a warm store's, one per record), with the rows
+    /// laid out in that order ([`Vectors::arrange`]): kept until the store's hashes or
+    /// the vectors change, so that a query compares with every vector in one pass
+    /// through memory and looks nothing up.
+    fn rows(&mut self, hashes: &[[u8; 32]]) -> (&[Option<usize>], &Vectors) {
+        let generation = self.vectors.generation();
+        let current = self
+            .arranged
+            .as_ref()
+            .is_some_and(|a| a.generation == generation && a.hashes == hashes);
+        if !current {
+            let rows = self.vectors.arrange(hashes);
+            self.arranged = Some(Arranged {
+                generation,
+                hashes: hashes.to_vec(),
+                rows,
+            });
+        }
+        let rows = &self.arranged.as_ref().expect("set above").rows;
+        (rows, &self.vectors)
+    }
+
+    /// The cosine similarity of `query` to the vector of each of `hashes` (`None`:
+    /// none cached).
+    fn similarities(&mut self, hashes: &[[u8; 32]], query: &[f32]) -> Vec<Option<f32>> {
+        let qn = hybrid::norm(query);
+        let (rows, vectors) = self.rows(hashes);
+        rows.iter()
+            .map(|r| {
+                let (x, n) = vectors.row_normed((*r)?);
+                Some(hybrid::cosine_normed(query, qn, x, n))
+            })
+            .collect()
     }
 
     /// The cache file.
@@ -247,10 +294,11 @@ impl State {
         } = self
         {
             let v = vectors.get_or_insert_with(|| Vectors::read(path, config.dimensions));
+            let hashes = hashes_of(records);
             *missing = Some(missing_of(
                 records,
-                &hashes_of(records),
-                v,
+                &hashes,
+                |i| v.get(&hashes[i]).is_some(),
                 config.query_budget,
             ));
         }
@@ -270,8 +318,13 @@ impl State {
             ..
         } = self
         {
-            let l = Loaded::sync(slot, path, config.dimensions);
-            *missing = Some(missing_of(records, hashes, &l.vectors, config.query_budget));
+            let (rows, _) = Loaded::sync(slot, path, config.dimensions).rows(hashes);
+            *missing = Some(missing_of(
+                records,
+                hashes,
+                |i| rows.get(i).copied().flatten().is_some(),
+                config.query_budget,
+            ));
         }
     }
 
@@ -325,8 +378,20 @@ impl State {
     pub fn finish(&self, records: &[Record], keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
         match self {
             State::Fetched {
-                vectors: Some(v), ..
-            } => self.fuse(records, &hashes_of(records), v, keyword),
+                vectors: Some(v),
+                query,
+                ..
+            } => {
+                let qn = hybrid::norm(query);
+                let sims = hashes_of(records)
+                    .iter()
+                    .map(|h| {
+                        v.get_normed(h)
+                            .map(|(x, n)| hybrid::cosine_normed(query, qn, x, n))
+                    })
+                    .collect();
+                self.fuse(sims, keyword)
+            }
             _ => self.finish_without(keyword),
         }
     }
@@ -354,7 +419,11 @@ impl State {
             for (h, x) in fresh.drain(..) {
                 l.vectors.insert(h, x);
             }
-            return self.fuse(records, hashes, &l.vectors, keyword);
+            let State::Fetched { query, .. } = &*self else {
+                unreachable!("matched above")
+            };
+            let sims = l.similarities(hashes, query);
+            return self.fuse(sims, keyword);
         }
         self.finish(records, keyword)
     }
@@ -368,25 +437,12 @@ impl State {
         }
     }
 
-    fn fuse(
-        &self,
-        records: &[Record],
-        hashes: &[[u8; 32]],
-        vectors: &Vectors,
-        keyword: Vec<f64>,
-    ) -> (Vec<f64>, Option<Report>) {
-        let State::Fetched { config, query, .. } = self else {
+    /// Fuses `keyword` with each memory's cosine similarity to the query (`None`:
+    /// no vector yet).
+    fn fuse(&self, sims: Vec<Option<f32>>, keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
+        let State::Fetched { config, .. } = self else {
             return self.finish_without(keyword);
         };
-        let query_norm = hybrid::norm(query);
-        let sims: Vec<Option<f32>> = (0..records.len())
-            .map(|i| {
-                hashes
-                    .get(i)
-                    .and_then(|h| vectors.get_normed(h))
-                    .map(|(v, n)| hybrid::cosine_normed(query, query_norm, v, n))
-            })
-            .collect();
         let pending = sims.iter().filter(|s| s.is_none()).count();
         (
             hybrid::fuse(&keyword, &sims, config.floor),
@@ -399,19 +455,21 @@ impl State {
     }
 }
 
-/// The records (text hash and text) without a vector in `vectors`, each text once,
-/// at most `budget`.
+/// The records (text hash and text) for which `has_vector(index)` is false, each text
+/// once, at most `budget`.
 pub(crate) fn missing_of(
     records: &[Record],
     hashes: &[[u8; 32]],
-    vectors: &Vectors,
+    has_vector: impl Fn(usize) -> bool,
     budget: usize,
 ) -> Vec<([u8; 32], String)> {
     let mut seen = HashSet::new();
     records
         .iter()
         .zip(hashes)
-        .filter(|(_, h)| vectors.get(h).is_none() && seen.insert(**h))
+        .enumerate()
+        .filter(|(i, (_, h))| !has_vector(*i) && seen.insert(**h))
+        .map(|(_, rh)| rh)
         .map(|(r, h)| (*h, text_of(r)))
         .take(budget)
         .collect()

@@ -111,7 +111,13 @@ impl Warm {
     pub fn missing_vectors(&mut self, path: &Path, dimensions: usize) -> Vec<([u8; 32], String)> {
         self.hash();
         let l = Loaded::sync(&mut self.vectors, path, dimensions);
-        hybrid::missing_of(&self.records, &self.hashes, &l.vectors, usize::MAX)
+        let (records, hashes) = (&self.records, &self.hashes);
+        hybrid::missing_of(
+            records,
+            hashes,
+            |i| l.vectors.get(&hashes[i]).is_some(),
+            usize::MAX,
+        )
     }
 
     /// Keeps vectors embedded by the background worker (dropped when the cache
