@@ -9,7 +9,8 @@
 //!
 //! With `MEMDIR_BENCH_EMBED_URL` set (an OpenAI-compatible `/v1/embeddings` server,
 //! e.g. `ci/embed/server.py`; model and dimensions from `MEMDIR_BENCH_EMBED_MODEL` and
-//! `MEMDIR_BENCH_EMBED_DIM`, default all-MiniLM-L6-v2 and 384), a third table prices
+//! `MEMDIR_BENCH_EMBED_DIM`, default all-MiniLM-L6-v2 and 384; `builtin` for the model
+//! built in with the `embed-builtin` feature), a third table prices
 //! hybrid ranking for stores of up to 10,000 memories: embedding throughput building
 //! every vector (`index --embeddings`), the vector cache's size, and a warm
 //! `context --query` (what `memory_context` with a query does), keyword vs hybrid.
@@ -139,6 +140,13 @@ fn embed_endpoint() -> Option<(String, String, usize)> {
     let url = std::env::var("MEMDIR_BENCH_EMBED_URL")
         .ok()
         .filter(|u| !u.is_empty())?;
+    if url == "builtin" {
+        return Some((
+            url,
+            memdir::BUILTIN_MODEL.to_string(),
+            memdir::BUILTIN_DIMENSIONS,
+        ));
+    }
     let model =
         std::env::var("MEMDIR_BENCH_EMBED_MODEL").unwrap_or_else(|_| "all-MiniLM-L6-v2".into());
     let dims = std::env::var("MEMDIR_BENCH_EMBED_DIM")
@@ -157,13 +165,14 @@ fn hybrid(dir: &Path, rounds: usize) {
     let before = std::fs::read_to_string(&config).unwrap_or_default();
     // A CPU model takes seconds per batch: a generous timeout, so that the build
     // measures the model and not a fallback.
-    std::fs::write(
-        &config,
+    let section = if url == "builtin" {
+        "[embeddings]\nprovider = \"builtin\"\n".to_string()
+    } else {
         format!(
-            "{before}\n[embeddings]\nurl = \"{url}\"\nmodel = \"{model}\"\ndimensions = {dims}\ntimeout_ms = 600000\n"
-        ),
-    )
-    .unwrap();
+            "[embeddings]\nurl = \"{url}\"\nmodel = \"{model}\"\ndimensions = {dims}\ntimeout_ms = 600000\n"
+        )
+    };
+    std::fs::write(&config, format!("{before}\n{section}")).unwrap();
     let mem = Memory::open(dir).unwrap().with_clock(clock());
     let t = Instant::now();
     let summary = mem
@@ -252,6 +261,13 @@ fn phase(args: &[&str]) -> String {
 }
 
 fn main() {
+    // As the memdir binary does with the builtin model (src/main.rs).
+    if std::env::var("MEMDIR_BENCH_EMBED_URL").as_deref() == Ok("builtin")
+        && std::env::var_os("RAYON_NUM_THREADS").is_none()
+    {
+        // SAFETY: the first statement of `main`: no other thread exists yet.
+        unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
+    }
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--generate") {
         generate(Path::new(&args[i + 2]), args[i + 1].parse().unwrap());

@@ -46,6 +46,7 @@ mod store;
 pub mod sync;
 
 pub use clock::Clock;
+pub use embed::{BUILTIN_DIMENSIONS, BUILTIN_MODEL};
 pub use engine::backfill::{Backfill, BackfillError};
 pub use engine::prune::{
     ConsolidatePlan, DuplicateGroup, PruneApplied, PruneCandidate, PruneCriteria, PrunePlan,

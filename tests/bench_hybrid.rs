@@ -67,6 +67,7 @@ fn conversation() -> Vec<Conversation> {
 
 fn embeddings(url: &str) -> Embeddings {
     Embeddings {
+        builtin: false,
         url: url.to_string(),
         model: "stand-in".into(),
         dimensions: 256,

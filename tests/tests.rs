@@ -10,6 +10,8 @@ mod cache;
 mod cli_golden;
 #[cfg(feature = "sync")]
 mod embed;
+#[cfg(feature = "embed-builtin")]
+mod embed_builtin;
 mod graph;
 mod import_formats;
 #[cfg(feature = "sync")]

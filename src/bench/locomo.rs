@@ -347,10 +347,12 @@ pub fn build_store(c: &Conversation, dir: &Path) -> Result<Memory, Error> {
     Ok(mem.with_clock(Clock::fixed(last + Duration::minutes(1))))
 }
 
-/// An OpenAI-compatible embeddings endpoint for the hybrid column: each store the
-/// benchmark builds gets it as its `[embeddings]` section.
+/// The embeddings of the hybrid column, an OpenAI-compatible endpoint or the builtin
+/// model: each store the benchmark builds gets it as its `[embeddings]` section.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Embeddings {
+    /// `provider = "builtin"` (the rest is then left out).
+    pub builtin: bool,
     pub url: String,
     pub model: String,
     pub dimensions: usize,
@@ -366,6 +368,12 @@ impl Embeddings {
     /// The `[embeddings]` section, as TOML.
     pub fn section(&self) -> String {
         let mut t = toml::Table::new();
+        if self.builtin {
+            t.insert("provider".into(), toml::Value::String("builtin".into()));
+            let mut doc = toml::Table::new();
+            doc.insert("embeddings".into(), toml::Value::Table(t));
+            return toml::to_string(&doc).unwrap_or_default();
+        }
         t.insert("url".into(), toml::Value::String(self.url.clone()));
         t.insert("model".into(), toml::Value::String(self.model.clone()));
         t.insert(

@@ -45,8 +45,12 @@ pub struct ParaphraseArgs {
 pub struct EmbedArgs {
     /// Also score hybrid blocks with this embeddings endpoint (`/v1/embeddings` is
     /// appended as for `[embeddings] url`); every memory is embedded ahead of time.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", conflicts_with = "embed_builtin")]
     pub embed_url: Option<String>,
+    /// Also score hybrid blocks with the embedding model built into this binary
+    /// (`[embeddings] provider = "builtin"`; needs the `embed-builtin` feature).
+    #[arg(long)]
+    pub embed_builtin: bool,
     /// The embedding model's name, as the endpoint knows it.
     #[arg(
         long,
@@ -65,7 +69,17 @@ pub struct EmbedArgs {
 
 impl EmbedArgs {
     fn embeddings(&self) -> Option<Embeddings> {
+        if self.embed_builtin {
+            return Some(Embeddings {
+                builtin: true,
+                url: String::new(),
+                model: crate::embed::BUILTIN_MODEL.into(),
+                dimensions: crate::embed::BUILTIN_DIMENSIONS,
+                timeout_ms: self.embed_timeout_ms,
+            });
+        }
         self.embed_url.as_ref().map(|url| Embeddings {
+            builtin: false,
             url: url.clone(),
             model: self.embed_model.clone(),
             dimensions: self.embed_dim,
@@ -83,7 +97,8 @@ value, or the one before); 3 a preference asked in other words than it was said;
 4 a fact spread over two or three sessions. The baseline is BM25 over single turn
 lines packed to the same budget, run on the same conversations in the same run.
 The data is drawn from --seed: the same seed gives the same chats everywhere.
-With --embed-url, the same blocks with hybrid relevance are scored too.
+With --embed-url (or --embed-builtin), the same blocks with hybrid relevance are
+scored too.
 Example:
   memdir bench chats --seed 1 --conversations 10 --budgets 512,1024,2048,4096
   memdir bench chats --seed 1 --embed-url http://127.0.0.1:11434 --embed-model all-minilm"
@@ -110,7 +125,8 @@ pub struct ChatsArgs {
     after_help = "The data set (locomo10.json, CC BY-NC 4.0) is read from --data and never
 copied; the memory directories live in temporary directories that are removed
 afterwards. Categories 1-4 are the headline; category 5 (adversarial) is reported
-apart. With --embed-url, every store is also configured with that endpoint, its
+apart. With --embed-url, every store is also configured with that endpoint (with
+--embed-builtin, the model built into the binary), its
 memories are embedded ahead of time, and the same blocks with hybrid relevance
 are scored too (spec/ranking.md#hybrid-recall). Example:
   memdir bench locomo --data ../shared/bench-data/locomo10.json --budgets 1024,4096"

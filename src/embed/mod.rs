@@ -8,6 +8,8 @@
 //! API key comes only from the environment variable the configuration names and is
 //! never written anywhere. Must not rank: `retrieval::hybrid` fuses, the engine decides.
 
+#[cfg(feature = "embed-builtin")]
+pub mod builtin;
 pub mod cache;
 #[cfg(feature = "sync")]
 pub mod openai;
@@ -57,6 +59,12 @@ pub enum EmbedError {
     },
     #[error("embeddings need the `sync` feature (reqwest), which this build leaves out")]
     NotBuilt,
+    #[error(
+        "the builtin embedding model needs the `embed-builtin` feature, which this build leaves out"
+    )]
+    NoBuiltin,
+    #[error("builtin embedding model: {reason}")]
+    Builtin { reason: String },
 }
 
 /// `url` as it may be shown (in a fallback reason, a warning, a log): without the
@@ -105,10 +113,27 @@ pub struct Section(pub toml::Table);
 // such comparisons tolerate, and `Config::load` refuses it as a floor.
 impl Eq for Section {}
 
+/// Where vectors come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    /// An OpenAI-compatible `/v1/embeddings` endpoint (`url`, `model`, `dimensions`).
+    OpenAi,
+    /// The model inside the binary (feature `embed-builtin`).
+    Builtin,
+}
+
+/// The model id of the builtin model (`provider = "builtin"`), which its cached
+/// vectors are filed under.
+pub const BUILTIN_MODEL: &str = "pocket-encoder/minilm-l3-q4-g32-v1";
+/// The length of the builtin model's vectors.
+pub const BUILTIN_DIMENSIONS: usize = 384;
+
 /// The `[embeddings]` section, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    /// The endpoint: a base URL (`/v1/embeddings` is appended unless it ends so).
+    pub provider: Provider,
+    /// The endpoint: a base URL (`/v1/embeddings` is appended unless it ends so);
+    /// empty for the builtin model.
     pub url: String,
     pub model: String,
     pub dimensions: usize,
@@ -126,6 +151,7 @@ pub struct Config {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
+    provider: Option<String>,
     url: Option<String>,
     model: Option<String>,
     dimensions: Option<usize>,
@@ -161,12 +187,44 @@ impl Config {
             return Ok(None);
         };
         let raw: Raw = table.try_into().map_err(|e| bad(format!("{e}")))?;
-        let url = raw.url.ok_or_else(|| bad("missing `url`".into()))?;
-        let model = raw.model.ok_or_else(|| bad("missing `model`".into()))?;
-        let dimensions = raw
-            .dimensions
-            .filter(|d| (1..=65536).contains(d))
-            .ok_or_else(|| bad("`dimensions` must be a number from 1 to 65536".into()))?;
+        let provider = match raw.provider.as_deref() {
+            None | Some("openai") => Provider::OpenAi,
+            Some("builtin") => Provider::Builtin,
+            Some(other) => {
+                return Err(bad(format!(
+                    "`provider` is \"openai\" (the default: an endpoint) or \"builtin\", not {other:?}"
+                )));
+            }
+        };
+        let (url, model, dimensions) = match provider {
+            Provider::OpenAi => {
+                let url = raw.url.ok_or_else(|| bad("missing `url`".into()))?;
+                let model = raw.model.ok_or_else(|| bad("missing `model`".into()))?;
+                let dimensions = raw
+                    .dimensions
+                    .filter(|d| (1..=65536).contains(d))
+                    .ok_or_else(|| bad("`dimensions` must be a number from 1 to 65536".into()))?;
+                (url, model, dimensions)
+            }
+            Provider::Builtin => {
+                if raw.url.is_some() {
+                    return Err(bad(
+                        "`url` is for an endpoint; the builtin model runs in process".into(),
+                    ));
+                }
+                if raw.model.as_deref().is_some_and(|m| m != BUILTIN_MODEL) {
+                    return Err(bad(format!(
+                        "the builtin model is {BUILTIN_MODEL:?}; leave `model` out"
+                    )));
+                }
+                if raw.dimensions.is_some_and(|d| d != BUILTIN_DIMENSIONS) {
+                    return Err(bad(format!(
+                        "the builtin model has {BUILTIN_DIMENSIONS} dimensions; leave `dimensions` out"
+                    )));
+                }
+                (String::new(), BUILTIN_MODEL.to_string(), BUILTIN_DIMENSIONS)
+            }
+        };
         let batch_size = raw.batch_size.unwrap_or(BATCH).clamp(1, 2048);
         let floor = raw.floor.unwrap_or(crate::retrieval::hybrid::DEFAULT_FLOOR);
         if !(-1.0..=1.0).contains(&floor) {
@@ -175,6 +233,7 @@ impl Config {
             ));
         }
         Ok(Some(Config {
+            provider,
             url,
             model,
             dimensions,
@@ -188,13 +247,27 @@ impl Config {
 
     /// The provider this configuration names.
     pub fn embedder(&self) -> Result<Box<dyn Embedder>, EmbedError> {
-        #[cfg(feature = "sync")]
-        {
-            Ok(Box::new(openai::OpenAi::new(self)?))
-        }
-        #[cfg(not(feature = "sync"))]
-        {
-            Err(EmbedError::NotBuilt)
+        match self.provider {
+            Provider::OpenAi => {
+                #[cfg(feature = "sync")]
+                {
+                    Ok(Box::new(openai::OpenAi::new(self)?))
+                }
+                #[cfg(not(feature = "sync"))]
+                {
+                    Err(EmbedError::NotBuilt)
+                }
+            }
+            Provider::Builtin => {
+                #[cfg(feature = "embed-builtin")]
+                {
+                    Ok(Box::new(builtin::Builtin::new()?))
+                }
+                #[cfg(not(feature = "embed-builtin"))]
+                {
+                    Err(EmbedError::NoBuiltin)
+                }
+            }
         }
     }
 }
@@ -244,6 +317,58 @@ mod tests {
             "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\nkey = \"secret\"\n",
             Err("unknown field"),
         );
+        // The builtin model needs nothing else, and refuses another model or length.
+        check(
+            "[embeddings]\nprovider = \"builtin\"\n",
+            Ok(Some(BUILTIN_MODEL)),
+        );
+        check(
+            "[embeddings]\nprovider = \"builtin\"\nquery_budget = 5\n",
+            Ok(Some(BUILTIN_MODEL)),
+        );
+        check(
+            "[embeddings]\nprovider = \"builtin\"\nmodel = \"all-minilm\"\n",
+            Err("leave `model` out"),
+        );
+        check(
+            "[embeddings]\nprovider = \"builtin\"\ndimensions = 768\n",
+            Err("leave `dimensions` out"),
+        );
+        check(
+            "[embeddings]\nprovider = \"builtin\"\nurl = \"http://x\"\n",
+            Err("runs in process"),
+        );
+        check("[embeddings]\nprovider = \"onnx\"\n", Err("\"onnx\""));
+    }
+
+    // Without the feature the builtin model is a clear error (a keyword fallback on
+    // the query path); with it, the constants are the crate's own.
+    #[test]
+    fn the_builtin_provider_is_the_feature() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".memdir")).unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "[embeddings]\nprovider = \"builtin\"\n",
+        )
+        .unwrap();
+        let c = Config::load(dir.path()).unwrap().unwrap();
+        assert_eq!(c.provider, Provider::Builtin);
+        #[cfg(not(feature = "embed-builtin"))]
+        assert!(
+            c.embedder()
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("`embed-builtin` feature")
+        );
+        #[cfg(feature = "embed-builtin")]
+        {
+            assert_eq!(builtin::model_id(), BUILTIN_MODEL);
+            assert_eq!(builtin::dimensions(), BUILTIN_DIMENSIONS);
+            let e = c.embedder().unwrap();
+            assert_eq!((e.model_id(), e.dimensions()), (BUILTIN_MODEL, 384));
+        }
     }
 
     #[test]

@@ -266,6 +266,7 @@ mod tests {
             .unwrap()
             .port();
         let config = Config {
+            provider: crate::embed::Provider::OpenAi,
             url: format!("http://user:hunter2secret@127.0.0.1:{port}"),
             model: "m".into(),
             dimensions: 2,
@@ -343,6 +344,7 @@ mod tests {
 
     fn config(port: u16) -> Config {
         Config {
+            provider: crate::embed::Provider::OpenAi,
             url: format!("http://127.0.0.1:{port}"),
             model: "m".into(),
             dimensions: 2,
