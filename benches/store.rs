@@ -196,16 +196,35 @@ fn hybrid(dir: &Path, rounds: usize) {
     let e = c.embeddings.expect("[embeddings] is configured");
     assert_eq!((e.mode, e.pending), ("hybrid", 0), "{:?}", e.fallback);
     let hybrid = time(rounds, || call().block.text.len());
+    // One memory edited before each call: its new text is embedded on the query path
+    // and the vectors' layout follows (spec/architecture.md#vectors-optional).
+    let victim = first_memory(dir);
+    let original = std::fs::read_to_string(&victim).unwrap();
+    let mut n = 0;
+    let hybrid_edit = timed_after(
+        rounds,
+        || {
+            n += 1;
+            edit(&victim, n);
+        },
+        || {
+            let c = call();
+            assert_eq!(c.embeddings.map(|e| e.pending), Some(0));
+            c.block.text.len()
+        },
+    );
+    std::fs::write(&victim, original).unwrap();
     std::fs::write(&config, &before).unwrap();
     assert!(call().embeddings.is_none());
     let keyword = time(rounds, || call().block.text.len());
     println!(
-        "{} {} {} {} {}",
+        "{} {} {} {} {} {}",
         summary.embedded,
         took.as_secs_f64(),
         cache_bytes,
         keyword.as_secs_f64() * 1000.0,
-        hybrid.as_secs_f64() * 1000.0
+        hybrid.as_secs_f64() * 1000.0,
+        hybrid_edit.as_secs_f64() * 1000.0
     );
 }
 
@@ -378,13 +397,14 @@ fn main() {
                 .map(|x| x.parse().unwrap())
                 .collect();
             hybrid_rows.push(format!(
-                "| {n} | {model} ({dims}) | {:.0} in {:.1} s: {:.1} passages/s | {:.1} MB | {} | {} |",
+                "| {n} | {model} ({dims}) | {:.0} in {:.1} s: {:.1} passages/s | {:.1} MB | {} | {} | {} |",
                 h[0],
                 h[1],
                 h[0] / h[1],
                 h[2] / 1e6,
                 f(h[3]),
                 f(h[4]),
+                f(h[5]),
             ));
         }
     }
@@ -399,9 +419,9 @@ fn main() {
     if !hybrid_rows.is_empty() {
         println!("\nHybrid ranking (MEMDIR_BENCH_EMBED_URL; warm = what `memory_context` does):\n");
         println!(
-            "| memories | model (dimensions) | embedding every memory (`index --embeddings`) | vector cache | warm `context --query`, keyword | warm `context --query`, hybrid |"
+            "| memories | model (dimensions) | embedding every memory (`index --embeddings`) | vector cache | warm `context --query`, keyword | warm `context --query`, hybrid | hybrid, one memory edited before |"
         );
-        println!("|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|");
         for r in hybrid_rows {
             println!("{r}");
         }

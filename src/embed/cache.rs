@@ -150,11 +150,17 @@ impl Vectors {
         if self.rows.keys().all(|k| live.contains(k)) {
             return;
         }
+        // In row order, so that an arranged cache stays arranged.
+        let mut by_row: Vec<(usize, &[u8; 32])> = self
+            .rows
+            .iter()
+            .filter(|(k, _)| live.contains(*k))
+            .map(|(k, &r)| (r, k))
+            .collect();
+        by_row.sort_unstable();
         let mut kept = Vectors::new(self.dimensions);
-        for (k, &r) in &self.rows {
-            if live.contains(k) {
-                kept.put(*k, self.row(r).iter().copied());
-            }
+        for (r, k) in by_row {
+            kept.put(*k, self.row(r).iter().copied());
         }
         kept.dirty = true;
         kept.generation = self.generation + 1;
@@ -193,6 +199,11 @@ impl Vectors {
         next.generation = self.generation;
         *self = next;
         out
+    }
+
+    /// The row of a text hash (for [`Vectors::row_normed`]).
+    pub fn row_of(&self, hash: &[u8; 32]) -> Option<usize> {
+        self.rows.get(hash).copied()
     }
 
     /// The vector in `row` (from [`Vectors::arrange`]) and its length.
@@ -356,6 +367,9 @@ mod tests {
         let g = v.generation();
         v.retain([a, z]);
         assert_ne!(v.generation(), g);
+        // Dropping rows keeps the others in their order.
+        assert!(v.row_of(&c).is_none());
+        assert!(v.row_of(&a) < v.row_of(&z));
         assert_eq!(v.arrange(&[z, b, a]), vec![Some(0), None, Some(1)]);
         assert_eq!(v.row_normed(0).0, &[0.5, 0.5][..]);
     }

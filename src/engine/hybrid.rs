@@ -158,7 +158,15 @@ impl Loaded {
             .as_ref()
             .is_some_and(|a| a.generation == generation && a.hashes == hashes);
         if !current {
-            let rows = self.vectors.arrange(hashes);
+            // Where the rows are now; laid out again only when too many are out of
+            // order (a first load, a store reordered), not for each memory edited or
+            // vector added, which would copy every vector again.
+            let found: Vec<Option<usize>> = hashes.iter().map(|h| self.vectors.row_of(h)).collect();
+            let rows = if scattered(&found) {
+                self.vectors.arrange(hashes)
+            } else {
+                found
+            };
             self.arranged = Some(Arranged {
                 generation,
                 hashes: hashes.to_vec(),
@@ -202,6 +210,20 @@ impl Loaded {
             None => self.vectors.touch(),
         }
     }
+}
+
+/// Whether more than one in sixteen of `rows` (those present) comes before the row
+/// listed ahead of it: a pass over them would then jump about in memory.
+fn scattered(rows: &[Option<usize>]) -> bool {
+    let mut last = None;
+    let mut breaks = 0usize;
+    for &r in rows.iter().flatten() {
+        if last.is_some_and(|l| r < l) {
+            breaks += 1;
+        }
+        last = Some(r);
+    }
+    breaks * 16 > rows.len()
 }
 
 /// Held from encoding the cache to writing it (taken before the warm lock).
@@ -532,4 +554,24 @@ pub fn index(root: &Path, records: &[Record]) -> Result<Summary, EmbedError> {
         embedded,
         cached: vectors.count(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_scattered_when_more_than_one_in_sixteen_go_back() {
+        let inc: Vec<Option<usize>> = (0..32).map(Some).collect();
+        assert!(!scattered(&inc));
+        // A memory edited (its new vector appended) and one without a vector yet.
+        let mut edited = inc.clone();
+        edited[5] = Some(40);
+        edited[9] = None;
+        assert!(!scattered(&edited));
+        // The order of a file sorted by hash.
+        let shuffled: Vec<Option<usize>> = (0..32).map(|i| Some((i * 7) % 32)).collect();
+        assert!(scattered(&shuffled));
+        assert!(!scattered(&[]));
+    }
 }
