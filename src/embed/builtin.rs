@@ -48,10 +48,12 @@ fn failed(e: pocket_encoder::Error) -> EmbedError {
     }
 }
 
-/// `text` cut to at most [`MAX_TEXT_BYTES`] at a character boundary; a text of
-/// whitespace only (which the crate refuses, failing the whole batch) becomes `-`.
+/// `text` without leading whitespace (which the tokenizer skips anyway), cut to at
+/// most [`MAX_TEXT_BYTES`] at a character boundary; a text of whitespace only (which
+/// the crate refuses, failing the whole batch) becomes `-`.
 fn prepared(text: &str) -> &str {
-    if text.trim().is_empty() {
+    let text = text.trim_start();
+    if text.is_empty() {
         return "-";
     }
     let mut end = text.len().min(MAX_TEXT_BYTES);
@@ -119,5 +121,8 @@ mod tests {
         assert!(cut.len() <= MAX_TEXT_BYTES && cut.len() >= MAX_TEXT_BYTES - 1);
         assert_eq!(prepared("\n \t"), "-");
         assert_eq!(prepared("a b"), "a b");
+        // Whitespace longer than the cut does not leave a blank text.
+        let padded = format!("{}word", " ".repeat(MAX_TEXT_BYTES * 2));
+        assert_eq!(prepared(&padded), "word");
     }
 }

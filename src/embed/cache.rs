@@ -8,10 +8,9 @@
 //! hash and the vector as f32 LE.
 
 use std::io::Write;
-
-use foldhash::{HashMap, HashMapExt, HashSet};
 use std::path::{Path, PathBuf};
 
+use foldhash::{HashMap, HashMapExt, HashSet};
 use sha2::{Digest, Sha256};
 
 use crate::memory::layout::CACHE_DIR;

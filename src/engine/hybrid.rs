@@ -147,10 +147,10 @@ impl Loaded {
         l
     }
 
-    /// The row of each of `hashes` (a warm store's, one per record), with the rows
-    /// laid out in that order ([`Vectors::arrange`]): kept until the store's hashes or
-    /// the vectors change, so that a query compares with every vector in one pass
-    /// through memory and looks nothing up.
+    /// The row of each of `hashes` (a warm store's, one per record), kept until the
+    /// store's hashes or the vectors change, so that a query looks nothing up; the
+    /// rows are laid out in that order ([`Vectors::arrange`]) when they are found
+    /// out of order, so that it compares with every vector in one pass through memory.
     fn rows(&mut self, hashes: &[[u8; 32]]) -> (&[Option<usize>], &Vectors) {
         let generation = self.vectors.generation();
         let current = self
@@ -432,7 +432,7 @@ impl State {
                 config,
                 vectors: None,
                 fresh,
-                ..
+                query,
             },
             Some(l),
         ) = (&mut *self, slot.as_mut())
@@ -441,9 +441,6 @@ impl State {
             for (h, x) in fresh.drain(..) {
                 l.vectors.insert(h, x);
             }
-            let State::Fetched { query, .. } = &*self else {
-                unreachable!("matched above")
-            };
             let sims = l.similarities(hashes, query);
             return self.fuse(sims, keyword);
         }
