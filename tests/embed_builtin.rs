@@ -146,3 +146,29 @@ fn a_warm_store_with_the_builtin_model_answers_as_a_fresh_one() {
         assert_eq!(context(&warm, q), context(&fresh, q), "{q}");
     }
 }
+
+// On the query path the builtin model embeds the query whatever the time, then
+// memories while `timeout_ms` lasts: with 1 ms, none (each takes several), so they
+// are pending and ranked by keywords this time, and nothing falls back.
+#[test]
+fn the_builtin_model_embeds_memories_on_the_query_path_within_the_time_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path());
+    std::fs::write(
+        dir.path().join(".memdir/config.toml"),
+        "[embeddings]\nprovider = \"builtin\"\ntimeout_ms = 1\n",
+    )
+    .unwrap();
+    let q = "what does she like to drink in the morning?";
+    let first = recall(dir.path(), q);
+    assert_eq!(first["mode"], "hybrid", "{first}");
+    assert!(first.get("fallback").is_none(), "{first}");
+    assert_eq!(first["pending"], 3, "{first}");
+    configure(dir.path());
+    let second = recall(dir.path(), q);
+    assert!(second.get("pending").is_none(), "{second}");
+    assert!(
+        keys(&second).contains(&"user_coffee".to_string()),
+        "{second}"
+    );
+}

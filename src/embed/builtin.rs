@@ -23,6 +23,10 @@ const MAX_TEXT_BYTES: usize = 16 * 1024;
 /// Texts per call to the model (the crate takes at most 4 MiB per call).
 const CHUNK: usize = 64;
 
+/// Texts embedded between two looks at the clock on the query path (about 0.2 s of
+/// long memories on one thread).
+const BUDGET_CHUNK: usize = 8;
+
 /// The builtin model.
 pub struct Builtin {
     encoder: pocket_encoder::Encoder,
@@ -69,6 +73,26 @@ impl Embedder for Builtin {
         for chunk in texts.chunks(CHUNK) {
             let cut: Vec<&str> = chunk.iter().map(|t| prepared(t)).collect();
             out.extend(self.encoder.embed(&cut).map_err(failed)?);
+        }
+        Ok(out)
+    }
+
+    fn embed_within(
+        &self,
+        texts: &[String],
+        budget: std::time::Duration,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let start = std::time::Instant::now();
+        let mut out = Vec::with_capacity(texts.len());
+        // The first text (the query) whatever the budget, then one small chunk at a
+        // time while time is left.
+        let (first, rest) = texts.split_at(texts.len().min(1));
+        out.extend(self.embed(first)?);
+        for chunk in rest.chunks(BUDGET_CHUNK) {
+            if start.elapsed() >= budget {
+                break;
+            }
+            out.extend(self.embed(chunk)?);
         }
         Ok(out)
     }

@@ -96,6 +96,19 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
 pub trait Embedder {
     /// Embeds `texts`, one vector per text in order.
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Embeds the first text and as many of the rest, in order, as `budget` allows:
+    /// the vectors of a prefix of `texts`, never empty when `texts` is not. An
+    /// endpoint answers all of them or fails (its timeout is the budget); the builtin
+    /// model stops between texts once the budget is spent (the query path's lazily
+    /// embedded memories).
+    fn embed_within(
+        &self,
+        texts: &[String],
+        budget: Duration,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let _ = budget;
+        self.embed(texts)
+    }
     /// The length of every vector.
     fn dimensions(&self) -> usize;
     /// The model's name, as the configuration gives it.

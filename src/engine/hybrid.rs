@@ -366,7 +366,7 @@ impl State {
         let missing = missing.unwrap_or_default();
         let mut texts = vec![query.to_string()];
         texts.extend(missing.iter().map(|(_, t)| t.clone()));
-        let out = match embedder.embed(&texts) {
+        let out = match embedder.embed_within(&texts, config.timeout) {
             Ok(v) => v,
             Err(e) => {
                 *self = State::Fallback(e.to_string());
