@@ -370,20 +370,18 @@ impl Embeddings {
         let mut t = toml::Table::new();
         if self.builtin {
             t.insert("provider".into(), toml::Value::String("builtin".into()));
-            let mut doc = toml::Table::new();
-            doc.insert("embeddings".into(), toml::Value::Table(t));
-            return toml::to_string(&doc).unwrap_or_default();
+        } else {
+            t.insert("url".into(), toml::Value::String(self.url.clone()));
+            t.insert("model".into(), toml::Value::String(self.model.clone()));
+            t.insert(
+                "dimensions".into(),
+                toml::Value::Integer(i64::try_from(self.dimensions).unwrap_or(i64::MAX)),
+            );
+            t.insert(
+                "timeout_ms".into(),
+                toml::Value::Integer(i64::try_from(self.timeout_ms).unwrap_or(i64::MAX)),
+            );
         }
-        t.insert("url".into(), toml::Value::String(self.url.clone()));
-        t.insert("model".into(), toml::Value::String(self.model.clone()));
-        t.insert(
-            "dimensions".into(),
-            toml::Value::Integer(i64::try_from(self.dimensions).unwrap_or(i64::MAX)),
-        );
-        t.insert(
-            "timeout_ms".into(),
-            toml::Value::Integer(i64::try_from(self.timeout_ms).unwrap_or(i64::MAX)),
-        );
         let mut doc = toml::Table::new();
         doc.insert("embeddings".into(), toml::Value::Table(t));
         toml::to_string(&doc).unwrap_or_default()

@@ -3,17 +3,7 @@
 //! process, 384 dimensions, at most 128 tokens per text), run in process on the CPU.
 //! No download, no endpoint, no key.
 
-use super::{EmbedError, Embedder};
-
-/// The model id vectors are cached under (the cache file is per model and dimensions).
-pub fn model_id() -> String {
-    pocket_encoder::model_info().id
-}
-
-/// The length of every vector.
-pub fn dimensions() -> usize {
-    pocket_encoder::model_info().dimensions
-}
+use super::{BUILTIN_DIMENSIONS, BUILTIN_MODEL, EmbedError, Embedder};
 
 /// The model reads at most the first 128 tokens of a text, which in any real text lie
 /// well within its first 16 KiB; the crate refuses a text over 64 KiB, so a longer
@@ -27,22 +17,17 @@ const CHUNK: usize = 64;
 /// long memories on one thread).
 const BUDGET_CHUNK: usize = 8;
 
-/// The builtin model.
+/// The builtin model: its id and length are [`BUILTIN_MODEL`] and
+/// [`BUILTIN_DIMENSIONS`] (a test holds them to the crate's own).
 pub struct Builtin {
     encoder: pocket_encoder::Encoder,
-    model: String,
-    dimensions: usize,
 }
 
 impl Builtin {
     /// Loads the weights (once per process; later calls share them).
     pub fn new() -> Result<Builtin, EmbedError> {
         let encoder = pocket_encoder::Encoder::new().map_err(failed)?;
-        Ok(Builtin {
-            encoder,
-            model: model_id(),
-            dimensions: dimensions(),
-        })
+        Ok(Builtin { encoder })
     }
 }
 
@@ -98,11 +83,11 @@ impl Embedder for Builtin {
     }
 
     fn dimensions(&self) -> usize {
-        self.dimensions
+        BUILTIN_DIMENSIONS
     }
 
     fn model_id(&self) -> &str {
-        &self.model
+        BUILTIN_MODEL
     }
 }
 

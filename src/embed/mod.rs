@@ -377,8 +377,9 @@ mod tests {
         );
         #[cfg(feature = "embed-builtin")]
         {
-            assert_eq!(builtin::model_id(), BUILTIN_MODEL);
-            assert_eq!(builtin::dimensions(), BUILTIN_DIMENSIONS);
+            let info = pocket_encoder::model_info();
+            assert_eq!(info.id, BUILTIN_MODEL);
+            assert_eq!(info.dimensions, BUILTIN_DIMENSIONS);
             let e = c.embedder().unwrap();
             assert_eq!((e.model_id(), e.dimensions()), (BUILTIN_MODEL, 384));
         }

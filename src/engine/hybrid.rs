@@ -180,14 +180,8 @@ impl Loaded {
     /// The cosine similarity of `query` to the vector of each of `hashes` (`None`:
     /// none cached).
     fn similarities(&mut self, hashes: &[[u8; 32]], query: &[f32]) -> Vec<Option<f32>> {
-        let qn = hybrid::norm(query);
         let (rows, vectors) = self.rows(hashes);
-        rows.iter()
-            .map(|r| {
-                let (x, n) = vectors.row_normed((*r)?);
-                Some(hybrid::cosine_normed(query, qn, x, n))
-            })
-            .collect()
+        hybrid::similarities(query, rows.iter().map(|r| r.map(|r| vectors.row_normed(r))))
     }
 
     /// The cache file.
@@ -404,14 +398,8 @@ impl State {
                 query,
                 ..
             } => {
-                let qn = hybrid::norm(query);
-                let sims = hashes_of(records)
-                    .iter()
-                    .map(|h| {
-                        v.get_normed(h)
-                            .map(|(x, n)| hybrid::cosine_normed(query, qn, x, n))
-                    })
-                    .collect();
+                let hashes = hashes_of(records);
+                let sims = hybrid::similarities(query, hashes.iter().map(|h| v.get_normed(h)));
                 self.fuse(sims, keyword)
             }
             _ => self.finish_without(keyword),
@@ -488,8 +476,7 @@ pub(crate) fn missing_of(
         .zip(hashes)
         .enumerate()
         .filter(|(i, (_, h))| !has_vector(*i) && seen.insert(**h))
-        .map(|(_, rh)| rh)
-        .map(|(r, h)| (*h, text_of(r)))
+        .map(|(_, (r, h))| (*h, text_of(r)))
         .take(budget)
         .collect()
 }

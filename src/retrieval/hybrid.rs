@@ -24,6 +24,18 @@ pub fn cosine_normed(a: &[f32], norm_a: f64, b: &[f32], norm_b: f64) -> f32 {
     (dot / (norm_a * norm_b)) as f32
 }
 
+/// The cosine similarity of `query` to each vector given with its length ([`norm`];
+/// `None`: no vector), the query's length found once.
+pub fn similarities<'v>(
+    query: &[f32],
+    vectors: impl Iterator<Item = Option<(&'v [f32], f64)>>,
+) -> Vec<Option<f32>> {
+    let qn = norm(query);
+    vectors
+        .map(|v| v.map(|(x, n)| cosine_normed(query, qn, x, n)))
+        .collect()
+}
+
 /// The Euclidean length of a vector, summed in f64 (found once per vector).
 pub fn norm(a: &[f32]) -> f64 {
     a.iter()
