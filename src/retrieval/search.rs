@@ -230,11 +230,11 @@ pub struct DocData {
     /// Weighted length.
     pub len: f64,
     /// The terms of every body line, one line after the other; a line's label terms
-    /// come first.
+    /// come first, then its tag's ([`split_tag`]), then the rest.
     pub tokens: Vec<u32>,
     /// One entry per body line (`str::lines` of the body, blank ones included): where
-    /// its terms end in `tokens`, and how many of them are its label.
-    pub lines: Vec<(u32, u32)>,
+    /// its terms end in `tokens`, how many of them are its label and how many its tag.
+    pub lines: Vec<(u32, u32, u32)>,
     /// For each term of the body, by id ascending: how many lines contain it.
     pub line_df: Vec<(u32, u32)>,
     /// Lines with at least one term.
@@ -248,8 +248,9 @@ pub struct DocData {
 pub struct Analyzed {
     /// Each field's terms with the field's weight: name, description, each tag, body.
     fields: Vec<(Vec<String>, f64)>,
-    /// Each body line's terms, its label's first, and how many are the label's.
-    lines: Vec<(Vec<String>, usize)>,
+    /// Each body line's terms (its label's first, then its tag's), how many are the
+    /// label's and how many the tag's.
+    lines: Vec<(Vec<String>, usize, usize)>,
 }
 
 impl Analyzed {
@@ -270,10 +271,17 @@ impl Analyzed {
                     let mut t = terms(label);
                     let n = t.len();
                     t.extend(terms(before));
+                    let tag = t.len() - n;
                     t.extend(terms(after));
-                    (t, n)
+                    (t, n, tag)
                 }
-                None => (terms(line), 0),
+                None => {
+                    let (before, after) = split_tag(line);
+                    let mut t = terms(before);
+                    let tag = t.len();
+                    t.extend(terms(after));
+                    (t, 0, tag)
+                }
             })
             .collect();
         Analyzed { fields, lines }
@@ -300,9 +308,10 @@ impl DocData {
         d.len = len;
         d.tf = tf.into_iter().collect();
         d.tf.sort_unstable_by_key(|x| x.0);
-        for (ts, label) in &a.lines {
+        for (ts, label, tag) in &a.lines {
             d.tokens.extend(ts.iter().map(|t| vocab.intern(t)));
-            d.lines.push((d.tokens.len() as u32, *label as u32));
+            d.lines
+                .push((d.tokens.len() as u32, *label as u32, *tag as u32));
         }
         d.count_lines();
         d
@@ -340,7 +349,7 @@ impl DocData {
             .map(|i| self.tf[i].1)
     }
 
-    /// Line `l`: its label terms and its other terms.
+    /// Line `l`: its label terms and its other terms (its tag's first).
     #[inline]
     fn line(&self, l: usize) -> (&[u32], &[u32]) {
         let start = if l == 0 {
@@ -348,17 +357,26 @@ impl DocData {
         } else {
             self.lines[l - 1].0 as usize
         };
-        let (end, label) = self.lines[l];
+        let (end, label, _) = self.lines[l];
         let all = &self.tokens[start..end as usize];
         all.split_at(label as usize)
+    }
+
+    /// Line `l`'s terms without its tag's: its label's and what it says.
+    fn content(&self, l: usize) -> (&[u32], &[u32]) {
+        let (label, text) = self.line(l);
+        (label, &text[self.lines[l].2 as usize..])
     }
 
     /// Whether the data is consistent (offsets in order and in range, ids below
     /// `vocab_len`): a check for data read back from a cache.
     pub fn is_valid(&self, vocab_len: usize) -> bool {
         let mut prev = 0u32;
-        for &(end, label) in &self.lines {
-            if end < prev || end as usize > self.tokens.len() || label > end - prev {
+        for &(end, label, tag) in &self.lines {
+            if end < prev
+                || end as usize > self.tokens.len()
+                || u64::from(label) + u64::from(tag) > u64::from(end - prev)
+            {
                 return false;
             }
             prev = end;
@@ -511,11 +529,11 @@ impl LineScores {
     }
 }
 
-/// Finds a line's label: `Name` in `Name: text`, optionally after a list marker or a
-/// bracketed tag (`[D3:5] Name: text`). A label is one to three words of letters,
-/// digits, spaces, `-`, `_`, `'` or `.` before the first `: `, of at most 40
-/// characters. Returns the text before the label, the label and the text after it.
-pub fn split_label(line: &str) -> Option<(&str, &str, &str)> {
+/// Splits off a line's list marker and tag: a bracketed word of at most 20
+/// characters at its start (`[D3:5]`, `[2026-03-01]`, `[09:30]`), which says where
+/// or when the line is, not what it says. Returns the marker and tag (empty when
+/// there is neither) and the rest.
+pub fn split_tag(line: &str) -> (&str, &str) {
     let t = line.trim_start();
     let t = t
         .strip_prefix("- ")
@@ -525,6 +543,15 @@ pub fn split_label(line: &str) -> Option<(&str, &str, &str)> {
         Some((tag, rest)) if tag.chars().count() <= 20 => rest,
         _ => t,
     };
+    line.split_at(line.len() - t.len())
+}
+
+/// Finds a line's label: `Name` in `Name: text`, optionally after a list marker or a
+/// tag ([`split_tag`]: `[D3:5] Name: text`). A label is one to three words of letters,
+/// digits, spaces, `-`, `_`, `'` or `.` before the first `: `, of at most 40
+/// characters. Returns the text before the label, the label and the text after it.
+pub fn split_label(line: &str) -> Option<(&str, &str, &str)> {
+    let (_, t) = split_tag(line);
     let (label, _) = t.split_once(": ")?;
     let ok = (1..=3).contains(&label.split_whitespace().count())
         && label.chars().count() <= 40
@@ -909,8 +936,8 @@ impl Corpus {
         out
     }
 
-    /// Terms to add to a query: the most weighted terms of the best lines, each
-    /// weighted by the line's score and its own IDF, with at most [`PRF_WEIGHT`] of
+    /// Terms to add to a query: the most weighted terms of the best lines (not
+    /// their tags'), each weighted by the line's score and its own IDF, with at most [`PRF_WEIGHT`] of
     /// its IDF (the best one; the others in proportion). Ties go to the term that
     /// sorts first, so the choice does not depend on the order ids were handed out.
     fn feedback(&self, lines: &LineScores, query: &[u32]) -> Vec<(u32, f64)> {
@@ -940,7 +967,9 @@ impl Corpus {
         let mut acc: HashMap<u32, f64> = HashMap::new();
         let mut uniq: Vec<u32> = Vec::new();
         for &(s, (r, l)) in ranked.iter().take(PRF_LINES) {
-            let (label, text) = self.docs[r].line(l);
+            // Not the tag's terms: a turn id or a date would draw in the lines of
+            // the same session or day, whatever they say.
+            let (label, text) = self.docs[r].content(l);
             uniq.clear();
             uniq.extend(label.iter().chain(text));
             uniq.sort_unstable();
@@ -1314,6 +1343,68 @@ mod tests {
         }
         let (before, label, after) = split_label("[D1:2] Bo: hi").unwrap();
         assert_eq!((before, label, after), ("[D1:2] ", "Bo", ": hi"));
+    }
+
+    #[test]
+    fn tags() {
+        for (line, want) in [
+            ("[D3:5] Caroline: went hiking", "[D3:5] "),
+            ("- [2026-03-01] met Bo", "- [2026-03-01] "),
+            ("  * [09:30] standup", "  * [09:30] "),
+            ("[a very long bracketed tag indeed] Bo: y", ""),
+            ("[D3:5]no space", ""),
+            ("plain [D3:5] later", ""),
+        ] {
+            let (tag, rest) = split_tag(line);
+            assert_eq!(tag, want, "{line}");
+            assert_eq!(format!("{tag}{rest}"), line);
+        }
+        // Label terms first, then the tag's, then the rest; with or without a label.
+        let mut r = numbered(0);
+        r.body = "[D3:5] Ann: went hiking\n[2026-03-01] met Bo\nno tag".into();
+        let d = DocData::of(&r, &mut Vocab::default());
+        assert_eq!(
+            d.lines.iter().map(|l| (l.1, l.2)).collect::<Vec<_>>(),
+            [(1, 2), (0, 3), (0, 0)]
+        );
+        let words = |ids: &[u32], v: &Vocab| {
+            ids.iter()
+                .map(|&t| v.terms[t as usize].clone())
+                .collect::<Vec<_>>()
+        };
+        let mut v = Vocab::default();
+        let d = DocData::of(&r, &mut v);
+        let (label, text) = d.content(0);
+        assert_eq!(
+            (words(label, &v), words(text, &v)),
+            (
+                vec!["ann".to_string()],
+                vec!["went".to_string(), "hik".to_string()]
+            )
+        );
+        assert_eq!(words(d.content(1).1, &v), ["met", "bo"]);
+    }
+
+    #[test]
+    fn feedback_takes_no_terms_from_tags() {
+        // The best lines for `parrot` are D7:1 and D7:2. Their content brings `kiwi`
+        // (so D2:1 scores); their tags would bring `d7`, `1` and `2`, which would
+        // lift D7:3 and D2:2, which say nothing of the kind.
+        let mut a = numbered(0);
+        a.body = "[D7:1] Ana: I adopted a parrot, Kiwi\n[D7:2] Ana: the parrot squawks at dawn\n[D7:3] Bo: the weather was grey".into();
+        let mut b = numbered(1);
+        b.body = "[D2:1] Cy: Kiwi likes apples\n[D2:2] Cy: a grey morning".into();
+        let records = vec![a, b];
+        for c in [Corpus::new(&records), with_postings(&records)] {
+            let lines = c.line_relevance("parrot");
+            assert!(lines.of(0)[0] > 0.0 && lines.of(0)[1] > 0.0);
+            assert!(
+                lines.of(1)[0] > 0.0,
+                "feedback from what the best lines say"
+            );
+            assert_eq!(lines.of(0)[2], 0.0, "the tag D7 is not fed back");
+            assert_eq!(lines.of(1)[1], 0.0, "the tag's number is not fed back");
+        }
     }
 
     /// A user memory keyed `m<i>`, named `N`, described `d`.

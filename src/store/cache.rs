@@ -581,7 +581,7 @@ impl Saved {
     }
 }
 
-const MAGIC: &[u8; 4] = b"MDX3";
+const MAGIC: &[u8; 4] = b"MDX4";
 
 struct Writer(Vec<u8>);
 
@@ -791,9 +791,10 @@ fn encode_data(w: &mut Writer, d: &DocData) {
         w.u32(t);
     }
     w.u64(d.lines.len() as u64);
-    for &(end, label) in &d.lines {
+    for &(end, label, tag) in &d.lines {
         w.u32(end);
         w.u32(label);
+        w.u32(tag);
     }
     w.u64(d.line_df.len() as u64);
     for &(t, n) in &d.line_df {
@@ -810,8 +811,8 @@ fn skip_data(r: &mut Reader<'_>) -> Option<()> {
     r.take(8)?;
     let n = r.count_of(4)?;
     r.take(n * 4)?;
-    let n = r.count_of(8)?;
-    r.take(n * 8)?;
+    let n = r.count_of(12)?;
+    r.take(n * 12)?;
     let n = r.count_of(8)?;
     r.take(n * 8)?;
     r.take(4)?;
@@ -828,10 +829,10 @@ fn decode_data(r: &mut Reader<'_>) -> Option<DocData> {
     }
     let len = f64::from_le_bytes(r.take(8)?.try_into().ok()?);
     let tokens = r.u32s()?;
-    let n = r.count_of(8)?;
+    let n = r.count_of(12)?;
     let mut lines = Vec::with_capacity(n);
     for _ in 0..n {
-        lines.push((r.u32()?, r.u32()?));
+        lines.push((r.u32()?, r.u32()?, r.u32()?));
     }
     let n = r.count_of(8)?;
     let mut line_df = Vec::with_capacity(n);
@@ -1015,7 +1016,7 @@ mod tests {
             tf: vec![(0, 3.0), (1, 1.5)],
             len: 4.5,
             tokens: vec![1, 0, 1],
-            lines: vec![(2, 1), (2, 0), (3, 0)],
+            lines: vec![(2, 1, 0), (2, 0, 0), (3, 0, 1)],
             line_df: vec![(0, 1), (1, 2)],
             n_lines: 2,
         }
