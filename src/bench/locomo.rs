@@ -410,14 +410,18 @@ impl Embeddings {
 /// `context` computes it with `[embeddings]` configured, and whether it ran hybrid
 /// with a vector for every memory (`false`: it fell back, or some memory was ranked
 /// by keywords only).
-fn hybrid_relevance(root: &Path, prepared: &Prepared, query: &str) -> (Vec<f64>, bool) {
+fn hybrid_relevance(root: &Path, prepared: &Prepared, query: &str) -> (Option<Vec<f64>>, bool) {
     let mut hy = hybrid::State::start(root);
     hy.prepare(prepared.records());
     hy.fetch(query);
     let keyword = prepared.keyword_relevance(query);
     let (rel, report) = hy.finish(prepared.records(), keyword);
-    let ok = report.is_some_and(|r| r.mode == "hybrid" && r.pending == 0);
-    (rel, ok)
+    let ok = report
+        .as_ref()
+        .is_some_and(|r| r.mode == "hybrid" && r.pending == 0);
+    // As `context` does: a block that fell back is the keyword block.
+    let fused = report.is_some_and(|r| r.mode == "hybrid");
+    (fused.then_some(rel), ok)
 }
 
 /// What the hybrid column ran on.
@@ -652,8 +656,7 @@ pub fn run_with(
                     Some(rel) => {
                         let filter = Filter::default();
                         let keyword = prepared.block_with(b, Some(&q.text), &filter, None);
-                        let hybrid =
-                            prepared.block_with(b, Some(&q.text), &filter, Some(rel.clone()));
+                        let hybrid = prepared.block_with(b, Some(&q.text), &filter, rel.clone());
                         (keyword, Some(hybrid))
                     }
                 };

@@ -1564,7 +1564,7 @@ impl Memory {
                 Some(q) if !matches!(hy, hybrid::State::Off) => {
                     let keyword = w.corpus().relevance(w.records(), q);
                     let (rel, report) = w.finish_hybrid(&mut hy, keyword);
-                    (Some(rel), report)
+                    (fused(rel, report.as_ref()), report)
                 }
                 _ => (None, None),
             };
@@ -1616,7 +1616,7 @@ impl Memory {
             Some(q) if !matches!(hy, hybrid::State::Off) => {
                 let keyword = prepared.keyword_relevance(q);
                 let (rel, report) = hy.finish(prepared.records(), keyword);
-                (Some(rel), report)
+                (fused(rel, report.as_ref()), report)
             }
             _ => (None, None),
         };
@@ -2195,6 +2195,13 @@ fn short_io(e: &Error) -> String {
 }
 
 /// A filter's values that need the store: its types must be standard or present.
+/// The relevance a context block is built with: the fused one when hybrid ranking
+/// ran; none when it fell back, so that the block is the keyword block exactly
+/// (its memory prior weighed by the keyword match's strength, spec/ranking.md).
+fn fused(rel: Vec<f64>, report: Option<&hybrid::Report>) -> Option<Vec<f64>> {
+    report.is_some_and(|r| r.mode == "hybrid").then_some(rel)
+}
+
 fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
     let bad = |source| Error::Filter {
         arg: String::new(),

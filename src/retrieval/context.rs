@@ -304,13 +304,14 @@ fn build_inner<E: Send>(
         // The lines are scored while the memories are ranked (on two threads for a
         // large store: neither needs the other).
         let rank = || {
-            let memory = relevance
-                .filter(|r| r.len() == records.len())
-                .unwrap_or_else(|| corpus.relevance(records, q));
+            let (memory, prior) = match relevance.filter(|r| r.len() == records.len()) {
+                Some(r) => (r, 1.0),
+                None => corpus.relevance_and_strength(records, q),
+            };
             let order = query_order(records, &memory, parts.now);
-            (memory, order, admitted())
+            ((memory, prior), order, admitted())
         };
-        let ((memory, order, admitted), lines) = if records.len() >= PARALLEL_RECORDS {
+        let (((memory, prior), order, admitted), lines) = if records.len() >= PARALLEL_RECORDS {
             std::thread::scope(|s| {
                 let lines = s.spawn(|| corpus.line_relevance(q));
                 let ranked = rank();
@@ -323,7 +324,17 @@ fn build_inner<E: Send>(
             (rank(), corpus.line_relevance(q))
         };
         let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
-        (order, Pack::Plan(candidates, QueryScores { memory, lines }))
+        (
+            order,
+            Pack::Plan(
+                candidates,
+                QueryScores {
+                    memory,
+                    prior,
+                    lines,
+                },
+            ),
+        )
     };
     // MEMORY.md, when it is still to be found, while the scoring runs.
     let ((order, pack), found) = match index {
@@ -792,7 +803,11 @@ fn plan(
             let far = at(l.wrapping_sub(2)).max(at(l + 2));
             let v = own + NEIGHBOUR * near + NEIGHBOUR_2 * far;
             if v > 0.0 {
-                keys.push(search::best_key(v + MEMORY_PRIOR * relevance, pos, l));
+                keys.push(search::best_key(
+                    v + MEMORY_PRIOR * scores.prior * relevance,
+                    pos,
+                    l,
+                ));
             }
         }
     }
@@ -1282,6 +1297,43 @@ mod tests {
                 assert_eq!(b.tokens, estimate_tokens(&b.text));
             }
         }
+    }
+
+    #[test]
+    fn the_memory_prior_weighs_as_the_query_match_is_strong() {
+        // spec/ranking.md#query-aware-context-measured-on-locomo, step 4: with the
+        // prior at full weight the better memory's weaker line goes first; weighed
+        // by a weak match's strength, the better line does.
+        let mut records: Vec<Record> = (0..2)
+            .map(|i| {
+                rec(
+                    &format!("s{i}"),
+                    "user",
+                    &format!("Session {i}"),
+                    "",
+                    "2026-01-01",
+                )
+            })
+            .collect();
+        records[0].body =
+            "Ana: the garden is large and green and full of old trees and weeds\nAna: one two"
+                .into();
+        records[1].body = "Ana: our parrot\nAna: three four".into();
+        let corpus = Corpus::new(&records);
+        let mut scores = corpus.score(&records, "parrot garden");
+        let (a, b) = (scores.lines.of(0)[0], scores.lines.of(1)[0]);
+        assert_eq!(b, 1.0, "the short line is the best");
+        assert!(a > 0.31 && a < 0.93, "{a}");
+        scores.memory = vec![0.7, 0.01];
+        // Room for one of the two sections, not both.
+        let mut first = |prior: f64| {
+            scores.prior = prior;
+            let p = plan(&records, &[0, 1], &scores, 160);
+            assert_eq!(p.len(), 1, "{p:?}");
+            p[0].0
+        };
+        assert_eq!(first(1.0), 0);
+        assert_eq!(first(0.1), 1);
     }
 
     /// 30 memories with one-sentence descriptions: an index of about 1,100 tokens.

@@ -474,6 +474,8 @@ pub struct Corpus {
 pub struct QueryScores {
     /// Relevance of each memory, as [`relevance`] computes it: 0 means "not a hit".
     pub memory: Vec<f64>,
+    /// How much weight the memories' relevance has against the lines' own scores.
+    pub prior: f64,
     /// `lines.of(r)[l]`: score of line `l` of memory `r` as a passage of its own
     /// (BM25 with line-level IDF, label boost, bigrams, feedback terms), divided by the
     /// best line's score, so the best line has 1 and a line without a query term 0.
@@ -787,8 +789,29 @@ impl Corpus {
     /// scaled by the best memory's, blended with whether the memory contains the
     /// whole query. `records` must be the records the corpus serves.
     pub fn relevance(&self, records: &[Record], query: &str) -> Vec<f64> {
-        let bm25 = self.bm25(&terms(query));
+        self.relevance_and_strength(records, query).0
+    }
+
+    /// [`Corpus::relevance`], and how much of the query the best memory explains:
+    /// its BM25F score as a share of the most the query's known terms can give
+    /// (each term's IDF × (k1 + 1), what it gives at any frequency short of
+    /// infinite), in [0, 1].
+    pub fn relevance_and_strength(&self, records: &[Record], query: &str) -> (Vec<f64>, f64) {
+        let q_terms = terms(query);
+        let bm25 = self.bm25(&q_terms);
         let max = bm25.iter().cloned().fold(0.0_f64, f64::max);
+        let mut known: Vec<&String> = q_terms
+            .iter()
+            .filter(|t| self.vocab.get(t).is_some())
+            .collect();
+        known.sort();
+        known.dedup();
+        let most: f64 = known.iter().map(|t| self.idf(t) * (K1 + 1.0)).sum();
+        let strength = if most > 0.0 {
+            (max / most).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         let q_lower = query.trim().to_lowercase();
         // A memory that contains the query contains every word of it that has a
         // separator on both sides as a whole term: memories without one of those
@@ -813,7 +836,7 @@ impl Corpus {
         } else {
             Some(Vec::new())
         };
-        records
+        let rel = records
             .iter()
             .zip(bm25)
             .zip(&self.docs)
@@ -829,7 +852,8 @@ impl Corpus {
                 };
                 W_BM25 * lexical + W_PHRASE * phrase
             })
-            .collect()
+            .collect();
+        (rel, strength)
     }
 
     /// The postings, when kept (built on the first call).
@@ -1000,8 +1024,10 @@ impl Corpus {
     /// Scores every memory and every line for `query`. `records` must be the records
     /// the corpus serves.
     pub fn score(&self, records: &[Record], query: &str) -> QueryScores {
+        let (memory, prior) = self.relevance_and_strength(records, query);
         QueryScores {
-            memory: self.relevance(records, query),
+            memory,
+            prior,
             lines: self.line_relevance(query),
         }
     }
@@ -1383,6 +1409,28 @@ mod tests {
             )
         );
         assert_eq!(words(d.content(1).1, &v), ["met", "bo"]);
+    }
+
+    #[test]
+    fn strength_is_the_share_of_the_query_the_best_memory_explains() {
+        let mut records: Vec<Record> = (0..4).map(numbered).collect();
+        records[0].body = "a parrot called Kiwi".into();
+        records[1].body = "work, work and more work".into();
+        records[2].body = "work".into();
+        records[3].body = "the garden".into();
+        let c = Corpus::new(&records);
+        let strength = |q: &str| c.relevance_and_strength(&records, q).1;
+        let (rel, s) = c.relevance_and_strength(&records, "parrot");
+        assert_eq!(rel, c.relevance(&records, "parrot"), "the same relevance");
+        assert!(s > 0.0 && s < 1.0, "{s}");
+        // A second term the best memory does not hold: less of the query explained.
+        assert!(strength("parrot work") < s);
+        // Words no memory holds are no part of what could be explained.
+        assert_eq!(strength("parrot zebra"), s);
+        assert_eq!(strength("zebra"), 0.0);
+        // More of the term, more explained; never past all of it.
+        assert!(strength("work") > strength("garden"));
+        assert!(strength("work") < 1.0);
     }
 
     #[test]
