@@ -407,9 +407,9 @@ impl Embeddings {
 }
 
 /// The hybrid relevance of every memory of `prepared` to `query`, computed as
-/// `context` computes it with `[embeddings]` configured, and whether it ran hybrid
-/// with a vector for every memory (`false`: it fell back, or some memory was ranked
-/// by keywords only).
+/// `context` computes it with `[embeddings]` configured (`None` when it fell back:
+/// the block is then the keyword block), and whether it ran hybrid with a vector for
+/// every memory (`false`: it fell back, or some memory was ranked by keywords only).
 fn hybrid_relevance(root: &Path, prepared: &Prepared, query: &str) -> (Option<Vec<f64>>, bool) {
     let mut hy = hybrid::State::start(root);
     hy.prepare(prepared.records());

@@ -2194,7 +2194,6 @@ fn short_io(e: &Error) -> String {
     }
 }
 
-/// A filter's values that need the store: its types must be standard or present.
 /// The relevance a context block is built with: the fused one when hybrid ranking
 /// ran; none when it fell back, so that the block is the keyword block exactly
 /// (its memory prior weighed by the keyword match's strength, spec/ranking.md).
@@ -2202,6 +2201,7 @@ fn fused(rel: Vec<f64>, report: Option<&hybrid::Report>) -> Option<Vec<f64>> {
     report.is_some_and(|r| r.mode == "hybrid").then_some(rel)
 }
 
+/// A filter's values that need the store: its types must be standard or present.
 fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
     let bad = |source| Error::Filter {
         arg: String::new(),

@@ -800,9 +800,10 @@ impl Corpus {
         let q_terms = terms(query);
         let bm25 = self.bm25(&q_terms);
         let max = bm25.iter().cloned().fold(0.0_f64, f64::max);
+        // Terms some memory holds (the vocabulary keeps the terms of memories gone).
         let mut known: Vec<&String> = q_terms
             .iter()
-            .filter(|t| self.vocab.get(t).is_some())
+            .filter(|t| self.vocab.get(t).is_some_and(|id| self.df[id as usize] > 0))
             .collect();
         known.sort();
         known.dedup();
@@ -1418,7 +1419,7 @@ mod tests {
         records[1].body = "work, work and more work".into();
         records[2].body = "work".into();
         records[3].body = "the garden".into();
-        let c = Corpus::new(&records);
+        let mut c = Corpus::new(&records);
         let strength = |q: &str| c.relevance_and_strength(&records, q).1;
         let (rel, s) = c.relevance_and_strength(&records, "parrot");
         assert_eq!(rel, c.relevance(&records, "parrot"), "the same relevance");
@@ -1431,6 +1432,20 @@ mod tests {
         // More of the term, more explained; never past all of it.
         assert!(strength("work") > strength("garden"));
         assert!(strength("work") < 1.0);
+        // A corpus that outlived a memory (its terms stay in the vocabulary) gives
+        // what a new corpus of the memories left gives.
+        let (vocab, mut docs) = c.take_parts();
+        docs.remove(0);
+        let carried = Corpus::from_parts(vocab, docs);
+        let left = &records[1..];
+        let fresh = Corpus::new(left);
+        for q in ["parrot work", "kiwi garden", "parrot"] {
+            assert_eq!(
+                carried.relevance_and_strength(left, q),
+                fresh.relevance_and_strength(left, q),
+                "{q}"
+            );
+        }
     }
 
     #[test]
