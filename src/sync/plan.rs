@@ -288,7 +288,15 @@ fn decide(
         (Some(l), Some(r)) if class == FileClass::Timeline => {
             let merged = union_lines(l, r);
             if merged != *l {
-                ops.push(write(&merged));
+                // When the local side adds nothing to the remote one, the remote file
+                // is taken as it is: written re-sorted it would equal neither side, and
+                // the next plan (local now the base) would write the remote bytes again.
+                let content = if union_lines(&[], r) == merged {
+                    r
+                } else {
+                    &merged
+                };
+                ops.push(write(content));
             }
             Outcome::Unioned
         }
@@ -672,6 +680,17 @@ mod tests {
         check(&[], &[(T, &e13)], &[(T, &e12)], M, &[&want]);
         // The union equals the local file: nothing to write.
         check(&[(T, &e1)], &[(T, &e123)], &[(T, &e12)], M, &[]);
+        // The local side adds nothing to the remote one: the remote file as it is,
+        // out of time order too (re-sorted, it would be written again by the next
+        // plan, whose base is this one's result).
+        let e31 = t(&[E3, E1]);
+        check(
+            &[(T, &t(&[E1, E3]))],
+            &[(T, "")],
+            &[(T, &e31)],
+            M,
+            &[&format!("write {T} {}", e31.replace('\n', "|"))],
+        );
         // Row 17: one-sided changes and deletes follow rows 2 to 10 (no index rebuild).
         check(
             &[(T, &e1)],
