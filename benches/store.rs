@@ -118,16 +118,9 @@ fn inproc(dir: &Path, rounds: usize) {
         warm.context(8192, Some(QUERY)).unwrap().text.len()
     });
     // One memory edited before each call.
-    let victim = first_memory(dir);
-    let mut n = 0;
-    let warm_edit = timed_after(
-        rounds,
-        || {
-            n += 1;
-            edit(&victim, n);
-        },
-        || warm.context(8192, Some(QUERY)).unwrap().text.len(),
-    );
+    let warm_edit = timed_after_edits(rounds, dir, 0, || {
+        warm.context(8192, Some(QUERY)).unwrap().text.len()
+    });
     let v: Vec<String> = [open, rebuild, ctx, ctxq, rec, warm_q, warm_edit]
         .iter()
         .map(|d| format!("{}", d.as_secs_f64() * 1000.0))
@@ -200,19 +193,11 @@ fn hybrid(dir: &Path, rounds: usize) {
     // and the vectors' layout follows (spec/architecture.md#vectors-optional).
     let victim = first_memory(dir);
     let original = std::fs::read_to_string(&victim).unwrap();
-    let mut n = 0;
-    let hybrid_edit = timed_after(
-        rounds,
-        || {
-            n += 1;
-            edit(&victim, n);
-        },
-        || {
-            let c = call();
-            assert_eq!(c.embeddings.map(|e| e.pending), Some(0));
-            c.block.text.len()
-        },
-    );
+    let hybrid_edit = timed_after_edits(rounds, dir, 0, || {
+        let c = call();
+        assert_eq!(c.embeddings.map(|e| e.pending), Some(0));
+        c.block.text.len()
+    });
     std::fs::write(&victim, original).unwrap();
     std::fs::write(&config, &before).unwrap();
     assert!(call().embeddings.is_none());
@@ -264,6 +249,21 @@ fn timed_after<T>(rounds: usize, mut before: impl FnMut(), mut f: impl FnMut() -
         runs.push(t.elapsed());
     }
     median(runs)
+}
+
+/// [`timed_after`] with an edit of the store's first memory before each run, the
+/// edits numbered from `from + 1`.
+fn timed_after_edits<T>(rounds: usize, dir: &Path, from: usize, f: impl FnMut() -> T) -> Duration {
+    let victim = first_memory(dir);
+    let mut n = from;
+    timed_after(
+        rounds,
+        || {
+            n += 1;
+            edit(&victim, n);
+        },
+        f,
+    )
 }
 
 /// Runs this bench binary again for one phase, so that the parent process never
@@ -354,16 +354,10 @@ fn main() {
             &["context", "--max-tokens", "8192", "--query", QUERY],
         );
         let (cli_r, _) = cli_median(rounds, &dir, &["recall", QUERY]);
-        let victim = first_memory(&dir);
-        let mut k = 1000;
-        let cli_edit = timed_after(
-            rounds,
-            || {
-                k += 1;
-                edit(&victim, k);
-            },
-            || cli(&dir, &["context", "--max-tokens", "8192", "--query", QUERY]),
-        );
+        // Round numbers past the in-process phase's, so that every edit changes the file.
+        let cli_edit = timed_after_edits(rounds, &dir, 1000, || {
+            cli(&dir, &["context", "--max-tokens", "8192", "--query", QUERY])
+        });
         let f = |x: f64| format!("{x:.1} ms");
         println!(
             "| {n} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} | {:.1} MiB |",

@@ -289,13 +289,17 @@ impl Config {
 mod tests {
     use super::*;
 
-    /// `[embeddings]` text → `Ok(Some(model))`, `Ok(None)` (off) or an error containing a word.
-    fn check(text: &str, expect: Result<Option<&str>, &str>) {
+    /// `text` as a store's `.memdir/config.toml`, loaded.
+    fn load(text: &str) -> Result<Option<Config>, EmbedError> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".memdir")).unwrap();
         std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
-        let got = Config::load(dir.path());
-        match (got, expect) {
+        Config::load(dir.path())
+    }
+
+    /// `[embeddings]` text → `Ok(Some(model))`, `Ok(None)` (off) or an error containing a word.
+    fn check(text: &str, expect: Result<Option<&str>, &str>) {
+        match (load(text), expect) {
             (Ok(c), Ok(m)) => assert_eq!(c.map(|c| c.model).as_deref(), m, "{text}"),
             (Err(e), Err(word)) => assert!(e.to_string().contains(word), "{text}: {e}"),
             (got, expect) => panic!("{text}: got {got:?}, expected {expect:?}"),
@@ -358,14 +362,9 @@ mod tests {
     // the query path); with it, the constants are the crate's own.
     #[test]
     fn the_builtin_provider_is_the_feature() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".memdir")).unwrap();
-        std::fs::write(
-            dir.path().join(CONFIG_FILE),
-            "[embeddings]\nprovider = \"builtin\"\n",
-        )
-        .unwrap();
-        let c = Config::load(dir.path()).unwrap().unwrap();
+        let c = load("[embeddings]\nprovider = \"builtin\"\n")
+            .unwrap()
+            .unwrap();
         assert_eq!(c.provider, Provider::Builtin);
         #[cfg(not(feature = "embed-builtin"))]
         assert!(
@@ -387,14 +386,9 @@ mod tests {
 
     #[test]
     fn defaults() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".memdir")).unwrap();
-        std::fs::write(
-            dir.path().join(CONFIG_FILE),
-            "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\n",
-        )
-        .unwrap();
-        let c = Config::load(dir.path()).unwrap().unwrap();
+        let c = load("[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\n")
+            .unwrap()
+            .unwrap();
         assert_eq!(c.api_key_env, DEFAULT_KEY_VAR);
         assert_eq!(c.timeout, Duration::from_millis(DEFAULT_TIMEOUT_MS));
         assert_eq!(c.floor, crate::retrieval::hybrid::DEFAULT_FLOOR);
