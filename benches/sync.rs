@@ -111,11 +111,9 @@ struct CidRow {
 fn measure_cid(name: &'static str, dir: &Path, rounds: usize, sha: bool, openssl: bool) -> CidRow {
     let (files, bytes) = data_files(dir);
     let mem = Memory::open(dir).unwrap();
-    let root = unixfs::root_cid(&mem.backend().tree().unwrap()).unwrap();
-    let e2e = time(rounds, || {
-        unixfs::root_cid(&mem.backend().tree().unwrap()).unwrap()
-    });
-    let tree = mem.backend().tree().unwrap();
+    let root = unixfs::root_cid(&mem.tree().unwrap()).unwrap();
+    let e2e = time(rounds, || unixfs::root_cid(&mem.tree().unwrap()).unwrap());
+    let tree = mem.tree().unwrap();
     let cid_only = time(rounds, || unixfs::root_cid(&tree).unwrap());
     drop(tree);
     let sha = sha.then(|| time(rounds, || sha256sum(dir, &files)));
@@ -198,7 +196,7 @@ fn edit_body(path: &Path, words: &str) {
 }
 
 fn dag_of(mem: &Memory) -> Dag {
-    unixfs::build(&mem.backend().tree().unwrap()).unwrap()
+    unixfs::build(&mem.tree().unwrap()).unwrap()
 }
 
 fn receipt_line(label: &str, r: &Receipt, took: Duration, sent_full: usize, delta: usize) {

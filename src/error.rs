@@ -191,7 +191,8 @@ impl Error {
         }
     }
 
-    /// A hint on what to do about the error, when there is a useful one.
+    /// A hint on what to do about the error that names no command or tool (those
+    /// are the front end's words: `report::Failure::hint`), when there is one.
     pub fn hint(&self) -> Option<String> {
         match self {
             Error::Key(_) => Some(
@@ -200,20 +201,6 @@ impl Error {
             Error::Secret { .. } => Some(
                 "memdir never stores credentials; describe the secret instead (\"the user keeps the API key in 1Password\")".into(),
             ),
-            Error::NotFound { .. } => Some("`memdir list` shows the keys".into()),
-            Error::Malformed { .. } => Some(
-                "memdir will not overwrite a file it cannot read; fix the frontmatter by hand (see `memdir check`) or remove the file".into(),
-            ),
-            Error::NoDir { .. } => Some(
-                "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
-            ),
-            Error::Type { .. } => Some("pass --type user|feedback|project|reference|state".into()),
-            Error::Edit { key, .. } => Some(format!(
-                "nothing was written; read the memory (`memdir read {key}`) to see its text and headings"
-            )),
-            Error::Link { key, .. } => Some(format!(
-                "nothing was written; `memdir graph {key} --out --depth 1` shows its links"
-            )),
             Error::NothingToEdit { .. } => Some(
                 "pass append, prepend, replace_section, find_replace, or a field to change (name, description, type, tags, important, decay, source)".into(),
             ),
@@ -223,10 +210,6 @@ impl Error {
             Error::ReadOnly { file, .. } => Some(format!(
                 "a person marked it read-only; edit {file} by hand to change or unmark it"
             )),
-            Error::NoSession { .. } => Some("`memdir sessions` lists the sessions".into()),
-            Error::PlanChanged { .. } => Some(
-                "run `memdir prune --plan` again, check the new plan, then apply it".into(),
-            ),
             Error::Foreign(e) => e.hint(),
             _ => None,
         }

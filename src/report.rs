@@ -19,6 +19,27 @@ use crate::sync::config::ConfigError;
 #[cfg(feature = "sync")]
 use crate::sync::seal::KeyFileError;
 
+/// The front end an error is shown in. Hints that say what to do next name what
+/// that front end offers: `memdir list` on the command line, `list_memories` to an
+/// MCP client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Front {
+    /// The `memdir` command line.
+    Cli,
+    /// The MCP server's tool results, prompts and log lines.
+    Mcp,
+}
+
+/// A message and an optional hint as the `error:` / `hint:` lines every memdir
+/// error is shown as; for the front ends' own errors (a tool argument, a prompt or
+/// a resource that does not exist) that are no wing's error.
+pub fn lines(message: &str, hint: Option<&str>) -> String {
+    match hint {
+        Some(h) => format!("error: {message}\nhint: {h}"),
+        None => format!("error: {message}"),
+    }
+}
+
 /// An error of any wing, as it reaches a front end.
 #[derive(Debug, thiserror::Error)]
 pub enum Failure {
@@ -93,17 +114,25 @@ impl Failure {
             Failure::Sync(e) => e.class(),
             Failure::Bench(BenchError::Memory(e)) => e.class(),
             Failure::Bench(BenchError::Embed {
-                source: EmbedError::Config { .. } | EmbedError::NotBuilt,
+                source:
+                    EmbedError::Config { .. } | EmbedError::ConfigFile { .. } | EmbedError::NotBuilt,
             }) => Class::Input,
             Failure::Bench(BenchError::Embed { .. }) => Class::Remote,
             Failure::Bench(_) => Class::Input,
-            Failure::Embed(EmbedError::Config { .. } | EmbedError::NotBuilt) => Class::Input,
+            Failure::Embed(
+                EmbedError::Config { .. } | EmbedError::ConfigFile { .. } | EmbedError::NotBuilt,
+            ) => Class::Input,
             Failure::Embed(_) => Class::Remote,
         }
     }
 
-    /// A hint on what to do about the error, when there is a useful one.
-    pub fn hint(&self) -> Option<String> {
+    /// A hint on what to do about the error, when there is a useful one, in the
+    /// words of `front`: a hint that names something to do names a command for the
+    /// CLI and a tool for MCP (spec/cli.md#exit-codes, spec/mcp.md#errors).
+    pub fn hint(&self, front: Front) -> Option<String> {
+        if let Some(h) = self.front_hint(front) {
+            return Some(h);
+        }
         match self {
             Failure::Core(e) => e.hint(),
             Failure::Config(e) => e.hint(),
@@ -118,10 +147,22 @@ impl Failure {
         }
     }
 
+    /// The hints that name a command or a tool; `None` where the wing's own hint
+    /// (which names neither) is the one.
+    fn front_hint(&self, front: Front) -> Option<String> {
+        match self {
+            Failure::Core(e) | Failure::Bench(BenchError::Memory(e)) => core_hint(e, front),
+            Failure::Config(ConfigError::Read(e)) => core_hint(e, front),
+            #[cfg(feature = "sync")]
+            Failure::Sync(e) => sync_hint(e, front),
+            _ => None,
+        }
+    }
+
     /// The error's report: its `error:` / `caused by:` / `hint:` lines (the CLI's
     /// stderr, an MCP tool error's text) and the JSON document (`--json`, an MCP
     /// tool error's structured content).
-    pub fn report(&self) -> (Vec<String>, Value) {
+    pub fn report(&self, front: Front) -> (Vec<String>, Value) {
         let message = self.to_string();
         let mut lines = vec![format!("error: {message}")];
         let mut causes = Vec::new();
@@ -135,7 +176,7 @@ impl Failure {
             causes.push(msg);
             src = s.source();
         }
-        let hint = self.hint();
+        let hint = self.hint(front);
         if let Some(h) = &hint {
             lines.push(format!("hint: {h}"));
         }
@@ -146,5 +187,117 @@ impl Failure {
             "exit_code": self.class().exit_code(),
         }});
         (lines, doc)
+    }
+}
+
+/// The hints of core errors that name a command or a tool.
+fn core_hint(e: &Error, front: Front) -> Option<String> {
+    let cli = front == Front::Cli;
+    Some(match e {
+        Error::NotFound { .. } if cli => "`memdir list` shows the keys".into(),
+        Error::NotFound { .. } => "`list_memories` shows the keys".into(),
+        Error::Malformed { .. } if cli => "memdir will not overwrite a file it cannot read; fix the frontmatter by hand (see `memdir check`) or remove the file".into(),
+        Error::Malformed { .. } => "memdir will not overwrite a file it cannot read; a person must fix its frontmatter by hand or remove the file".into(),
+        Error::NoDir { .. } if cli => "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
+        Error::NoDir { .. } => "create it with `memdir init`, or start the server with --dir / MEMDIR_DIR naming an existing memory directory".into(),
+        Error::Type { .. } if cli => "pass --type user|feedback|project|reference|state".into(),
+        Error::Type { .. } => "pass `type`: user, feedback, project, reference or state".into(),
+        Error::Edit { key, .. } if cli => format!(
+            "nothing was written; read the memory (`memdir read {key}`) to see its text and headings"
+        ),
+        Error::Edit { key, .. } => format!(
+            "nothing was written; read the memory (`read_memory` with key `{key}`) to see its text and headings"
+        ),
+        Error::Link { key, .. } if cli => format!(
+            "nothing was written; `memdir graph {key} --out --depth 1` shows its links"
+        ),
+        Error::Link { key, .. } => {
+            format!("nothing was written; `related` with key `{key}` shows its links")
+        }
+        Error::NoSession { .. } if cli => "`memdir sessions` lists the sessions".into(),
+        Error::NoSession { .. } => {
+            "`recent_activity` shows the events and the sessions they were noted in".into()
+        }
+        Error::PlanChanged { .. } => {
+            "run `memdir prune --plan` again, check the new plan, then apply it".into()
+        }
+        _ => return None,
+    })
+}
+
+/// The hints of sync errors that name a command or a tool.
+#[cfg(feature = "sync")]
+fn sync_hint(e: &SyncError, front: Front) -> Option<String> {
+    let cli = front == Front::Cli;
+    Some(match e {
+        SyncError::Core(e) | SyncError::Config(ConfigError::Read(e)) => return core_hint(e, front),
+        SyncError::RemoteAhead { .. } if cli => "run `memdir sync` to pull, merge and push; `push --force` publishes this directory over it (the other version stays pinned)".into(),
+        SyncError::RemoteAhead { .. } => "call `sync` to pull, merge and push".into(),
+        SyncError::HeadMoved { .. } if cli => {
+            "run `memdir sync` to merge both versions and push the result".into()
+        }
+        SyncError::HeadMoved { .. } => "call `sync` to merge both versions and push the result".into(),
+        SyncError::NoHead { .. } if cli => "pass the root CID: `memdir sync CID` (push prints it)".into(),
+        SyncError::NoHead { .. } => "pass the root CID as `cid` (a push reports it)".into(),
+        SyncError::Secret { path, .. } if cli => format!("memdir never publishes credentials: remove it from {path} (or `memdir forget` the memory), then push again; nothing was sent"),
+        SyncError::Secret { path, .. } => format!("memdir never publishes credentials: remove it from {path} (or `forget` the memory), then sync again; nothing was sent"),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_name_the_front_ends_own_commands() {
+        // spec/mcp.md#errors: the CLI's hint names a command, the MCP server's a tool.
+        let cases: Vec<(Error, &str, &str)> = vec![
+            (
+                Error::NotFound { key: "k".into() },
+                "`memdir list`",
+                "`list_memories`",
+            ),
+            (
+                Error::NoDir { path: "m".into() },
+                "--dir",
+                "start the server",
+            ),
+            (Error::Type { value: "x".into() }, "--type", "`type`"),
+            (
+                Error::NoSession {
+                    session: "s".into(),
+                },
+                "`memdir sessions`",
+                "`recent_activity`",
+            ),
+        ];
+        for (e, cli, mcp) in cases {
+            let f = Failure::Core(e);
+            let (c, m) = (f.hint(Front::Cli).unwrap(), f.hint(Front::Mcp).unwrap());
+            assert!(c.contains(cli), "{c}");
+            assert!(m.contains(mcp), "{m}");
+            // Only a person can create the server's directory; elsewhere no command.
+            assert!(!m.contains("memdir ") || m.contains("`memdir init`"), "{m}");
+            let (lines, doc) = f.report(Front::Mcp);
+            assert_eq!(lines.last().unwrap(), &format!("hint: {m}"));
+            assert_eq!(doc["error"]["hint"], m.as_str());
+        }
+        // A hint that names neither is the same on both.
+        let f = Failure::Core(Error::Exists {
+            from: "a".into(),
+            to: "b".into(),
+        });
+        assert_eq!(f.hint(Front::Cli), f.hint(Front::Mcp));
+        assert!(f.hint(Front::Cli).is_some());
+    }
+
+    #[test]
+    fn lines_are_the_error_and_hint_lines() {
+        assert_eq!(
+            lines("no prompt `x`", Some("try y")),
+            "error: no prompt `x`\nhint: try y"
+        );
+        assert_eq!(lines("boom", None), "error: boom");
     }
 }

@@ -185,7 +185,7 @@ fn unsafe_keys_write_nothing_anywhere() {
     assert!(tree(&dir).is_empty());
 }
 
-// spec/cli.md#import (DESIGN 4.1): a name that could address a path outside the
+// spec/cli.md#import : a name that could address a path outside the
 // directory refuses the whole blob, exit 1, nothing written; a `/` alone is a three.ws
 // key separator and is mapped (blob.rs::runtime_keys_are_mapped_to_safe_keys).
 #[test]

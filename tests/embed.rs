@@ -7,7 +7,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -798,4 +798,100 @@ fn watch_embeds_memories_in_the_background() {
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!((at_start, after_write), (3, 4));
+}
+
+// spec/architecture.md#what-is-absent-on-purpose: `Memory::in_memory()` touches no
+// disk and no network, whatever configuration lies in the working directory. The
+// scenario runs in a child process of this test binary, so that changing its working
+// directory cannot disturb the tests running beside it.
+#[test]
+fn in_memory_touches_no_disk_and_no_network() {
+    const CHILD: &str = "MEMDIR_TEST_IN_MEMORY_CWD";
+    if let Ok(cwd) = std::env::var(CHILD) {
+        std::env::set_current_dir(&cwd).unwrap();
+        let m = Memory::in_memory();
+        m.write(&draft("user_sport", "Plays football on Saturdays."))
+            .unwrap();
+        let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+        assert_eq!(keys(&r), ["user_sport"]);
+        assert!(
+            r.embeddings.is_none(),
+            "no [embeddings] in memory: {:?}",
+            r.embeddings
+        );
+        let c = m
+            .context_report(1024, Some("football"), &Filter::default())
+            .unwrap();
+        assert!(c.block.text.contains("football"));
+        return;
+    }
+    let server = serve(Behaviour::Good);
+    let cwd = tempfile::tempdir().unwrap();
+    // A configuration where a process might look for one: ./memory (the CLI's
+    // default directory) and ./(memory) (the name the none mode shows).
+    for dir in ["memory", "(memory)"] {
+        configure(&cwd.path().join(dir), &server.url, "");
+    }
+    let before = listing(cwd.path());
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "embed::in_memory_touches_no_disk_and_no_network",
+            "--nocapture",
+        ])
+        .env(CHILD, cwd.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        server.requests.load(Ordering::SeqCst),
+        0,
+        "the endpoint was called"
+    );
+    assert_eq!(
+        listing(cwd.path()),
+        before,
+        "a file changed in the working directory"
+    );
+}
+
+/// Every path under `dir` with its bytes.
+fn listing(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.unwrap();
+        let bytes = if e.file_type().is_file() {
+            std::fs::read(e.path()).unwrap()
+        } else {
+            Vec::new()
+        };
+        out.push((e.path().to_path_buf(), bytes));
+    }
+    out
+}
+
+// A configuration file that does not parse is not a silent "off": hybrid ranking
+// falls back to keywords and says why, naming the file and line (one reader,
+// `store::config`, for every wing).
+#[test]
+fn a_config_that_does_not_parse_falls_back_and_names_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = store(dir.path());
+    let server = serve(Behaviour::Good);
+    configure(dir.path(), &server.url, "stray line\n");
+    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    let e = r
+        .embeddings
+        .clone()
+        .expect("a report: the file says something about embeddings");
+    assert_eq!(e.mode, "keyword");
+    let why = e.fallback.unwrap();
+    assert!(why.contains("config.toml:5:"), "{why}");
+    assert_eq!(keys(&r), ["football"]);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 0);
 }

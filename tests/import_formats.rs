@@ -121,7 +121,7 @@ fn mcp_memory_entities_become_memories_and_relations_link_lines() {
         ]
     );
     // The duplicate entity's observations are merged into the first (without
-    // repeating one), relations become DESIGN 7.1 link lines, a relation type is
+    // repeating one), relations become link lines (spec/memory-format.md#links), a relation type is
     // written in snake_case, and a relation to a missing entity is kept as written.
     assert_eq!(
         read(&dir, "zoe_muller.md"),

@@ -398,10 +398,14 @@ fn core_flow_tools_resources_and_errors() {
 
     let r = s.call("read_memory", json!({"key": "user_nobody"}));
     assert!(is_error(&r));
+    // spec/mcp.md#errors: a hint names a tool, never a command the model cannot run.
     assert_eq!(
         text(&r),
-        "error: no memory with key `user_nobody`\nhint: `memdir list` shows the keys"
+        "error: no memory with key `user_nobody`\nhint: `list_memories` shows the keys"
     );
+    let r = s.call("edit_memory", json!({"key": "user_nobody", "append": "x"}));
+    assert!(is_error(&r));
+    assert!(!text(&r).contains("memdir "), "{}", text(&r));
     let r = s.call("forget", json!({"key": "user_nobody"}));
     assert!(is_error(&r));
     let r = s.call("remember", json!({"key": "user_x"}));

@@ -1197,14 +1197,9 @@ mod node {
             }
         }
         // No plaintext CID: neither the root nor any block of the plaintext DAG.
-        let plain_dag = memdir::ipfs::unixfs::build(
-            &memdir::Memory::open(&a.dir)
-                .unwrap()
-                .backend()
-                .tree()
-                .unwrap(),
-        )
-        .unwrap();
+        let plain_dag =
+            memdir::ipfs::unixfs::build(&memdir::Memory::open(&a.dir).unwrap().tree().unwrap())
+                .unwrap();
         assert_eq!(plain_dag.root.to_string(), plain);
         for (cid, _) in &plain_dag.blocks {
             assert!(

@@ -411,7 +411,8 @@ impl Embeddings {
 /// the block is then the keyword block), and whether it ran hybrid with a vector for
 /// every memory (`false`: it fell back, or some memory was ranked by keywords only).
 fn hybrid_relevance(root: &Path, prepared: &Prepared, query: &str) -> (Option<Vec<f64>>, bool) {
-    let mut hy = hybrid::State::start(root);
+    let backend = crate::store::Backend::Dir(root.to_path_buf());
+    let mut hy = hybrid::State::start(&backend);
     hy.prepare(prepared.records());
     hy.fetch(query);
     let keyword = prepared.keyword_relevance(query);

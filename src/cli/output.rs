@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::engine::{Problem, Severity};
-use crate::report::Failure;
+use crate::report::{Failure, Front};
 
 /// The CLI's output channel.
 pub struct Out {
@@ -91,7 +91,7 @@ impl Out {
     /// what it means for the user, then the error's own lines.
     pub fn warn_error(&mut self, context: &str, e: &Failure) {
         eprintln!("warning: {context}");
-        let (lines, _) = e.report();
+        let (lines, _) = e.report(Front::Cli);
         for l in lines {
             eprintln!("  {l}");
         }
@@ -100,7 +100,7 @@ impl Out {
     /// Prints an error: `error:`, its causes, and a hint, on stderr; with `--json`
     /// also a JSON document on stdout so that a program reading stdout sees it.
     pub fn error(&mut self, e: &Failure) {
-        let (lines, doc) = e.report();
+        let (lines, doc) = e.report(Front::Cli);
         for l in lines {
             eprintln!("{l}");
         }

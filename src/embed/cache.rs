@@ -1,19 +1,17 @@
 //! The vector cache, `.memdir/cache/vectors-<model-hash>.bin`: the SHA-256 of an
 //! embedded text → its vector, for one model and dimension count.
 //!
-//! Disposable: a missing, foreign or corrupt file reads as empty and is rebuilt. Written
-//! whole through a temporary file and a rename, so a reader never sees half a file; two
-//! writers racing only lose vectors that are embedded again later, so no lock is taken.
+//! A pure codec: the engine reads and writes the file through the store (whole, through
+//! a temporary file, fsync and a rename, so a reader never sees half a file; two
+//! writers racing only lose vectors that are embedded again later, so no lock is
+//! taken). Disposable: a missing, foreign or corrupt file reads as empty and is rebuilt.
 //! Format: `MDVEC1\n`, dimensions (u32 LE), count (u32 LE), then per entry the 32-byte
 //! hash and the vector as f32 LE.
-
-use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use foldhash::{HashMap, HashMapExt, HashSet};
 use sha2::{Digest, Sha256};
 
-use crate::memory::layout::CACHE_DIR;
+use crate::memory::layout::vectors_file;
 
 const MAGIC: &[u8] = b"MDVEC1\n";
 
@@ -42,11 +40,11 @@ pub struct Vectors {
     generation: u64,
 }
 
-/// The cache file of `model` with `dimensions` under `root`.
-pub fn path(root: &Path, model: &str, dimensions: usize) -> PathBuf {
+/// The cache file of `model` with `dimensions`, relative to the memory directory.
+pub fn file(model: &str, dimensions: usize) -> String {
     let h = Sha256::digest(format!("{model}\n{dimensions}").as_bytes());
     let hex: String = h[..8].iter().map(|b| format!("{b:02x}")).collect();
-    root.join(CACHE_DIR).join(format!("vectors-{hex}.bin"))
+    vectors_file(&hex)
 }
 
 impl Vectors {
@@ -62,11 +60,11 @@ impl Vectors {
         }
     }
 
-    /// Reads the file at `path`; anything unreadable is an empty cache.
-    pub fn read(path: &Path, dimensions: usize) -> Vectors {
-        std::fs::read(path)
-            .ok()
-            .and_then(|b| Vectors::decode(&b, dimensions))
+    /// The cache a file's bytes hold (`None`: no file); anything that does not
+    /// decode is an empty cache.
+    pub fn from_bytes(bytes: Option<&[u8]>, dimensions: usize) -> Vectors {
+        bytes
+            .and_then(|b| Vectors::decode(b, dimensions))
             .unwrap_or_else(|| Vectors::new(dimensions))
     }
 
@@ -243,15 +241,6 @@ impl Vectors {
         self.dirty = was_dirty || common != mine;
     }
 
-    /// Writes the cache to `path` if it changed; failures are ignored (it is a cache).
-    pub fn save(&mut self, path: &Path) {
-        if let Some(bytes) = self.encode_if_dirty()
-            && !write(path, &bytes)
-        {
-            self.dirty = true;
-        }
-    }
-
     /// The file's bytes when the cache changed since it was last encoded (it is then
     /// clean: a caller that fails to write them marks it with [`Vectors::touch`]).
     pub fn encode_if_dirty(&mut self) -> Option<Vec<u8>> {
@@ -280,42 +269,32 @@ impl Vectors {
     }
 }
 
-/// Writes encoded vectors to `path` through a temporary file and a rename; `false`
-/// when that failed (ignored by callers beyond a retry: it is a cache).
-pub fn write(path: &Path, bytes: &[u8]) -> bool {
-    let Some(dir) = path.parent() else {
-        return false;
-    };
-    if std::fs::create_dir_all(dir).is_err() {
-        return false;
-    }
-    let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) else {
-        return false;
-    };
-    tmp.write_all(bytes).is_ok() && tmp.persist(path).is_ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn round_trip_and_corruption() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = path(dir.path(), "m", 2);
         let mut v = Vectors::new(2);
         v.insert(text_hash("a"), vec![1.0, 2.0]);
         v.insert(text_hash("b"), vec![1.0]); // wrong length: dropped
-        v.save(&p);
-        let r = Vectors::read(&p, 2);
+        let b = v.encode_if_dirty().unwrap();
+        assert!(v.encode_if_dirty().is_none(), "clean once encoded");
+        let r = Vectors::from_bytes(Some(&b), 2);
         assert_eq!(r.count(), 1);
         assert_eq!(r.get(&text_hash("a")), Some(&[1.0, 2.0][..]));
-        // Another dimension count reads as empty.
-        assert!(Vectors::read(&p, 3).count() == 0);
+        // Another dimension count reads as empty, and so does no file.
+        assert!(Vectors::from_bytes(Some(&b), 3).count() == 0);
+        assert!(Vectors::from_bytes(None, 2).count() == 0);
         // A truncated file reads as empty.
-        let b = std::fs::read(&p).unwrap();
-        std::fs::write(&p, &b[..b.len() - 1]).unwrap();
-        assert!(Vectors::read(&p, 2).count() == 0);
+        assert!(Vectors::from_bytes(Some(&b[..b.len() - 1]), 2).count() == 0);
+        // The file is named by model and dimensions, under the cache folder.
+        let f = file("m", 2);
+        assert!(
+            f.starts_with(".memdir/cache/vectors-") && f.ends_with(".bin"),
+            "{f}"
+        );
+        assert_ne!(f, file("m", 3));
     }
 
     #[test]

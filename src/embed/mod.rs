@@ -19,8 +19,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::memory::layout::CONFIG_FILE;
-
 /// The default environment variable holding the API key.
 pub const DEFAULT_KEY_VAR: &str = "MEMDIR_EMBED_API_KEY";
 
@@ -39,6 +37,14 @@ pub const BATCH: usize = 64;
 pub enum EmbedError {
     #[error("{path}: [embeddings]: {reason}")]
     Config { path: PathBuf, reason: String },
+    /// The configuration file itself could not be read or parsed (so `[embeddings]`
+    /// cannot be known).
+    #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    ConfigFile {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
     #[error("embedding endpoint {url}: {reason}")]
     Endpoint { url: String, reason: String },
     #[error("embedding endpoint {url} answered HTTP {status}")]
@@ -175,31 +181,25 @@ struct Raw {
     batch_size: Option<usize>,
 }
 
-#[derive(Deserialize)]
-struct File {
-    embeddings: Option<toml::Table>,
-}
-
 impl Config {
-    /// Reads `[embeddings]` from `root/.memdir/config.toml`: `Ok(None)` when the file
-    /// or the section is absent (the keyword-only default).
-    pub fn load(root: &Path) -> Result<Option<Config>, EmbedError> {
-        let path = root.join(CONFIG_FILE);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            return Ok(None);
-        };
+    /// Validates the `[embeddings]` table of the configuration file at `path` (as
+    /// its one reader, `store::config`, hands it over): `Ok(None)` when there is no
+    /// such table (the keyword-only default).
+    pub fn from_section(
+        section: Option<&toml::Value>,
+        path: &Path,
+    ) -> Result<Option<Config>, EmbedError> {
         let bad = |reason: String| EmbedError::Config {
-            path: path.clone(),
+            path: path.to_path_buf(),
             reason,
         };
-        // The sync configuration reports a malformed file; here it only means "off".
-        let Ok(file) = toml::from_str::<File>(&text) else {
+        let Some(section) = section else {
             return Ok(None);
         };
-        let Some(table) = file.embeddings else {
-            return Ok(None);
+        let Some(table) = section.as_table() else {
+            return Err(bad("`embeddings` must be a table: [embeddings]".into()));
         };
-        let raw: Raw = table.try_into().map_err(|e| bad(format!("{e}")))?;
+        let raw: Raw = table.clone().try_into().map_err(|e| bad(format!("{e}")))?;
         let provider = match raw.provider.as_deref() {
             None | Some("openai") => Provider::OpenAi,
             Some("builtin") => Provider::Builtin,
@@ -289,12 +289,12 @@ impl Config {
 mod tests {
     use super::*;
 
-    /// `text` as a store's `.memdir/config.toml`, loaded.
+    /// `text` as a store's `.memdir/config.toml`, its `[embeddings]` validated (the
+    /// file itself is parsed by `store::config`; a file that does not parse is its
+    /// error, tested there and in tests/embed.rs).
     fn load(text: &str) -> Result<Option<Config>, EmbedError> {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".memdir")).unwrap();
-        std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
-        Config::load(dir.path())
+        let table: toml::Table = toml::from_str(text).expect("the cases are TOML");
+        Config::from_section(table.get("embeddings"), Path::new(".memdir/config.toml"))
     }
 
     /// `[embeddings]` text → `Ok(Some(model))`, `Ok(None)` (off) or an error containing a word.
@@ -312,7 +312,7 @@ mod tests {
     fn config_cases() {
         check("", Ok(None));
         check("mode = \"local\"\n", Ok(None));
-        check("not toml [", Ok(None));
+        check("embeddings = 3\n", Err("must be a table"));
         check(
             "[embeddings]\nurl = \"u\"\nmodel = \"m\"\ndimensions = 8\n",
             Ok(Some("m")),

@@ -15,8 +15,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::embed::EmbedError;
 use crate::embed::cache::{self, Vectors};
-use crate::embed::{Config, EmbedError};
 use crate::engine::Memory;
 use crate::engine::hybrid;
 
@@ -58,19 +58,19 @@ impl Memory {
     /// drops the vectors no memory's text has any more. Stops between batches when
     /// `stop` is set. `Ok(0)` when `[embeddings]` is absent.
     pub fn backfill_round(&self, stop: &AtomicBool) -> Result<usize, BackfillError> {
-        let root = self.root();
-        let Some(config) = Config::load(&root)? else {
+        let backend = &self.backend;
+        let Some(config) = hybrid::config(backend)? else {
             return Ok(0);
         };
         let embedder = config.embedder()?;
-        let path = cache::path(&root, &config.model, config.dimensions);
-        let warm = self.with_warm(|w| Ok(w.missing_vectors(&path, config.dimensions)));
+        let rel = cache::file(&config.model, config.dimensions);
+        let warm = self.with_warm(|w| Ok(w.missing_vectors(backend, &rel, config.dimensions)));
         // Cold: the vectors and the hashes of the texts the memories have now.
         let (missing, mut cold) = match warm {
             Some(r) => (r?, None),
             None => {
                 let (snap, _, _) = self.load_records(false)?;
-                let vectors = Vectors::read(&path, config.dimensions);
+                let vectors = hybrid::read_vectors(backend, &rel, config.dimensions);
                 let hashes = hybrid::hashes_of(&snap.records);
                 let has = |i: usize| vectors.get(&hashes[i]).is_some();
                 let missing = hybrid::missing_of(&snap.records, &hashes, has, usize::MAX);
@@ -78,7 +78,7 @@ impl Memory {
             }
         };
         let save = |cold: &mut Option<(Vectors, Vec<[u8; 32]>)>| match cold {
-            Some((v, _)) => v.save(&path),
+            Some((v, _)) => hybrid::save_vectors(backend, &rel, v),
             None => self.save_warm_vectors(),
         };
         let mut embedded = 0;
@@ -102,7 +102,7 @@ impl Memory {
                 Some((v, _)) => pairs.into_iter().for_each(|(h, x)| v.insert(h, x)),
                 None => {
                     if let Some(r) = self.with_warm_as_is(|w| {
-                        w.add_vectors(&path, pairs);
+                        w.add_vectors(&rel, pairs);
                         Ok(())
                     }) {
                         r?;
@@ -120,7 +120,7 @@ impl Memory {
                 Some((v, hashes)) => v.retain(hashes.iter().copied()),
                 None => {
                     if let Some(r) = self.with_warm_as_is(|w| {
-                        w.prune_vectors(&path);
+                        w.prune_vectors(&rel);
                         Ok(())
                     }) {
                         r?;

@@ -9,14 +9,16 @@
 //! ([`Loaded`]): read once, merged again only when another process wrote the file.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::embed::cache::{self, Vectors, text_hash};
 use crate::embed::{Config, EmbedError, Embedder};
 use crate::memory::Record;
+use crate::memory::layout::{CONFIG_FILE, MAX_VECTOR_FILE};
 use crate::retrieval::hybrid;
+use crate::store::config::ConfigError;
+use crate::store::{Backend, Stat};
 
 /// Which ranking a query used, when embeddings are configured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -78,7 +80,8 @@ pub fn text_of(r: &Record) -> String {
 /// when it gained vectors.
 #[derive(Debug)]
 pub(crate) struct Loaded {
-    path: PathBuf,
+    /// The cache file, relative to the directory ([`cache::file`]).
+    rel: String,
     pub vectors: Vectors,
     /// The file as last read or written here.
     seen: Option<FileId>,
@@ -95,23 +98,49 @@ struct Arranged {
     rows: Vec<Option<usize>>,
 }
 
-/// What tells one version of the cache file from another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FileId {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    #[cfg(unix)]
-    ino: u64,
+/// What tells one version of the cache file from another: its stat (`None` in the
+/// `none` mode, where no other process writes it).
+pub(crate) type FileId = Stat;
+
+/// `[embeddings]` of the directory's configuration, as its one reader
+/// (`store::config`) hands it over: `Ok(None)` when there is none. A file that does
+/// not parse is an error naming its line, never a silent "off".
+pub(crate) fn config(backend: &Backend) -> Result<Option<Config>, EmbedError> {
+    match crate::store::config::read(backend) {
+        Ok(None) => Ok(None),
+        Ok(Some(f)) => Config::from_section(f.embeddings(), &f.path),
+        Err(ConfigError::Invalid {
+            path,
+            line,
+            message,
+        }) => Err(EmbedError::ConfigFile {
+            path,
+            line,
+            message,
+        }),
+        Err(ConfigError::Read(e)) => Err(EmbedError::ConfigFile {
+            path: backend.display_path(CONFIG_FILE),
+            line: None,
+            message: e.to_string(),
+        }),
+    }
 }
 
-fn file_id(path: &Path) -> Option<FileId> {
-    let m = std::fs::metadata(path).ok()?;
-    Some(FileId {
-        len: m.len(),
-        modified: m.modified().ok(),
-        #[cfg(unix)]
-        ino: std::os::unix::fs::MetadataExt::ino(&m),
-    })
+/// The vector cache file `rel` of `dimensions`, read through the store; a missing
+/// or unreadable file is an empty cache.
+pub(crate) fn read_vectors(backend: &Backend, rel: &str, dimensions: usize) -> Vectors {
+    let bytes = backend.read(rel, MAX_VECTOR_FILE).ok().flatten();
+    Vectors::from_bytes(bytes.as_deref(), dimensions)
+}
+
+/// Writes the cache's bytes when it changed since its last encoding; a failure
+/// leaves it marked changed (it is a cache: a later write tries again).
+pub(crate) fn save_vectors(backend: &Backend, rel: &str, vectors: &mut Vectors) {
+    if let Some(bytes) = vectors.encode_if_dirty()
+        && backend.write_atomic(rel, &bytes).is_err()
+    {
+        vectors.touch();
+    }
 }
 
 /// One write of the cache at a time in this process, so that an older encoding
@@ -119,29 +148,30 @@ fn file_id(path: &Path) -> Option<FileId> {
 static SAVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Loaded {
-    /// `slot` as the cache at `path` of `dimensions`: loaded on first use (or when
+    /// `slot` as the cache file `rel` of `dimensions`: loaded on first use (or when
     /// the configuration names another model), and merged with the file when another
     /// process wrote it since.
     pub(crate) fn sync<'a>(
         slot: &'a mut Option<Loaded>,
-        path: &Path,
+        backend: &Backend,
+        rel: &str,
         dimensions: usize,
     ) -> &'a mut Loaded {
-        let now = file_id(path);
+        let now = backend.stat(rel);
         let fits = slot
             .as_ref()
-            .is_some_and(|l| l.path == path && l.vectors.dimensions() == dimensions);
+            .is_some_and(|l| l.rel == rel && l.vectors.dimensions() == dimensions);
         if !fits {
             *slot = Some(Loaded {
-                path: path.to_path_buf(),
-                vectors: Vectors::read(path, dimensions),
+                rel: rel.to_string(),
+                vectors: read_vectors(backend, rel, dimensions),
                 seen: now,
                 arranged: None,
             });
         }
         let l = slot.as_mut().expect("set above");
         if now.is_some() && now != l.seen {
-            l.vectors.merge(Vectors::read(path, dimensions));
+            l.vectors.merge(read_vectors(backend, rel, dimensions));
             l.seen = now;
         }
         l
@@ -184,19 +214,19 @@ impl Loaded {
         hybrid::similarities(query, rows.iter().map(|r| r.map(|r| vectors.row_normed(r))))
     }
 
-    /// The cache file.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
+    /// The cache file, relative to the directory.
+    pub(crate) fn rel(&self) -> &str {
+        &self.rel
     }
 
     /// What to write when the vectors changed since they were last written.
-    pub(crate) fn take_save(&mut self) -> Option<(PathBuf, Vec<u8>)> {
-        Some((self.path.clone(), self.vectors.encode_if_dirty()?))
+    pub(crate) fn take_save(&mut self) -> Option<(String, Vec<u8>)> {
+        Some((self.rel.clone(), self.vectors.encode_if_dirty()?))
     }
 
     /// Notes a write of [`Loaded::take_save`]'s bytes (or its failure).
-    pub(crate) fn saved(&mut self, path: &Path, written: Option<Option<FileId>>) {
-        if self.path != path {
+    pub(crate) fn saved(&mut self, rel: &str, written: Option<Option<FileId>>) {
+        if self.rel != rel {
             return;
         }
         match written {
@@ -225,9 +255,13 @@ pub(crate) fn saving() -> std::sync::MutexGuard<'static, ()> {
     SAVING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Writes what [`Loaded::take_save`] gave; `Some(file id)` when written.
-pub(crate) fn write_save(path: &Path, bytes: &[u8]) -> Option<Option<FileId>> {
-    cache::write(path, bytes).then(|| file_id(path))
+/// Writes what [`Loaded::take_save`] gave, through the store; `Some(file id)` when
+/// written.
+pub(crate) fn write_save(backend: &Backend, rel: &str, bytes: &[u8]) -> Option<Option<FileId>> {
+    backend
+        .write_atomic(rel, bytes)
+        .is_ok()
+        .then(|| backend.stat(rel))
 }
 
 /// The text hash of every record, in order.
@@ -247,7 +281,7 @@ pub(crate) fn text_hash_of(r: &Record) -> [u8; 32] {
 /// [`State::finish`] (fuses; needs the records again, no network). A warm store
 /// uses [`State::prepare_warm`] and [`State::finish_warm`] with the vectors and
 /// text hashes it keeps; a one-shot call reads the cache file and hashes here.
-pub enum State {
+pub enum State<'a> {
     /// No `[embeddings]`: keyword ranking, nothing to report.
     Off,
     /// Keyword ranking, and why.
@@ -256,7 +290,10 @@ pub enum State {
     Planned {
         config: Config,
         embedder: Box<dyn Embedder>,
-        path: PathBuf,
+        /// The store the cache file is read from and written to.
+        backend: &'a Backend,
+        /// The cache file ([`cache::file`]).
+        rel: String,
         /// The cache read here (`None` on the warm path, which keeps its own).
         vectors: Option<Vectors>,
         missing: Option<Vec<([u8; 32], String)>>,
@@ -271,10 +308,10 @@ pub enum State {
     },
 }
 
-impl State {
-    /// Reads `[embeddings]` and makes the provider.
-    pub fn start(root: &Path) -> State {
-        let config = match Config::load(root) {
+impl<'a> State<'a> {
+    /// Reads `[embeddings]` of `backend`'s configuration and makes the provider.
+    pub fn start(backend: &'a Backend) -> State<'a> {
+        let config = match config(backend) {
             Ok(None) => return State::Off,
             Ok(Some(c)) => c,
             Err(e) => return State::Fallback(e.to_string()),
@@ -283,11 +320,12 @@ impl State {
             Ok(e) => e,
             Err(e) => return State::Fallback(e.to_string()),
         };
-        let path = cache::path(root, &config.model, config.dimensions);
+        let rel = cache::file(&config.model, config.dimensions);
         State::Planned {
             config,
             embedder,
-            path,
+            backend,
+            rel,
             vectors: None,
             missing: None,
         }
@@ -303,13 +341,14 @@ impl State {
     pub fn prepare(&mut self, records: &[Record]) {
         if let State::Planned {
             config,
-            path,
+            backend,
+            rel,
             vectors,
             missing,
             ..
         } = self
         {
-            let v = vectors.get_or_insert_with(|| Vectors::read(path, config.dimensions));
+            let v = vectors.get_or_insert_with(|| read_vectors(backend, rel, config.dimensions));
             let hashes = hashes_of(records);
             *missing = Some(missing_of(
                 records,
@@ -329,12 +368,13 @@ impl State {
     ) {
         if let State::Planned {
             config,
-            path,
+            backend,
+            rel,
             missing,
             ..
         } = self
         {
-            let (rows, _) = Loaded::sync(slot, path, config.dimensions).rows(hashes);
+            let (rows, _) = Loaded::sync(slot, backend, rel, config.dimensions).rows(hashes);
             *missing = Some(missing_of(
                 records,
                 hashes,
@@ -350,7 +390,8 @@ impl State {
         let State::Planned {
             config,
             embedder,
-            path,
+            backend,
+            rel,
             vectors,
             missing,
         } = std::mem::replace(self, State::Off)
@@ -378,7 +419,7 @@ impl State {
             for (h, x) in fresh.drain(..) {
                 v.insert(h, x);
             }
-            v.save(&path);
+            save_vectors(backend, &rel, &mut v);
             v
         });
         *self = State::Fetched {
@@ -493,14 +534,14 @@ fn fallback(keyword: Vec<f64>, why: String) -> (Vec<f64>, Option<Report>) {
 }
 
 /// Embeds every memory without a cached vector and drops vectors no memory has.
-pub fn index(root: &Path, records: &[Record]) -> Result<Summary, EmbedError> {
-    let config = Config::load(root)?.ok_or_else(|| EmbedError::Config {
-        path: root.join(crate::memory::layout::CONFIG_FILE),
+pub fn index(backend: &Backend, records: &[Record]) -> Result<Summary, EmbedError> {
+    let config = config(backend)?.ok_or_else(|| EmbedError::Config {
+        path: backend.display_path(CONFIG_FILE),
         reason: "no [embeddings] section (url, model, dimensions)".into(),
     })?;
     let embedder = config.embedder()?;
-    let path = cache::path(root, &config.model, config.dimensions);
-    let mut vectors = Vectors::read(&path, config.dimensions);
+    let rel = cache::file(&config.model, config.dimensions);
+    let mut vectors = read_vectors(backend, &rel, config.dimensions);
     vectors.retain(records.iter().map(|r| text_hash(&text_of(r))));
     let mut seen = HashSet::new();
     let missing: Vec<(String, [u8; 32])> = records
@@ -529,7 +570,7 @@ pub fn index(root: &Path, records: &[Record]) -> Result<Summary, EmbedError> {
         }
     }
     // What was embedded before a failure is kept.
-    vectors.save(&path);
+    save_vectors(backend, &rel, &mut vectors);
     result?;
     Ok(Summary {
         model: embedder.model_id().to_string(),

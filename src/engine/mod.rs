@@ -473,9 +473,17 @@ impl Memory {
         self.backend.root()
     }
 
-    /// The store's backend (for sync and tools that need the raw files).
-    pub fn backend(&self) -> &Backend {
+    /// The store's backend, for the wings inside the crate that need the raw files
+    /// (sync, the front ends). Not public: a program outside the crate writes through
+    /// `Memory`'s methods, under the lock.
+    pub(crate) fn backend(&self) -> &Backend {
         &self.backend
+    }
+
+    /// The directory as a UnixFS tree (dot entries left out), as `memdir cid` hashes
+    /// it and a push publishes it (spec/sync.md). Reads only.
+    pub fn tree(&self) -> Result<crate::ipfs::unixfs::Node> {
+        self.backend.tree()
     }
 
     fn require_dir(&self) -> Result<()> {
@@ -1440,7 +1448,7 @@ impl Memory {
         // With [embeddings], the records are looked at once to find what to embed, the
         // network is reached with no lock held, and the ranking runs on the records as
         // they are then (spec/ranking.md#hybrid-recall). Without, this is one pass.
-        let mut hy = hybrid::State::start(&self.root());
+        let mut hy = hybrid::State::start(&self.backend);
         if hy.wants_records()
             && let Some(r) = self.with_warm(|w| {
                 w.prepare_hybrid(&mut hy);
@@ -1497,7 +1505,7 @@ impl Memory {
         &self,
     ) -> Result<std::result::Result<hybrid::Summary, crate::embed::EmbedError>> {
         let (snap, _, _) = self.load_with(false)?;
-        Ok(hybrid::index(&self.root(), &snap.records))
+        Ok(hybrid::index(&self.backend, &snap.records))
     }
 
     /// Builds the context block (spec/ranking.md#packing-the-context-block).
@@ -1540,7 +1548,7 @@ impl Memory {
         // Hybrid memory order as for recall: the network with no lock held.
         let query_text = query.filter(|q| !q.trim().is_empty());
         let mut hy = match query_text {
-            Some(_) => hybrid::State::start(&self.root()),
+            Some(_) => hybrid::State::start(&self.backend),
             None => hybrid::State::Off,
         };
         if let Some(q) = query_text

@@ -13,7 +13,6 @@
 //! way a warm process sees exactly what a fresh one would.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 use crate::engine::hybrid::{self, Loaded};
 use crate::engine::{Memory, Problem, finish_problems, found_problem};
@@ -106,11 +105,17 @@ impl Warm {
         &self.corpus
     }
 
-    /// The texts without a vector in the cache at `path` of `dimensions`, each
-    /// once, in store order (the background worker's list, `backfill`).
-    pub fn missing_vectors(&mut self, path: &Path, dimensions: usize) -> Vec<([u8; 32], String)> {
+    /// The texts without a vector in the cache file `rel` of `dimensions` (read
+    /// through `backend`), each once, in store order (the background worker's list,
+    /// `backfill`).
+    pub fn missing_vectors(
+        &mut self,
+        backend: &Backend,
+        rel: &str,
+        dimensions: usize,
+    ) -> Vec<([u8; 32], String)> {
         self.hash();
-        let l = Loaded::sync(&mut self.vectors, path, dimensions);
+        let l = Loaded::sync(&mut self.vectors, backend, rel, dimensions);
         let (records, hashes) = (&self.records, &self.hashes);
         hybrid::missing_of(
             records,
@@ -122,8 +127,8 @@ impl Warm {
 
     /// Keeps vectors embedded by the background worker (dropped when the cache
     /// now loaded is another model's).
-    pub fn add_vectors(&mut self, path: &Path, vectors: Vec<([u8; 32], Vec<f32>)>) {
-        if let Some(l) = self.vectors.as_mut().filter(|l| l.path() == path) {
+    pub fn add_vectors(&mut self, rel: &str, vectors: Vec<([u8; 32], Vec<f32>)>) {
+        if let Some(l) = self.vectors.as_mut().filter(|l| l.rel() == rel) {
             for (h, v) in vectors {
                 l.vectors.insert(h, v);
             }
@@ -131,10 +136,10 @@ impl Warm {
     }
 
     /// Drops the vectors of texts no memory has any more from the vectors of the
-    /// cache at `path` (those of another model's cache are left alone).
-    pub fn prune_vectors(&mut self, path: &Path) {
+    /// cache file `rel` (those of another model's cache are left alone).
+    pub fn prune_vectors(&mut self, rel: &str) {
         self.hash();
-        if let Some(l) = self.vectors.as_mut().filter(|l| l.path() == path) {
+        if let Some(l) = self.vectors.as_mut().filter(|l| l.rel() == rel) {
             l.vectors.retain(self.hashes.iter().copied());
         }
     }
@@ -638,7 +643,7 @@ impl Memory {
                 .and_then(Loaded::take_save)
         };
         let Some((path, bytes)) = job else { return };
-        let written = hybrid::write_save(&path, &bytes);
+        let written = hybrid::write_save(&self.backend, &path, &bytes);
         let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(l) = guard.warm.as_mut().and_then(|w| w.vectors.as_mut()) {
             l.saved(&path, written);

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::changes::Hub;
 use crate::engine::Memory;
 use crate::error::Error;
-use crate::report::Failure;
+use crate::report::{Failure, Front};
 
 /// The largest `max_tokens` of `memory_context`.
 pub const MAX_CONTEXT_TOKENS: usize = 1_000_000;
@@ -58,9 +58,10 @@ pub struct MemoryServer {
     pub(super) tool_router: ToolRouter<Self>,
 }
 
-/// The CLI's report of an error (lines and JSON document), via [`Failure::report`].
+/// An error's report to an MCP client (lines and JSON document), via
+/// [`Failure::report`]: its hints name tools, not commands.
 pub(super) fn report(e: &Failure) -> (String, Value) {
-    let (lines, doc) = e.report();
+    let (lines, doc) = e.report(Front::Mcp);
     (lines.join("\n"), doc)
 }
 
@@ -92,8 +93,9 @@ impl MemoryServer {
         match tokio::task::spawn_blocking(move || f(&shared)).await {
             Ok(Ok((text, doc))) => tool_ok(text, doc),
             Ok(Err(e)) => tool_error(e.into()),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "error: internal error in memdir: {e}"
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+                &format!("internal error in memdir: {e}"),
+                None,
             ))]),
         }
     }

@@ -68,8 +68,9 @@ pub fn list() -> Vec<Prompt> {
 
 fn unknown_prompt(name: &str) -> McpError {
     McpError::invalid_params(
-        format!(
-            "error: no prompt `{name}`\nhint: the prompts are remember_conversation and review_memories"
+        crate::report::lines(
+            &format!("no prompt `{name}`"),
+            Some("the prompts are remember_conversation and review_memories"),
         ),
         None,
     )
@@ -85,16 +86,22 @@ fn arguments(
     for (k, v) in &args {
         if !known.contains(&k.as_str()) {
             return Err(McpError::invalid_params(
-                format!(
-                    "error: prompt `{prompt}` takes no argument `{k}`; it takes {}",
-                    known.join(", ")
+                crate::report::lines(
+                    &format!(
+                        "prompt `{prompt}` takes no argument `{k}`; it takes {}",
+                        known.join(", ")
+                    ),
+                    None,
                 ),
                 None,
             ));
         }
         if !v.is_string() && !v.is_null() {
             return Err(McpError::invalid_params(
-                format!("error: prompt `{prompt}`: argument `{k}` must be a string"),
+                crate::report::lines(
+                    &format!("prompt `{prompt}`: argument `{k}` must be a string"),
+                    None,
+                ),
                 None,
             ));
         }
@@ -190,7 +197,7 @@ pub fn get(
         "review_memories" => {
             let a = arguments(name, args, &["type"])?;
             let text = review_text(s, arg(&a, "type")).map_err(|e| {
-                let (lines, _) = crate::report::Failure::from(e).report();
+                let (lines, _) = crate::report::Failure::from(e).report(crate::report::Front::Mcp);
                 McpError::invalid_params(lines.join("\n"), None)
             })?;
             ("Review and consolidate memories", text)
@@ -230,7 +237,9 @@ pub fn complete(s: &Shared, req: &CompleteRequestParams) -> Result<CompletionInf
                 .mem
                 .backend()
                 .scan_memories()
-                .map_err(|e| McpError::internal_error(format!("error: {e}"), None))?
+                .map_err(|e| {
+                    McpError::internal_error(crate::report::lines(&e.to_string(), None), None)
+                })?
                 .iter()
                 .filter(|f| matches!(f, Found::File(_)))
                 .map(|f| {
@@ -241,9 +250,9 @@ pub fn complete(s: &Shared, req: &CompleteRequestParams) -> Result<CompletionInf
             Ok(matching(keys, value))
         }
         Reference::Resource(r) => Err(McpError::invalid_params(
-            format!(
-                "error: no resource template {}\nhint: the template is {KEY_TEMPLATE}",
-                r.uri
+            crate::report::lines(
+                &format!("no resource template {}", r.uri),
+                Some(&format!("the template is {KEY_TEMPLATE}")),
             ),
             None,
         )),

@@ -267,7 +267,7 @@ fn push(i: &Inner) -> Option<Attempt> {
         }
         Err(e) => {
             let f = crate::report::Failure::from(e);
-            let (lines, doc) = f.report();
+            let (lines, doc) = f.report(crate::report::Front::Mcp);
             eprintln!(
                 "memdir mcp: warning: the change is saved locally but was not pushed (the sync tool retries)"
             );

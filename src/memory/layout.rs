@@ -61,6 +61,21 @@ pub const MAX_BODY: usize = 1024 * 1024;
 /// reason of a `forget` (spec/timeline-format.md#lines).
 pub const MAX_EVENT: usize = 1024 * 1024;
 
+/// How the name of every temporary file memdir writes starts (`.memdir-XXXX.tmp`):
+/// a dot entry, so never loaded or synced (spec/architecture.md#atomic-writes).
+pub const TEMP_PREFIX: &str = ".memdir-";
+/// How the name of every temporary file memdir writes ends.
+pub const TEMP_SUFFIX: &str = ".tmp";
+/// How a key file's temporary name starts while it is written (`keygen`).
+pub const KEY_TEMP_PREFIX: &str = ".memdir-key-";
+/// The vector cache of one model and dimension count, under [`CACHE_DIR`]:
+/// `vectors-<16 hex digits>.bin` (spec/architecture.md#vectors-optional).
+pub fn vectors_file(model_hash_hex: &str) -> String {
+    format!("{CACHE_DIR}/vectors-{model_hash_hex}.bin")
+}
+/// Largest vector cache read (8 GiB: 10,000,000 vectors of 200 dimensions).
+pub const MAX_VECTOR_FILE: u64 = 8 * 1024 * 1024 * 1024;
+
 /// How long a temp file in a folder that memdir writes without the lock
 /// (`.memdir/`, `.memdir/cache/`) must sit untouched before `check --fix` calls it
 /// left over (spec/architecture.md#atomic-writes).

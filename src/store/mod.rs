@@ -8,6 +8,7 @@
 //! killed at any moment leaves the old or the new file, never a torn one.
 
 pub mod cache;
+pub mod config;
 pub mod watch;
 
 use std::collections::BTreeMap;

@@ -3,16 +3,17 @@
 //! Owns the file's keys, their defaults and validation: the sync mode, the default
 //! provider, the channel a provider's head pointer is kept under, how many pushed
 //! versions stay pinned, and the key file of the encrypted mode. It never holds
-//! credentials (those come only from the environment). Reading and writing the
-//! file happens here; callers get a validated [`Config`] or an error naming the
+//! credentials (those come only from the environment). The file is read by its one
+//! reader, `store::config`, which hands the `[embeddings]` table to the embed wing;
+//! writing it happens here; callers get a validated [`Config`] or an error naming the
 //! file, line and key.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Class, Error, Result};
-use crate::memory::layout::{CONFIG_FILE, MAX_CONFIG, valid_channel};
+use crate::error::Result;
+use crate::memory::layout::{CONFIG_FILE, valid_channel};
 use crate::store::Backend;
 
 /// How many pushed versions stay pinned per provider when the file does not say.
@@ -20,9 +21,6 @@ pub const DEFAULT_KEEP_VERSIONS: u32 = 10;
 
 /// The channel a provider's head pointer is kept under when the file does not say.
 pub const DEFAULT_CHANNEL: &str = "default";
-
-/// What to do about an invalid configuration file.
-const CONFIG_HINT: &str = "keys: mode (local, ipfs, encrypted-ipfs), provider, channel, keep_versions, key_file; see spec/sync.md#configuration";
 
 /// Names a `provider` key may take (`folder` is a directory of CAR files).
 pub const PROVIDERS: [&str; 6] = [
@@ -100,38 +98,7 @@ pub struct Config {
     pub embeddings: Option<crate::embed::Section>,
 }
 
-/// A configuration file that could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file is not valid: a TOML error, an unknown key or a bad value.
-    #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
-    Invalid {
-        path: PathBuf,
-        line: Option<usize>,
-        message: String,
-    },
-    /// The file could not be read.
-    #[error(transparent)]
-    Read(#[from] Error),
-}
-
-impl ConfigError {
-    /// The exit class: a read failure keeps its own, an invalid file is bad input.
-    pub fn class(&self) -> Class {
-        match self {
-            ConfigError::Read(e) => e.class(),
-            ConfigError::Invalid { .. } => Class::Input,
-        }
-    }
-
-    /// What to do about it.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            ConfigError::Read(e) => e.hint(),
-            ConfigError::Invalid { .. } => Some(CONFIG_HINT.into()),
-        }
-    }
-}
+pub use crate::store::config::ConfigError;
 
 impl Config {
     /// The channel, defaulted.
@@ -151,12 +118,7 @@ impl Config {
             line,
             message,
         };
-        let cfg: Config = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-            err(line, e.message().trim().to_string())
-        })?;
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::toml(text, path, &e))?;
         let line_of = |key: &str| {
             text.lines()
                 .position(|l| l.trim_start().starts_with(key))
@@ -190,12 +152,13 @@ impl Config {
         Ok(cfg)
     }
 
-    /// Reads the directory's configuration; a missing file is the default.
+    /// Reads the directory's configuration through its one reader
+    /// (`store::config`); a missing file is the default.
     pub fn load(backend: &Backend) -> Result<Config, ConfigError> {
-        let Some(text) = backend.read_text(CONFIG_FILE, MAX_CONFIG)? else {
-            return Ok(Config::default());
-        };
-        Config::parse(&text, &backend.display_path(CONFIG_FILE))
+        match crate::store::config::read(backend)? {
+            None => Ok(Config::default()),
+            Some(file) => Config::parse(&file.text, &file.path),
+        }
     }
 
     /// Writes the configuration atomically.

@@ -158,14 +158,17 @@ impl SyncError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             SyncError::Core(e) => return e.hint(),
+            // These name a command or a tool: `report` words them for its front end.
+            SyncError::RemoteAhead { .. }
+            | SyncError::HeadMoved { .. }
+            | SyncError::NoHead { .. }
+            | SyncError::Secret { .. } => return None,
             SyncError::Provider(e) => return e.hint(),
             SyncError::Config(e) => return e.hint(),
             SyncError::KeyFile(KeyFileError::Exists { .. }) => "memdir never overwrites a key: pass another --out, or move the old key away (and keep it if anything was synced with it)".into(),
             SyncError::KeyFile(KeyFileError::InsideMemoryDir { .. }) => "keep the key outside the memory directory: the directory is synced, the key must never be".into(),
             SyncError::KeyFile(_) => return None,
-            SyncError::RemoteAhead { .. } => "run `memdir sync` to pull, merge and push; `push --force` publishes this directory over it (the other version stays pinned)".into(),
             SyncError::Unsyncable { .. } => "rename or remove it (a memory key is a-z, 0-9, `_`, `-`), then push again; nothing was sent".into(),
-            SyncError::HeadMoved { .. } => "run `memdir sync` to merge both versions and push the result".into(),
             SyncError::NotADirectory { .. } => "if it was pushed in encrypted-ipfs mode, pull with --mode encrypted-ipfs; nothing was changed".into(),
             SyncError::NotSealed { .. } => "it looks like a plain push: pull with --mode ipfs; nothing was changed".into(),
             SyncError::Foreign { .. } => "it was refused before anything was written; nothing was changed. If it is yours, fix the name on the device that pushed it and push again".into(),
@@ -174,8 +177,6 @@ impl SyncError {
             SyncError::Open { .. } => "it was sealed to another key, or altered; check MEMDIR_KEY_FILE / key_file in .memdir/config.toml. Nothing was changed".into(),
             SyncError::NoKey { .. } => "create one with `memdir keygen`, or copy the key file from the device that pushed and point MEMDIR_KEY_FILE at it".into(),
             SyncError::NoProvider => "providers: kubo, pinata, filebase, storacha, folder (and gateway for pulls)".into(),
-            SyncError::NoHead { .. } => "pass the root CID: `memdir sync CID` (push prints it)".into(),
-            SyncError::Secret { path, .. } => format!("memdir never publishes credentials: remove it from {path} (or `memdir forget` the memory), then push again; nothing was sent"),
             SyncError::State { .. } => "the file is memdir's own; delete it to start over (the next sync treats every difference as new, keeping both versions of a conflict)".into(),
         })
     }

@@ -717,7 +717,7 @@ pub fn write_key_file(path: &Path, key: &Key, memory_dir: &Path) -> Result<(), K
     // A 0600 temporary file in the same directory, linked into place without replacing
     // anything: a crash never leaves half a key, and a race never overwrites one.
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".memdir-key-");
+    builder.prefix(crate::memory::layout::KEY_TEMP_PREFIX);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -343,7 +343,7 @@ async def tools_and_resources(root: Path) -> None:
         r = await s.call_tool("recall", {"query": 42})
         S.check("wrong argument type: tool error", r.is_error is True and "invalid arguments for `recall`" in text(r), text(r))
         r = await s.call_tool("read_memory", {"key": "user_nobody"})
-        S.check("unknown memory: read", r.is_error is True and text(r) == "error: no memory with key `user_nobody`\nhint: `memdir list` shows the keys", text(r))
+        S.check("unknown memory: read", r.is_error is True and text(r) == "error: no memory with key `user_nobody`\nhint: `list_memories` shows the keys", text(r))
         r = await s.call_tool("forget", {"key": "user_nobody"})
         S.check("unknown memory: forget", r.is_error is True and "no memory with key `user_nobody`" in text(r), text(r))
         r = await s.call_tool("read_memory", {"key": "../MEMORY"})

@@ -3,7 +3,7 @@
 //! Each Markdown note has optional frontmatter (`title`, `type`, `permalink`, `tags`),
 //! observation lines `- [category] content #tag (context)` and relation lines
 //! `- relation_type [[Target Title]] (context)`. A note becomes a memory; a relation
-//! line becomes `- relation_type:: [[key]]` (DESIGN 7.1) with its target resolved by
+//! line becomes `- relation_type:: [[key]]` (spec/memory-format.md#links) with its target resolved by
 //! exact title or permalink among the imported notes, or kept as written and reported.
 //! Pure: text in, values out.
 
@@ -307,7 +307,9 @@ pub fn decode(files: &[SourceFile], today: NaiveDate) -> Result<Incoming, Foreig
     for (from, to) in renamed {
         out.converted.push(Converted {
             item: "relations".into(),
-            reason: format!("relation type {from:?} written as `{to}` (snake_case, DESIGN 7.1)"),
+            reason: format!(
+                "relation type {from:?} written as `{to}` (link relations are snake_case)"
+            ),
         });
     }
     Ok(out)

@@ -4,7 +4,7 @@
 //! One JSON object per line: `{"type":"entity","name","entityType","observations"}` or
 //! `{"type":"relation","from","to","relationType"}`. An entity becomes a memory (its
 //! observations bullet lines of the body), a relation a `- rel:: [[key]]` line in its
-//! source's body (DESIGN 7.1); export turns them back. Pure: text in, values out.
+//! source's body (spec/memory-format.md#links); export turns them back. Pure: text in, values out.
 
 use std::collections::HashMap;
 
@@ -213,7 +213,9 @@ pub fn decode(file: &str, text: &str, today: NaiveDate) -> Result<Incoming, Fore
     for (from, to) in renamed {
         out.converted.push(Converted {
             item: file.to_string(),
-            reason: format!("relation type {from:?} written as `{to}` (snake_case, DESIGN 7.1)"),
+            reason: format!(
+                "relation type {from:?} written as `{to}` (link relations are snake_case)"
+            ),
         });
     }
 

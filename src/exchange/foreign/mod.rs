@@ -303,7 +303,7 @@ pub fn kind_for(entity_type: &str) -> Kind {
     }
 }
 
-/// A relation name as DESIGN 7.1 writes it: snake_case (`worksAt`, `works at` and
+/// A relation name as spec/memory-format.md#links writes it: snake_case (`worksAt`, `works at` and
 /// `Works-At` become `works_at`); `None` when nothing is left.
 pub fn rel_name(s: &str) -> Option<String> {
     let mut out = String::new();
@@ -326,7 +326,7 @@ pub fn rel_name(s: &str) -> Option<String> {
 }
 
 /// A typed link line `- rel:: [[target]]` with an optional ` (context)` after it
-/// (DESIGN 7.1): its relation and target.
+/// (spec/memory-format.md#links): its relation and target.
 pub fn link_line(line: &str) -> Option<(&str, &str)> {
     let rest = line.trim_end().strip_prefix("- ")?;
     let (rel, rest) = rest.split_once(":: [[")?;
@@ -467,7 +467,7 @@ mod tests {
         assert_eq!(link_line(input), want, "{input}");
     }
 
-    // DESIGN 7.1: `- rel:: [[key]]`, optional ` (context)`.
+    // spec/memory-format.md#links: `- rel:: [[key]]`, optional ` (context)`.
     #[test]
     fn link_lines() {
         check_link("- works_at:: [[acme]]", Some(("works_at", "acme")));
