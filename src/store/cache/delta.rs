@@ -1,0 +1,154 @@
+//! Saving the search index ([`Cache::save`]): whether anything changed since the load,
+//! and then either a delta file on the loaded main file (what differs from it) or,
+//! past the delta's share, a new main file streamed from the load's items. It must not
+//! fail a load (every failure is ignored) nor know the bytes of the format (that is
+//! `codec`'s).
+
+use std::collections::HashSet;
+
+use crate::memory::layout::{LEGACY_PARSE_CACHE, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
+use crate::retrieval::search::Vocab;
+use crate::store::Backend;
+use crate::store::cache::codec::{CHUNK, encode_chunk, encode_head};
+use crate::store::cache::{Cache, IndexFile, Item, Saved};
+
+/// The delta is folded into the main file when it holds more than this share of
+/// the entries (or more than [`FOLD_MIN`] when the store is small).
+const FOLD_SHARE: usize = 8;
+const FOLD_MIN: usize = 256;
+
+/// Chunks encoded at a time when a main file is written.
+const WRITE_WINDOW: usize = 8;
+
+fn new_generation(old: u64) -> u64 {
+    let t = crate::clock::Clock::wall()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let g = t ^ (u64::from(std::process::id()) << 32) ^ old.rotate_left(17);
+    if g == 0 || g == old {
+        old.wrapping_add(1).max(1)
+    } else {
+        g
+    }
+}
+
+impl Cache {
+    /// Saves the index for the files of this load (`items`, in scan order) when
+    /// anything differs from what was loaded: what differs from the main file goes
+    /// to the delta file, unless the delta would grow past its share; then
+    /// everything goes to a new main file. `vocab` is the vocabulary the items' data
+    /// uses (this cache's, grown). Failures are ignored: the index is only an
+    /// optimization.
+    ///
+    /// Returns the size of the index files afterwards (0 in memory).
+    pub fn save(&self, backend: &Backend, vocab: &Vocab, items: &[Item<'_>]) -> u64 {
+        if !self.enabled {
+            return 0;
+        }
+        if vocab.len() == self.loaded_vocab_len && self.unchanged(items) {
+            return self.bytes();
+        }
+        let present: HashSet<&str> = items.iter().map(|i| i.file).collect();
+        let changed = items.iter().filter(|it| !self.same(it)).count();
+        let removed: Vec<String> = self
+            .loaded
+            .iter()
+            .filter(|(f, e)| e.in_main && !present.contains(f.as_str()))
+            .map(|(f, _)| f.clone())
+            .collect();
+        let newly_removed = self
+            .loaded
+            .iter()
+            // A file the loaded delta already records as removed is not news.
+            .filter(|(f, e)| !(present.contains(f.as_str()) || e.is_removal()))
+            .count();
+        if changed == 0 && newly_removed == 0 && vocab.len() == self.loaded_vocab_len {
+            return self.bytes();
+        }
+        let version = env!("CARGO_PKG_VERSION").to_string();
+        let delta_size = self.delta_files + changed + newly_removed;
+        if self.main_bytes > 0
+            && vocab.len() >= self.main_vocab_len
+            && (!self.terms || delta_size <= (items.len() / FOLD_SHARE).max(FOLD_MIN))
+        {
+            return self.write_delta(backend, vocab, items, version, removed);
+        }
+        self.write_main(backend, vocab, items, &version)
+    }
+
+    /// Writes the delta file: everything that differs from the main file, what the
+    /// delta held (still true unless changed again) and what changed now, and the
+    /// files `removed` from the main file.
+    fn write_delta(
+        &self,
+        backend: &Backend,
+        vocab: &Vocab,
+        items: &[Item<'_>],
+        version: String,
+        mut removed: Vec<String>,
+    ) -> u64 {
+        let entries: Vec<Saved> = items
+            .iter()
+            .filter(|it| !self.same(it) || self.loaded.get(it.file).is_none_or(|e| e.in_delta))
+            .filter_map(Saved::of)
+            .collect();
+        removed.sort();
+        let f = IndexFile {
+            version,
+            generation: self.generation,
+            base: self.generation,
+            vocab_start: self.main_vocab_len as u32,
+            terms: vocab.terms()[self.main_vocab_len..].to_vec(),
+            entries,
+            removed,
+        };
+        let bytes = f.encode();
+        match backend.write_atomic(SEARCH_DELTA_FILE, &bytes) {
+            Ok(()) => self.main_bytes + bytes.len() as u64,
+            Err(_) => self.bytes(),
+        }
+    }
+
+    /// Writes a new main file of every item with a stat, and removes the delta (and
+    /// the legacy parse cache) once it is written.
+    fn write_main(
+        &self,
+        backend: &Backend,
+        vocab: &Vocab,
+        items: &[Item<'_>],
+        version: &str,
+    ) -> u64 {
+        // Streamed: a few chunks at a time are encoded (on every core) straight from
+        // the items and written, so the file is never held whole, nor the entries
+        // copied.
+        let kept: Vec<&Item<'_>> = items.iter().filter(|it| it.stat.is_some()).collect();
+        let chunks: Vec<&[&Item<'_>]> = kept.chunks(CHUNK).collect();
+        let head = encode_head(
+            version,
+            new_generation(self.generation),
+            (0, 0),
+            vocab.terms(),
+            &[],
+            chunks.len(),
+        );
+        let mut size = head.len();
+        let written = backend.write_atomic_with(SEARCH_INDEX_FILE, |w| {
+            w.write_all(&head)?;
+            for window in chunks.chunks(WRITE_WINDOW) {
+                for part in crate::store::par_map(window, 2, |chunk| encode_chunk(chunk)) {
+                    w.write_all(&part)?;
+                    size += part.len();
+                }
+            }
+            Ok(())
+        });
+        if written.is_ok() {
+            let _ = backend.remove(SEARCH_DELTA_FILE);
+            if backend.is_file(LEGACY_PARSE_CACHE) {
+                let _ = backend.remove(LEGACY_PARSE_CACHE);
+            }
+            return size as u64;
+        }
+        self.bytes()
+    }
+}

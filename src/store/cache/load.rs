@@ -1,0 +1,141 @@
+//! Loading the search index ([`Cache::load`]): the main file, then the delta when it
+//! applies to that main file, merged into one table of entries by file (a delta entry
+//! replaces the main file's, a recorded removal hides it). It must not fail: a
+//! missing, corrupt or foreign index loads as empty.
+
+use std::collections::HashSet;
+
+use crate::memory::layout::{MAX_SEARCH_INDEX, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
+use crate::retrieval::search::Vocab;
+use crate::store::cache::{Cache, IndexFile, Loaded, Saved};
+use crate::store::{Backend, Stat};
+
+impl Cache {
+    /// Loads the index of a store (empty, and never written, in memory); the term
+    /// data only with `terms` (a load that does not rank by a query skips it).
+    pub fn load(backend: &Backend, terms: bool) -> Cache {
+        if matches!(backend, Backend::Mem(_)) {
+            return Cache::default();
+        }
+        let mut cache = Cache {
+            enabled: true,
+            terms,
+            ..Cache::default()
+        };
+        let read = |rel: &str| {
+            backend
+                .read(rel, MAX_SEARCH_INDEX)
+                .ok()
+                .flatten()
+                .map(|b| (b.len() as u64, IndexFile::decode_with(&b, terms)))
+        };
+        let Some((bytes, Some(main))) = read(SEARCH_INDEX_FILE) else {
+            return cache;
+        };
+        if main.base != 0 || main.vocab_start != 0 {
+            return cache;
+        }
+        let Some(vocab) = Vocab::from_terms(main.terms) else {
+            return cache;
+        };
+        cache.main_bytes = bytes;
+        cache.generation = main.generation;
+        cache.main_vocab_len = vocab.len();
+        cache.vocab = vocab;
+        let delta = read(SEARCH_DELTA_FILE).and_then(|(dbytes, d)| cache.take_delta(dbytes, d?));
+        cache.loaded_vocab_len = cache.vocab.len();
+        let (delta_entries, removed) =
+            delta.map_or((Vec::new(), Vec::new()), |d| (d.entries, d.removed));
+        cache.merge(main.entries, delta_entries);
+        cache.hide_removed(removed);
+        cache
+    }
+
+    /// The delta file of `dbytes` bytes when it is a delta on the loaded main file,
+    /// its terms then interned (`None`, and nothing changed, otherwise).
+    fn take_delta(&mut self, dbytes: u64, d: IndexFile) -> Option<IndexFile> {
+        if d.base != self.generation || d.vocab_start as usize != self.vocab.len() {
+            return None;
+        }
+        // The delta's terms are all new, and new once each.
+        let mut seen = HashSet::with_capacity(d.terms.len());
+        if !d
+            .terms
+            .iter()
+            .all(|t| self.vocab.get(t).is_none() && seen.insert(t.as_str()))
+        {
+            return None;
+        }
+        for t in &d.terms {
+            self.vocab.intern(t);
+        }
+        self.delta_bytes = dbytes;
+        self.delta_files = d.entries.len() + d.removed.len();
+        Some(d)
+    }
+
+    /// Adds the main file's entries, then the delta's, each replacing the main
+    /// file's entry for its file.
+    fn merge(&mut self, main: Vec<Saved>, delta: Vec<Saved>) {
+        let total = main.len() + delta.len();
+        self.saved.reserve(total);
+        self.by_file.reserve(total);
+        self.loaded.reserve(total);
+        for (in_delta, e) in main
+            .into_iter()
+            .map(|e| (false, e))
+            .chain(delta.into_iter().map(|e| (true, e)))
+        {
+            // An entry of the delta replaces the main file's entry for its file.
+            let in_main = match self.by_file.get(&e.file) {
+                Some(&i) if in_delta => {
+                    self.saved[i] = None;
+                    true
+                }
+                _ => !in_delta,
+            };
+            self.add(e, in_main, in_delta);
+        }
+    }
+
+    /// Records the files the delta says were removed from the main file.
+    fn hide_removed(&mut self, removed: Vec<String>) {
+        for f in removed {
+            // Removed from the main file (a file the delta also holds stays).
+            if self.loaded.get(&f).is_some_and(|l| !l.in_delta)
+                && let Some(i) = self.by_file.remove(&f)
+            {
+                self.saved[i] = None;
+                self.loaded.insert(
+                    f,
+                    Loaded {
+                        stat: Stat::default(),
+                        checked: 0,
+                        key: String::new(),
+                        has_data: false,
+                        in_main: true,
+                        in_delta: true,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Adds one loaded entry (its term data checked against its file's vocabulary
+    /// when decoded: the loaded vocabulary extends it).
+    fn add(&mut self, e: Saved, in_main: bool, in_delta: bool) {
+        self.loaded.insert(
+            e.file.clone(),
+            Loaded {
+                stat: e.stat,
+                checked: e.checked,
+                key: e.key.clone(),
+                has_data: e.has_data,
+                in_main,
+                in_delta,
+            },
+        );
+        self.by_file.insert(e.file.clone(), self.saved.len());
+        self.saved.push(Some(e));
+    }
+}

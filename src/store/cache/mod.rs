@@ -1,0 +1,384 @@
+//! The search index: for every memory file, its [`Stat`], content hash, text, parsed
+//! frontmatter and term data ([`DocData`]), in `.memdir/cache/index-v2.bin` plus a
+//! delta file of what changed since (spec/architecture.md#search-index).
+//!
+//! A file whose stat (size, modification and change times in nanoseconds, inode) is
+//! what it was when it was last read, and which had not changed for [`RACY_NS`] before
+//! that read, is taken from the index without being opened. Any other file is read and
+//! hashed; when the hash is the one recorded, the parse and the term data are reused.
+//! The margin is git's rule for racily clean entries made safe for any timestamp
+//! granularity: an edit made after a read always moves the file's times past the
+//! ones recorded, unless the recorded times were less than the margin before the
+//! read, and those entries are never trusted by stat alone.
+//!
+//! The index is derived data: a missing, unreadable, corrupt or foreign-version file is
+//! ignored and rebuilt, and deleting it at any time loses nothing. Writes are atomic
+//! and need no lock: a lost race costs only reads. After a change, only the changed
+//! entries are written, to the delta file; the delta is folded into the main file when
+//! it grows past a share of it.
+//!
+//! This file holds the index's types and its lookups; `load` reads the main file and
+//! the delta, `delta` decides what a save writes, `codec` is the binary format
+//! (`MDX4`, spec/architecture.md#search-index) and its parallel decode.
+
+mod codec;
+mod delta;
+mod load;
+
+use foldhash::HashMap;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::memory::frontmatter::{Extra, Warning};
+use crate::memory::{Decay, Kind, Meta, Stamp};
+use crate::retrieval::search::{DocData, Vocab};
+use crate::store::Stat;
+
+/// A file whose modification or change time is less than this before the moment it
+/// was read is read again next time, whatever its stat says (two seconds: the
+/// coarsest timestamp granularity of common file systems).
+pub const RACY_NS: i64 = 2_000_000_000;
+
+/// Parsed frontmatter as saved.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    name: String,
+    description: String,
+    kind: String,
+    created: String,
+    updated: String,
+    source: Option<String>,
+    decay: Option<String>,
+    tags: Vec<String>,
+    important: bool,
+    supersedes: Vec<String>,
+    valid_until: Option<String>,
+    /// Every top-level key in file order.
+    order: Vec<String>,
+    extra: Vec<(String, Value)>,
+    warnings: Vec<(usize, String)>,
+}
+
+/// One memory file as saved.
+#[derive(Debug, Clone, PartialEq)]
+struct Saved {
+    file: String,
+    stat: Stat,
+    /// Wall-clock time (ns) taken before the stat that went with the last read.
+    checked: i64,
+    key: String,
+    text: String,
+    meta: Entry,
+    data: Option<DocData>,
+    /// Whether the file holds term data for it (decoded into `data` only when the
+    /// load asked for terms).
+    has_data: bool,
+}
+
+/// One index file: the main file (`base` 0) or a delta on the main file of
+/// generation `base`.
+#[derive(Debug, Default, PartialEq)]
+struct IndexFile {
+    version: String,
+    generation: u64,
+    base: u64,
+    /// Terms from id `vocab_start` on (0 in the main file: the whole vocabulary).
+    vocab_start: u32,
+    terms: Vec<String>,
+    entries: Vec<Saved>,
+    /// Files removed since the main file (delta only).
+    removed: Vec<String>,
+}
+
+/// A file found in the index.
+pub struct Hit {
+    pub key: String,
+    pub text: String,
+    pub meta: Meta,
+    pub warnings: Vec<Warning>,
+    pub data: Option<DocData>,
+    /// When it was last read (wall clock, ns).
+    pub checked: i64,
+}
+
+/// What a load saves into the index for one file.
+pub struct Item<'a> {
+    pub file: &'a str,
+    pub stat: Option<Stat>,
+    pub checked: i64,
+    pub key: &'a str,
+    /// The file's text: these parts joined.
+    pub text: [&'a str; 3],
+    pub meta: &'a Meta,
+    pub warnings: &'a [Warning],
+    pub data: Option<&'a DocData>,
+}
+
+/// A file's saved entry, taken by [`Cache::by_stat`]: turned into a [`Hit`] on
+/// whatever thread needs it.
+pub struct Vouched(Saved);
+
+impl Vouched {
+    /// The entry as a hit; `None` when its metadata no longer parses (the file is
+    /// then read).
+    pub fn hit(self) -> Option<Hit> {
+        self.0.into_hit()
+    }
+}
+
+/// What the load said of one file, kept after its payload is handed out.
+#[derive(Debug, Clone)]
+struct Loaded {
+    stat: Stat,
+    checked: i64,
+    key: String,
+    has_data: bool,
+    in_main: bool,
+    in_delta: bool,
+}
+
+impl Loaded {
+    /// A file the delta records as removed from the main file.
+    fn is_removal(&self) -> bool {
+        self.in_delta && self.key.is_empty()
+    }
+
+    /// Whether `it` is this file as loaded (its data too, when it has any).
+    fn same(&self, it: &Item<'_>) -> bool {
+        it.stat == Some(self.stat)
+            && self.checked == it.checked
+            && self.key == it.key
+            && (it.data.is_none() || self.has_data)
+    }
+}
+
+/// The search index of one load.
+#[derive(Debug, Default)]
+pub struct Cache {
+    saved: Vec<Option<Saved>>,
+    by_file: HashMap<String, usize>,
+    loaded: HashMap<String, Loaded>,
+    /// Content key → position, built only when a lookup by file fails.
+    by_key: Option<HashMap<String, usize>>,
+    vocab: Vocab,
+    main_vocab_len: usize,
+    loaded_vocab_len: usize,
+    generation: u64,
+    /// Entries and removals the delta file held as loaded.
+    delta_files: usize,
+    /// Bytes of the main file and of the delta as loaded.
+    pub main_bytes: u64,
+    pub delta_bytes: u64,
+    enabled: bool,
+    /// Whether the term data was decoded (a new main file is written only then, so
+    /// that data left undecoded is never dropped from it).
+    terms: bool,
+}
+
+/// Hex SHA-256 of a file's bytes: the content key.
+pub fn content_key(bytes: &[u8]) -> String {
+    data_encoding::HEXLOWER.encode(&Sha256::digest(bytes))
+}
+
+impl Cache {
+    /// The vocabulary the saved term data uses; new data interns into it.
+    pub fn take_vocab(&mut self) -> Vocab {
+        std::mem::take(&mut self.vocab)
+    }
+
+    /// Size of the index files as loaded, in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.main_bytes + self.delta_bytes
+    }
+
+    /// Whether the index holds a file whose stat alone vouches for it.
+    pub fn trusted(&self, file: &str, stat: &Stat) -> bool {
+        self.loaded.get(file).is_some_and(|e| {
+            !e.key.is_empty() && e.stat == *stat && e.stat.changed_ns() < e.checked - RACY_NS
+        })
+    }
+
+    /// The file as saved, when its stat vouches for it ([`Cache::trusted`]).
+    pub fn by_stat(&mut self, file: &str, stat: &Stat) -> Option<Vouched> {
+        if !self.trusted(file, stat) {
+            return None;
+        }
+        let i = *self.by_file.get(file)?;
+        self.saved[i].take().map(Vouched)
+    }
+
+    /// The parse and term data saved for this content, read under the name `file`
+    /// (or under another name: a renamed file).
+    pub fn by_content(&mut self, file: &str, key: &str) -> Option<Hit> {
+        let at = match self.by_file.get(file) {
+            Some(&i) if self.saved[i].as_ref().is_some_and(|e| e.key == key) => i,
+            _ => {
+                let saved = &self.saved;
+                let by_key = self.by_key.get_or_insert_with(|| {
+                    saved
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, e)| e.as_ref().map(|e| (e.key.clone(), i)))
+                        .collect()
+                });
+                *by_key.get(key)?
+            }
+        };
+        self.saved[at].as_ref()?.clone().into_hit()
+    }
+
+    /// Whether an item is what the load found for its file.
+    fn same(&self, it: &Item<'_>) -> bool {
+        self.loaded.get(it.file).is_some_and(|e| e.same(it))
+    }
+
+    /// Whether `items` (distinct files) are exactly what was loaded: none changed,
+    /// none added, none of the loaded files gone. One lookup per item, no set of
+    /// names: the usual case of a read, decided before anything else is built.
+    fn unchanged(&self, items: &[Item<'_>]) -> bool {
+        let mut live_hits = 0usize;
+        for it in items {
+            match self.loaded.get(it.file) {
+                Some(e) if e.same(it) => live_hits += usize::from(!e.is_removal()),
+                _ => return false,
+            }
+        }
+        // Every loaded file that is not a recorded removal is among the items.
+        live_hits == self.loaded.values().filter(|e| !e.is_removal()).count()
+    }
+}
+
+impl Saved {
+    /// `None` for a file without a stat (nothing to vouch for it later).
+    fn of(it: &Item<'_>) -> Option<Saved> {
+        Some(Saved {
+            file: it.file.to_string(),
+            stat: it.stat?,
+            checked: it.checked,
+            key: it.key.to_string(),
+            text: it.text.concat(),
+            meta: Entry::from_meta(it.meta, it.warnings),
+            data: it.data.cloned(),
+            has_data: it.data.is_some(),
+        })
+    }
+
+    fn into_hit(self) -> Option<Hit> {
+        let (meta, warnings) = self.meta.into_meta()?;
+        Some(Hit {
+            key: self.key,
+            text: self.text,
+            meta,
+            warnings,
+            data: self.data,
+            checked: self.checked,
+        })
+    }
+}
+
+impl Entry {
+    fn from_meta(m: &Meta, warnings: &[Warning]) -> Entry {
+        Entry {
+            name: m.name.clone(),
+            description: m.description.clone(),
+            kind: m.kind.as_str().to_string(),
+            created: m.created.text.clone(),
+            updated: m.updated.text.clone(),
+            source: m.source.clone(),
+            decay: m.decay.map(|d| d.to_string()),
+            tags: m.tags.clone(),
+            important: m.important,
+            supersedes: m.supersedes.clone(),
+            valid_until: m.valid_until.clone(),
+            order: m.extra.order().to_vec(),
+            extra: m
+                .extra
+                .values()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            warnings: warnings
+                .iter()
+                .map(|w| (w.line, w.message.clone()))
+                .collect(),
+        }
+    }
+
+    /// `None` when the entry does not describe a valid memory (a corrupt cache).
+    fn into_meta(self) -> Option<(Meta, Vec<Warning>)> {
+        let decay = match &self.decay {
+            None => None,
+            Some(d) => Some(Decay::parse(d)?),
+        };
+        let meta = Meta {
+            created: Stamp::parse(&self.created)?,
+            updated: Stamp::parse(&self.updated)?,
+            name: self.name,
+            description: self.description,
+            kind: Kind::parse(&self.kind),
+            source: self.source,
+            decay,
+            tags: self.tags,
+            important: self.important,
+            // Not in the cache's encoding yet: memories that have them are not cached
+            // (see `save`).
+            supersedes: self.supersedes,
+            valid_until: self.valid_until,
+            extra: Extra::from_values(self.order, self.extra),
+        };
+        let warnings = self
+            .warnings
+            .into_iter()
+            .map(|(line, message)| Warning { line, message })
+            .collect();
+        Some((meta, warnings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_entries_settled_before_their_read_are_vouched_for() {
+        let stat = |changed: i64| Stat {
+            size: 10,
+            mtime_ns: changed,
+            ctime_ns: changed - 5,
+            ino: 3,
+        };
+        let mut c = Cache::default();
+        let mut add = |file: &str, changed: i64, checked: i64| {
+            c.loaded.insert(
+                file.into(),
+                Loaded {
+                    stat: stat(changed),
+                    checked,
+                    key: "k".into(),
+                    has_data: false,
+                    in_main: true,
+                    in_delta: false,
+                },
+            );
+        };
+        let t = 1_000 * RACY_NS;
+        add("old.md", t, t + RACY_NS + 1);
+        add("racy.md", t, t + RACY_NS);
+        add("recent.md", t, t + 1);
+        assert!(c.trusted("old.md", &stat(t)));
+        // Within the margin (git's racily clean entries): read again.
+        assert!(!c.trusted("racy.md", &stat(t)));
+        assert!(!c.trusted("recent.md", &stat(t)));
+        // Any difference in the stat: read again.
+        let mut other = stat(t);
+        other.ino = 4;
+        assert!(!c.trusted("old.md", &other));
+        other = stat(t);
+        other.size = 11;
+        assert!(!c.trusted("old.md", &other));
+        other = stat(t);
+        other.ctime_ns += 1;
+        assert!(!c.trusted("old.md", &other));
+        assert!(!c.trusted("missing.md", &stat(t)));
+    }
+}
