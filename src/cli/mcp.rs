@@ -125,30 +125,9 @@ fn manifest_path(dir: &Path, a: &Args) -> Option<PathBuf> {
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let dir = mem.root();
-    let mut cfg = manifest::MemoryConfig::default();
-    if let Some(path) = manifest_path(&dir, a) {
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
-            path: path.clone(),
-            source: e,
-        })?;
-        match manifest::parse(&text) {
-            Ok((c, warnings)) => {
-                for w in warnings {
-                    out.note(&format!("memdir mcp: warning: {}: {w}", path.display()));
-                }
-                cfg = c;
-            }
-            // An explicit manifest must be readable; a discovered one is only a hint.
-            Err(msg) if a.manifest.is_some() => {
-                out.note(&format!("error: {}: {msg}", path.display()));
-                return Ok(1);
-            }
-            Err(msg) => out.note(&format!(
-                "memdir mcp: warning: {}: {msg}; ignored",
-                path.display()
-            )),
-        }
-    }
+    let Some(cfg) = read_manifest(&dir, a, out)? else {
+        return Ok(1);
+    };
     let max_tokens = a
         .max_tokens
         .or(cfg.max_tokens)
@@ -168,6 +147,61 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             return Ok(2);
         }
     };
+    let (served, sync) = open_served(&dir, &cfg, out)?;
+    let in_memory = !matches!(served.backend(), crate::store::Backend::Dir(_));
+    if !in_memory {
+        out.note(&push_note(&served, &sync));
+    }
+    let config = Config {
+        max_tokens,
+        sync,
+        ..Config::default()
+    };
+    let result = serve(served, config, http, out);
+    Ok(exit_code(result, out))
+}
+
+/// The manifest's memory settings (defaults when there is none), with its warnings
+/// noted; `None` when an explicit `--manifest` cannot be used (the error is noted).
+fn read_manifest(
+    dir: &Path,
+    a: &Args,
+    out: &mut Out,
+) -> Result<Option<manifest::MemoryConfig>, Failure> {
+    let mut cfg = manifest::MemoryConfig::default();
+    if let Some(path) = manifest_path(dir, a) {
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
+            path: path.clone(),
+            source: e,
+        })?;
+        match manifest::parse(&text) {
+            Ok((c, warnings)) => {
+                for w in warnings {
+                    out.note(&format!("memdir mcp: warning: {}: {w}", path.display()));
+                }
+                cfg = c;
+            }
+            // An explicit manifest must be readable; a discovered one is only a hint.
+            Err(msg) if a.manifest.is_some() => {
+                out.note(&format!("error: {}: {msg}", path.display()));
+                return Ok(None);
+            }
+            Err(msg) => out.note(&format!(
+                "memdir mcp: warning: {}: {msg}; ignored",
+                path.display()
+            )),
+        }
+    }
+    Ok(Some(cfg))
+}
+
+/// The memory to serve as the manifest's mode asks (an in-memory store, or the
+/// directory, created when missing) and the sync target it names.
+fn open_served(
+    dir: &Path,
+    cfg: &manifest::MemoryConfig,
+    out: &mut Out,
+) -> Result<(Memory, Target), Failure> {
     let mut sync = Target::default();
     let served = match &cfg.mode {
         Some(Mode::None) => {
@@ -193,7 +227,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                 _ => {}
             }
             // A long-running server: keep the loaded store between calls.
-            let m = Memory::open(&dir)?.keep_warm();
+            let m = Memory::open(dir)?.keep_warm();
             if !dir.exists() {
                 m.init()?;
                 out.note(&format!(
@@ -204,17 +238,20 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             m
         }
     };
-    let in_memory = !matches!(served.backend(), crate::store::Backend::Dir(_));
-    if !in_memory {
-        out.note(&push_note(&served, &sync));
-    }
+    Ok((served, sync))
+}
+
+/// Serves `served` over stdio, or over HTTP with `http`, until the client leaves or
+/// the server is stopped; says on stderr where it serves.
+fn serve(
+    served: Memory,
+    config: Config,
+    http: Option<HttpOptions>,
+    out: &mut Out,
+) -> Result<(), crate::mcp::ServeError> {
     let root = served.root();
-    let config = Config {
-        max_tokens,
-        sync,
-        ..Config::default()
-    };
-    let result = match http {
+    let max_tokens = config.max_tokens;
+    match http {
         None => {
             out.note(&format!(
                 "memdir mcp: serving {} over stdio (memory_context budget {max_tokens} tokens)",
@@ -237,21 +274,25 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                 );
             })
         }
-    };
+    }
+}
+
+/// The exit code of a served session, with its error noted.
+fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
     match result {
-        Ok(()) => Ok(0),
+        Ok(()) => 0,
         Err(crate::mcp::ServeError::Http(e)) => {
             out.note(&format!("error: {e}"));
             out.note(&format!("hint: {}", e.hint()));
-            Ok(if matches!(e, http::HttpError::Bind { .. }) {
+            if matches!(e, http::HttpError::Bind { .. }) {
                 1
             } else {
                 2
-            })
+            }
         }
         Err(e) => {
             out.note(&format!("error: {e}"));
-            Ok(1)
+            1
         }
     }
 }

@@ -164,8 +164,6 @@ fn failure(e: impl Into<crate::report::Failure>) -> CallToolResult {
 #[cfg(feature = "sync")]
 #[allow(clippy::result_large_err)]
 fn run_sync(s: &Shared, a: SyncArgs) -> CallToolResult {
-    use crate::exchange::merge::Strategy;
-
     let Some(target) = s.publisher.target().cloned() else {
         return not_configured(NONE_WHY, NONE_HINT);
     };
@@ -174,27 +172,9 @@ fn run_sync(s: &Shared, a: SyncArgs) -> CallToolResult {
         Ok(_) => return not_configured(LOCAL_WHY, LOCAL_HINT),
         Err(e) => return failure(e),
     }
-    let strategy = match a.strategy.as_deref() {
-        None => Strategy::default(),
-        Some(t) => match Strategy::parse(t) {
-            Some(st) => st,
-            None => {
-                return failure(crate::error::Error::Argument {
-                    arg: "strategy".into(),
-                    message: format!("`{t}` is not a strategy; expected merge or replace"),
-                });
-            }
-        },
-    };
-    let from = match a.cid.as_deref().map(|c| c.trim().parse::<cid::Cid>()) {
-        None => None,
-        Some(Ok(c)) => Some(c),
-        Some(Err(_)) => {
-            return failure(crate::error::Error::Argument {
-                arg: "cid".into(),
-                message: format!("`{}` is not a CID", a.cid.as_deref().unwrap_or_default()),
-            });
-        }
+    let (strategy, from) = match sync_arguments(&a) {
+        Ok(v) => v,
+        Err(e) => return failure(e),
     };
     let result = s.publisher.exclusive(
         || -> Result<crate::sync::SyncReport, crate::sync::SyncError> {
@@ -215,6 +195,45 @@ fn run_sync(s: &Shared, a: SyncArgs) -> CallToolResult {
     };
     // What the pull changed, the client hears of as of any other change.
     s.hub.refresh(&s.mem);
+    super::core::tool_ok(sync_text(&r), sync_doc(&r))
+}
+
+/// The strategy and the root to pull from that `sync`'s arguments name; a bad value
+/// is an error naming its argument.
+#[cfg(feature = "sync")]
+fn sync_arguments(
+    a: &SyncArgs,
+) -> Result<(crate::exchange::merge::Strategy, Option<cid::Cid>), crate::error::Error> {
+    use crate::exchange::merge::Strategy;
+
+    let strategy = match a.strategy.as_deref() {
+        None => Strategy::default(),
+        Some(t) => match Strategy::parse(t) {
+            Some(st) => st,
+            None => {
+                return Err(crate::error::Error::Argument {
+                    arg: "strategy".into(),
+                    message: format!("`{t}` is not a strategy; expected merge or replace"),
+                });
+            }
+        },
+    };
+    let from = match a.cid.as_deref().map(|c| c.trim().parse::<cid::Cid>()) {
+        None => None,
+        Some(Ok(c)) => Some(c),
+        Some(Err(_)) => {
+            return Err(crate::error::Error::Argument {
+                arg: "cid".into(),
+                message: format!("`{}` is not a CID", a.cid.as_deref().unwrap_or_default()),
+            });
+        }
+    };
+    Ok((strategy, from))
+}
+
+/// The text content of a `sync` result: what was pulled, then what was pushed.
+#[cfg(feature = "sync")]
+fn sync_text(r: &crate::sync::SyncReport) -> String {
     let mut text = Vec::new();
     match (&r.pulled, &r.behind) {
         (Some(p), _) => {
@@ -261,6 +280,12 @@ fn run_sync(s: &Shared, a: SyncArgs) -> CallToolResult {
     for w in &r.pushed.warnings {
         text.push(format!("warning: {w}"));
     }
+    text.join("\n")
+}
+
+/// The structured content of a `sync` result.
+#[cfg(feature = "sync")]
+fn sync_doc(r: &crate::sync::SyncReport) -> Value {
     let mut doc = json!({"pushed": r.pushed});
     if let Some(p) = &r.pulled {
         doc["pulled"] = serde_json::to_value(p).unwrap_or_default();
@@ -271,7 +296,7 @@ fn run_sync(s: &Shared, a: SyncArgs) -> CallToolResult {
     if r.rounds > 1 {
         doc["rounds"] = json!(r.rounds);
     }
-    super::core::tool_ok(text.join("\n"), doc)
+    doc
 }
 
 #[cfg(feature = "sync")]

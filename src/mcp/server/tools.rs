@@ -1,0 +1,264 @@
+//! The handlers of the first seven tools (`remember`, `recall`, `read_memory`,
+//! `forget`, `note`, `memory_context`, `list_memories`) in their own router
+//! (`tool_router`), composed with the others in [`MemoryServer::new`]. Each runs the
+//! engine call of the CLI command it mirrors; it must not print or touch files except
+//! through the engine.
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{tool, tool_router};
+use serde_json::{Value, json};
+
+use super::super::core::{MAX_CONTEXT_TOKENS, MemoryServer, event_json, in_range};
+use super::args::{
+    ContextArgs, ForgetArgs, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListArgs, NoteArgs, ReadArgs,
+    RecallArgs, RememberArgs, cursor_at, cursor_offset,
+};
+use crate::engine::{Draft, WriteOutcome};
+use crate::error::Error;
+use crate::memory::Key;
+
+#[tool_router(router = tool_router, vis = "pub(super)")]
+impl MemoryServer {
+    #[tool(
+        name = "remember",
+        description = "Save or update a durable memory: one Markdown file in the memory directory, which a person can also read and edit. Use it for what is worth keeping across conversations: who the user is (type user), how they want you to work (feedback), ongoing work and decisions (project), where to find things (reference). Writing an existing key updates that memory (fields you omit keep their value); identical content changes nothing. Content that looks like a secret (API key, token, private key) is refused. Returns created, updated or unchanged.",
+        annotations(
+            title = "Remember",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn remember(&self, Parameters(a): Parameters<RememberArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let draft = Draft {
+                key: a.key.clone(),
+                name: a.name,
+                description: a.description,
+                kind: a.kind,
+                body: a.body,
+                tags: a.tags,
+                important: a.important,
+                decay: a.decay,
+                source: a.source,
+                supersedes: a.supersedes,
+                valid_until: a.valid_until,
+            };
+            let outcome = match a.summarizes {
+                None => s.mem.write(&draft)?,
+                Some(sum) => {
+                    let through = match sum.through.as_deref() {
+                        None => None,
+                        Some(t) => Some(
+                            chrono::DateTime::parse_from_rfc3339(t.trim())
+                                .map_err(|_| Error::Argument {
+                                    arg: "summarizes.through".into(),
+                                    message: format!("`{t}` is not an RFC 3339 time"),
+                                })?
+                                .with_timezone(&chrono::Utc),
+                        ),
+                    };
+                    s.mem
+                        .compact_session(&sum.session, &draft, through)?
+                        .outcome
+                }
+            };
+            let key = Key::parse(&a.key)?;
+            if outcome != WriteOutcome::Unchanged {
+                s.hub.refresh(&s.mem);
+            }
+            let word = outcome.as_str();
+            Ok((
+                format!("{word} {key}"),
+                json!({"key": key, "outcome": outcome}),
+            ))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "recall",
+        description = "Search the memories for a query (words or a phrase) and return the best matches, best first, with key, type, name, description and score. Matching is by words, not substrings: a memory is a hit when its name, description, tags or body shares a word with the query (case-insensitive and lightly stemmed, so runs and running match run; common words such as the and of are ignored), or contains the whole query as written; memories matching more and rarer words rank higher. Optional filters (types, tags, since, until, important, min_salience) keep only the memories that pass them; superseded and expired memories are left out unless include_superseded / include_expired. Use read_memory for a hit's full text.",
+        annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let recall = s.mem.recall_report(
+                &a.query,
+                in_range("limit", a.limit, 10, 1000)?,
+                &a.filter.filter(None)?,
+            )?;
+            let (hits, problems) = (recall.hits, recall.problems);
+            let mut text = String::new();
+            for h in &hits {
+                text.push_str(&format!("{h}\n"));
+            }
+            if hits.is_empty() {
+                text = "no hits".into();
+            }
+            let mut doc = json!({"query": a.query, "hits": hits, "problems": problems});
+            // Only with [embeddings] configured (spec/mcp.md, spec/ranking.md#hybrid-recall).
+            if let Some(e) = &recall.embeddings {
+                e.add_to(&mut doc);
+                if let Some(w) = e.warning() {
+                    text.push_str(&format!("\n(warning: {w})"));
+                }
+            }
+            Ok((text, doc))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "read_memory",
+        description = "Read one memory in full: its frontmatter (name, description, type, created and updated dates, tags, ...) and its Markdown body.",
+        annotations(title = "Read memory", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn read_memory(&self, Parameters(a): Parameters<ReadArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let r = s
+                .mem
+                .read_via(&a.key, crate::engine::access::Via::McpRead)?;
+            Ok((
+                crate::memory::frontmatter::render(&r.meta, &r.body),
+                json!({"key": r.key, "meta": r.meta.to_json(), "body": r.body}),
+            ))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "forget",
+        description = "Delete a memory that is wrong, outdated or that the user wants gone. The deletion is logged in the timeline (with the reason), and the memory does not come back from an older copy on sync.",
+        annotations(
+            title = "Forget",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn forget(&self, Parameters(a): Parameters<ForgetArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let event = s.mem.forget(&a.key, a.reason.as_deref())?;
+            s.hub.refresh(&s.mem);
+            let key = event.field_str("key").unwrap_or(&a.key).to_string();
+            Ok((
+                format!("forgot {key}"),
+                json!({"key": key, "event": event_json(&event)}),
+            ))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "note",
+        description = "Append an event to the timeline, the append-only log of what happened (one JSON object per line, stamped with the time). Example: type \"user_said\" with fields {\"text\": \"how's my form?\"}. Recent events appear at the end of memory_context. Use remember for facts that should last, note for what happened.",
+        annotations(
+            title = "Note",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn note(&self, Parameters(a): Parameters<NoteArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let mut fields = a.fields.unwrap_or_default();
+            let session = a
+                .session
+                .or_else(|| std::env::var("MEMDIR_SESSION").ok())
+                .filter(|id| !id.trim().is_empty());
+            if let Some(id) = session
+                && !fields.contains_key("session")
+            {
+                fields.insert("session".into(), Value::String(id));
+            }
+            let event = s.mem.note(&a.kind, fields)?;
+            Ok((event.encode(), event_json(&event)))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "memory_context",
+        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the agent state entries (each within its limit), then the most salient and recent memories in full, then recent timeline events (a compacted session's events replaced by its `compacted` pointer to the summary), all within a token budget (max_tokens; {default} tokens by default). Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed; superseded and expired memories are left out unless include_superseded / include_expired.",
+        annotations(
+            title = "Memory context",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_context(&self, Parameters(a): Parameters<ContextArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let max = in_range("max_tokens", a.max_tokens, s.max_tokens, MAX_CONTEXT_TOKENS)?;
+            let query = a.query.as_deref().filter(|q| !q.trim().is_empty());
+            let filter = a.filter.filter(None)?;
+            let c = s.mem.context_report(max, query, &filter)?;
+            let mut doc = serde_json::to_value(&c.block).unwrap_or_default();
+            // Only with [embeddings] configured and a query (spec/mcp.md,
+            // spec/ranking.md#hybrid-recall). The text stays the block alone: it goes
+            // into a prompt as it is.
+            if let Some(e) = &c.embeddings {
+                e.add_to(&mut doc);
+            }
+            Ok((c.block.text, doc))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "list_memories",
+        description = "List the memories, most salient and recent first: key, type, updated date, score, name and description. Returns at most limit memories (default 100, at most 1000); when more remain, next_cursor is set: pass it as cursor to get the next page. Optional filters: type or types, tags (all must match), since/until (YYYY-MM-DD, on the updated date), important, min_salience. Superseded and expired memories are left out unless include_superseded / include_expired.",
+        annotations(
+            title = "List memories",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_memories(&self, Parameters(a): Parameters<ListArgs>) -> CallToolResult {
+        self.run(move |s| {
+            let limit = in_range(
+                "limit",
+                a.limit,
+                LIST_DEFAULT_LIMIT,
+                LIST_MAX_LIMIT,
+            )?;
+            let start = cursor_offset("cursor", a.cursor.as_deref())?;
+            let filter = a.filter.filter(a.kind.as_deref())?;
+            let (items, problems) = s.mem.list_filtered(&filter)?;
+            let total = items.len();
+            let page: Vec<_> = items.into_iter().skip(start).take(limit).collect();
+            let end = start.saturating_add(page.len());
+            let mut text = String::new();
+            for i in &page {
+                text.push_str(&format!(
+                    "{}  ({}, updated {}, score {:.3})  {} — {}{}\n",
+                    i.key,
+                    i.kind,
+                    i.updated,
+                    i.score,
+                    i.name,
+                    i.description,
+                    crate::engine::lifecycle_mark(&i.superseded_by, i.expired)
+                ));
+            }
+            let mut doc = json!({"memories": page, "problems": problems, "total": total});
+            if end < total {
+                let next = cursor_at(end);
+                text.push_str(&format!(
+                    "… {} more not shown; call list_memories again with cursor \"{next}\" for the next page\n",
+                    total - end
+                ));
+                doc["next_cursor"] = json!(next);
+            }
+            if text.is_empty() {
+                text = "no memories".into();
+            }
+            Ok((text, doc))
+        })
+        .await
+    }
+}
