@@ -142,8 +142,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     {
         Ok(h) => h,
         Err((message, hint)) => {
-            out.note(&format!("error: {message}"));
-            out.note(&format!("hint: {hint}"));
+            out.note(&crate::report::lines(&message, Some(&hint)));
             return Ok(2);
         }
     };
@@ -183,7 +182,10 @@ fn read_manifest(
             }
             // An explicit manifest must be readable; a discovered one is only a hint.
             Err(msg) if a.manifest.is_some() => {
-                out.note(&format!("error: {}: {msg}", path.display()));
+                out.note(&crate::report::lines(
+                    &format!("{}: {msg}", path.display()),
+                    None,
+                ));
                 return Ok(None);
             }
             Err(msg) => out.note(&format!(
@@ -282,8 +284,7 @@ fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
     match result {
         Ok(()) => 0,
         Err(crate::mcp::ServeError::Http(e)) => {
-            out.note(&format!("error: {e}"));
-            out.note(&format!("hint: {}", e.hint()));
+            out.note(&crate::report::lines(&e.to_string(), Some(e.hint())));
             if matches!(e, http::HttpError::Bind { .. }) {
                 1
             } else {
@@ -291,7 +292,7 @@ fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
             }
         }
         Err(e) => {
-            out.note(&format!("error: {e}"));
+            out.note(&crate::report::lines(&e.to_string(), None));
             1
         }
     }

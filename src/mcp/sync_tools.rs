@@ -35,8 +35,9 @@ pub struct SyncArgs {
 /// Why the sync tools cannot run at all.
 fn not_configured(why: &str, hint: &str) -> CallToolResult {
     let message = format!("sync is not configured: {why}");
-    let mut r = CallToolResult::error(vec![ContentBlock::text(format!(
-        "error: {message}\nhint: {hint}"
+    let mut r = CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+        &message,
+        Some(hint),
     ))]);
     r.structured_content = Some(json!({"error": {
         "message": message,
@@ -113,8 +114,9 @@ impl MemoryServer {
         let shared = self.shared().clone();
         match tokio::task::spawn_blocking(move || run_sync(&shared, a)).await {
             Ok(r) => r,
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "error: internal error in memdir: {e}"
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+                &format!("internal error in memdir: {e}"),
+                None,
             ))]),
         }
     }
@@ -128,8 +130,9 @@ impl MemoryServer {
         let shared = self.shared().clone();
         match tokio::task::spawn_blocking(move || run_status(&shared)).await {
             Ok(r) => r,
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "error: internal error in memdir: {e}"
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+                &format!("internal error in memdir: {e}"),
+                None,
             ))]),
         }
     }

@@ -98,8 +98,9 @@ pub(super) fn resource_text(s: &Shared, target: &Target) -> Result<String, Error
 
 pub(super) fn unknown_uri(uri: &str) -> McpError {
     McpError::resource_not_found(
-        format!(
-            "error: no resource {uri}\nhint: the resources are memory://index and memory://<key>"
+        crate::report::lines(
+            &format!("no resource {uri}"),
+            Some("the resources are memory://index and memory://<key>"),
         ),
         None,
     )

@@ -48,8 +48,9 @@ fn argument_error(tool: &str, detail: &str) -> CallToolResult {
     let message = format!("invalid arguments for `{tool}`: {}", detail.trim());
     let hint =
         format!("the input schema of `{tool}` (tools/list) names its fields and their types");
-    let mut out = CallToolResult::error(vec![ContentBlock::text(format!(
-        "error: {message}\nhint: {hint}"
+    let mut out = CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+        &message,
+        Some(&hint),
     ))]);
     out.structured_content = Some(json!({"error": {
         "message": message,
