@@ -74,32 +74,7 @@ fn build_inner<E: Send>(
 ) -> Result<Block, E> {
     let records = parts.records;
     let life = Lifecycle::of(records, parts.now.date_naive());
-    // State entries have their own section right after the index; superseded and
-    // expired memories only when the filter includes them. Judged in the records'
-    // order (a large store's records are visited in memory order, not in rank order).
-    let admitted = || -> Vec<bool> {
-        records
-            .iter()
-            .map(|r| r.meta.kind != crate::memory::Kind::State && filter.admits(r, &life))
-            .collect()
-    };
-    // An included superseded or expired memory is packed under a marked heading
-    // (`## Name [superseded by k] (key: …)`): the name carries the marker.
-    let any_marked = (filter.include_superseded || filter.include_expired)
-        && records.iter().any(|r| life.mark(r).is_some());
-    let marked: Option<Vec<Record>> = any_marked.then(|| {
-        records
-            .iter()
-            .map(|r| match life.mark(r) {
-                Some(m) => {
-                    let mut r = r.clone();
-                    r.meta.name = format!("{} [{m}]", r.meta.name);
-                    r
-                }
-                None => r.clone(),
-            })
-            .collect()
-    });
+    let marked = marked(records, filter, &life);
     let packed: &[Record] = marked.as_deref().unwrap_or(records);
     let q = query.filter(|q| !q.trim().is_empty());
     let owned;
@@ -111,51 +86,7 @@ fn build_inner<E: Send>(
             Some(&owned)
         }
     };
-    let score = || -> (Vec<usize>, Pack) {
-        let (Some(q), Some(corpus)) = (q, corpus) else {
-            let order: Vec<usize> = rank::order(records, parts.now)
-                .into_iter()
-                .map(|(i, _)| i)
-                .collect();
-            let admitted = admitted();
-            let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
-            return (order, Pack::Whole(candidates));
-        };
-        // The lines are scored while the memories are ranked (on two threads for a
-        // large store: neither needs the other).
-        let rank = || {
-            let (memory, prior) = match relevance.filter(|r| r.len() == records.len()) {
-                Some(r) => (r, 1.0),
-                None => corpus.relevance_and_strength(records, q),
-            };
-            let order = query_order(records, &memory, parts.now);
-            ((memory, prior), order, admitted())
-        };
-        let (((memory, prior), order, admitted), lines) = if records.len() >= PARALLEL_RECORDS {
-            std::thread::scope(|s| {
-                let lines = s.spawn(|| corpus.line_relevance(q));
-                let ranked = rank();
-                match lines.join() {
-                    Ok(lines) => (ranked, lines),
-                    Err(e) => std::panic::resume_unwind(e),
-                }
-            })
-        } else {
-            (rank(), corpus.line_relevance(q))
-        };
-        let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
-        (
-            order,
-            Pack::Plan(
-                candidates,
-                QueryScores {
-                    memory,
-                    prior,
-                    lines,
-                },
-            ),
-        )
-    };
+    let score = || order_and_pack(parts, q.zip(corpus), filter, &life, relevance);
     // MEMORY.md, when it is still to be found, while the scoring runs.
     let ((order, pack), found) = match index {
         None => (score(), None),
@@ -170,26 +101,136 @@ fn build_inner<E: Send>(
     };
     let found = found.transpose()?;
     let index_text = found.as_deref().unwrap_or(parts.index_text);
-    Ok(match pack {
+    Ok(pack_block(
+        index_text,
+        packed,
+        &order,
+        pack,
+        parts.events,
+        max_tokens,
+    ))
+}
+
+/// Which memories may be packed, by index into `records`: state entries have their
+/// own section right after the index; superseded and expired memories only when the
+/// filter includes them. Judged in the records' order (a large store's records are
+/// visited in memory order, not in rank order).
+fn admissible(records: &[Record], filter: &Filter, life: &Lifecycle) -> Vec<bool> {
+    records
+        .iter()
+        .map(|r| r.meta.kind != crate::memory::Kind::State && filter.admits(r, life))
+        .collect()
+}
+
+/// The records as packed when the filter includes a superseded or expired memory
+/// that is there: each such memory is packed under a marked heading
+/// (`## Name [superseded by k] (key: …)`), its name carrying the marker. `None`
+/// when no record needs a marker (the records are packed as they are).
+fn marked(records: &[Record], filter: &Filter, life: &Lifecycle) -> Option<Vec<Record>> {
+    let any_marked = (filter.include_superseded || filter.include_expired)
+        && records.iter().any(|r| life.mark(r).is_some());
+    any_marked.then(|| {
+        records
+            .iter()
+            .map(|r| match life.mark(r) {
+                Some(m) => {
+                    let mut r = r.clone();
+                    r.meta.name = format!("{} [{m}]", r.meta.name);
+                    r
+                }
+                None => r.clone(),
+            })
+            .collect()
+    })
+}
+
+/// The memories' order and how they go in: without a query (or corpus), the rank
+/// order, whole; with one, hits first, with the scores the plan needs. `relevance`,
+/// when it has one value per record, is used instead of the keyword relevance.
+fn order_and_pack(
+    parts: &Parts<'_>,
+    query: Option<(&str, &Corpus)>,
+    filter: &Filter,
+    life: &Lifecycle,
+    relevance: Option<Vec<f64>>,
+) -> (Vec<usize>, Pack) {
+    let records = parts.records;
+    let admitted = || admissible(records, filter, life);
+    let Some((q, corpus)) = query else {
+        let order: Vec<usize> = rank::order(records, parts.now)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
+        let admitted = admitted();
+        let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
+        return (order, Pack::Whole(candidates));
+    };
+    // The lines are scored while the memories are ranked (on two threads for a
+    // large store: neither needs the other).
+    let rank = || {
+        let (memory, prior) = match relevance.filter(|r| r.len() == records.len()) {
+            Some(r) => (r, 1.0),
+            None => corpus.relevance_and_strength(records, q),
+        };
+        let order = query_order(records, &memory, parts.now);
+        ((memory, prior), order, admitted())
+    };
+    let (((memory, prior), order, admitted), lines) = if records.len() >= PARALLEL_RECORDS {
+        std::thread::scope(|s| {
+            let lines = s.spawn(|| corpus.line_relevance(q));
+            let ranked = rank();
+            match lines.join() {
+                Ok(lines) => (ranked, lines),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        })
+    } else {
+        (rank(), corpus.line_relevance(q))
+    };
+    let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
+    (
+        order,
+        Pack::Plan(
+            candidates,
+            QueryScores {
+                memory,
+                prior,
+                lines,
+            },
+        ),
+    )
+}
+
+/// The block of the memories `pack` says, with MEMORY.md's `index_text`: whole
+/// memories under the query-less index share, planned ones under the query's.
+fn pack_block(
+    index_text: &str,
+    packed: &[Record],
+    order: &[usize],
+    pack: Pack,
+    events: &[Event],
+    max_tokens: usize,
+) -> Block {
+    match pack {
         Pack::Whole(candidates) => assemble(
             index_text,
             packed,
-            &order,
+            order,
             INDEX_SHARE,
-            parts.events,
+            events,
             max_tokens,
             |room| pack_whole(packed, &candidates, room),
         ),
         Pack::Plan(candidates, scores) => assemble(
             index_text,
             packed,
-            &order,
+            order,
             INDEX_SHARE_QUERY,
-            parts.events,
+            events,
             max_tokens,
             |room| plan(packed, &candidates, &scores, room),
         ),
-    })
+    }
 }
 
 /// Memories from which a query's lines are scored on a thread of their own.

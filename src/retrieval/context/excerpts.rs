@@ -186,29 +186,7 @@ pub(super) fn plan(
     // Bodies are split into lines only for the memories the plan looks at.
     let mut bodies: Vec<Option<Body<'_>>> = (0..records.len()).map(|_| None).collect();
     let short_cap = (SHORT_CHARS as f64).min(room as f64 * SHORT_SHARE);
-    // The keys of the lines of relevant memories (value, position in order, line).
-    let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
-    for (pos, &r) in order.iter().enumerate() {
-        let relevance = scores.memory[r];
-        if relevance <= 0.0 {
-            continue;
-        }
-        let ls = scores.lines.of(r);
-        // A line before the first or after the last scores 0.
-        let at = |i: usize| ls.get(i).copied().unwrap_or(0.0);
-        for (l, own) in ls.iter().enumerate() {
-            let near = at(l.wrapping_sub(1)).max(at(l + 1));
-            let far = at(l.wrapping_sub(2)).max(at(l + 2));
-            let v = own + NEIGHBOUR * near + NEIGHBOUR_2 * far;
-            if v > 0.0 {
-                keys.push(search::best_key(
-                    v + MEMORY_PRIOR * scores.prior * relevance,
-                    pos,
-                    l,
-                ));
-            }
-        }
-    }
+    let keys = line_keys(order, scores);
     // (position, line) pairs are distinct, so the order is total: the lines are
     // visited in exactly the order of a full sort, and a plan that fills early sorts
     // little.
@@ -262,6 +240,60 @@ pub(super) fn plan(
             });
         }
     }
+    fill_whole(records, order, &bodies, &mut parts, used, room);
+    order
+        .iter()
+        .filter_map(|&r| parts[r].take().map(|p| (r, p)))
+        .map(|(r, p)| match p {
+            Part::Lines(l) if bodies[r].as_ref().is_some_and(|b| l.len() == b.lines.len()) => {
+                (r, Part::Whole)
+            }
+            p => (r, p),
+        })
+        .collect()
+}
+
+/// The keys of the lines of relevant memories ([`search::best_key`] of the line's
+/// value, its memory's position in `order` and the line): its own score, the better
+/// of its neighbours' and of the lines two away, and its memory's relevance weighed
+/// by the query's strength. Lines of value 0 have no key.
+fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
+    let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
+    for (pos, &r) in order.iter().enumerate() {
+        let relevance = scores.memory[r];
+        if relevance <= 0.0 {
+            continue;
+        }
+        let ls = scores.lines.of(r);
+        // A line before the first or after the last scores 0.
+        let at = |i: usize| ls.get(i).copied().unwrap_or(0.0);
+        for (l, own) in ls.iter().enumerate() {
+            let near = at(l.wrapping_sub(1)).max(at(l + 1));
+            let far = at(l.wrapping_sub(2)).max(at(l + 2));
+            let v = own + NEIGHBOUR * near + NEIGHBOUR_2 * far;
+            if v > 0.0 {
+                keys.push(search::best_key(
+                    v + MEMORY_PRIOR * scores.prior * relevance,
+                    pos,
+                    l,
+                ));
+            }
+        }
+    }
+    keys
+}
+
+/// Room left after the lines takes whole memories in `order`, as without a query:
+/// each memory not in yet whose whole section fits in what is left of `room` (from
+/// `used`) goes in whole.
+fn fill_whole(
+    records: &[Record],
+    order: &[usize],
+    bodies: &[Option<Body<'_>>],
+    parts: &mut [Option<Part>],
+    mut used: usize,
+    room: usize,
+) {
     for &r in order {
         if used + MIN_SECTION > room {
             break;
@@ -276,16 +308,6 @@ pub(super) fn plan(
             }
         }
     }
-    order
-        .iter()
-        .filter_map(|&r| parts[r].take().map(|p| (r, p)))
-        .map(|(r, p)| match p {
-            Part::Lines(l) if bodies[r].as_ref().is_some_and(|b| l.len() == b.lines.len()) => {
-                (r, Part::Whole)
-            }
-            p => (r, p),
-        })
-        .collect()
 }
 
 #[cfg(test)]
