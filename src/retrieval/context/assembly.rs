@@ -22,7 +22,9 @@ use crate::retrieval::rank;
 use crate::retrieval::search::{self, Corpus, QueryScores};
 use crate::retrieval::state;
 
-/// The context block of [`Prepared::block_filtered`], from borrowed parts. A query
+/// The context block of
+/// [`Prepared::block_filtered`](crate::retrieval::context::Prepared::block_filtered),
+/// from borrowed parts. A query
 /// without `parts.corpus` gets one computed for this call. `relevance`, when given,
 /// is the memories' relevance to the query (the hybrid relevance of
 /// spec/ranking.md#hybrid-recall, one value per record) used instead of the keyword

@@ -72,7 +72,8 @@ impl Vocab {
     }
 }
 
-/// What one memory brings to a [`Corpus`], in term ids of a [`Vocab`]: the weighted
+/// What one memory brings to a [`Corpus`](crate::retrieval::search::Corpus), in term
+/// ids of a [`Vocab`]: the weighted
 /// term frequencies of its fields (BM25F) and the terms of every body line. It
 /// depends only on the memory's text, so it is computed once per content and kept in
 /// the search index under `.memdir/cache/`.
