@@ -29,7 +29,7 @@ use crate::memory::timeline::Event;
 use crate::retrieval::filter::Filter;
 use crate::retrieval::search::Corpus;
 
-use crate::retrieval::context::assembly::build_while;
+pub use crate::retrieval::context::assembly::build_while;
 pub use crate::retrieval::context::assembly::build_with;
 
 /// Default budget in tokens.
