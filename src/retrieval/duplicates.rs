@@ -146,8 +146,21 @@ impl Sets {
 /// group), then name groups. Each group has at least two members; groups come
 /// sorted by kind and first member.
 pub fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
+    let (mut out, reps) = exact_groups(records);
+    out.extend(near_groups(records, &reps, threshold));
+    let names = name_groups(records, &out);
+    out.extend(names);
+    for g in &mut out {
+        g.members.sort_unstable();
+    }
+    out.sort_by(|a, b| a.why.cmp(&b.why).then(a.members.cmp(&b.members)));
+    out
+}
+
+/// Exact groups: the same normalized body (words, lowercase; empty bodies are not
+/// grouped). Also returns one representative per distinct non-empty body, sorted.
+fn exact_groups(records: &[Record]) -> (Vec<Group>, Vec<usize>) {
     let mut out = Vec::new();
-    // Exact: the same normalized body (words, lowercase; empty bodies are not grouped).
     let norm: Vec<String> = records.iter().map(|r| words(&r.body).join(" ")).collect();
     let mut by_body: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, n) in norm.iter().enumerate() {
@@ -167,16 +180,14 @@ pub fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
         }
     }
     reps.sort_unstable();
-    // Near: MinHash + LSH over one representative per distinct body.
+    (out, reps)
+}
+
+/// Near groups: MinHash + LSH over one representative per distinct body (`reps`),
+/// every candidate pair checked with the exact Jaccard of its shingle sets.
+fn near_groups(records: &[Record], reps: &[usize], threshold: f64) -> Vec<Group> {
     let sets: Vec<HashSet<u64>> = reps.iter().map(|&i| shingles(&records[i].body)).collect();
-    let mut buckets: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
-    for (pos, set) in sets.iter().enumerate() {
-        let sig = signature(set);
-        for b in 0..BANDS {
-            let band = hash_of(&sig[b * ROWS..(b + 1) * ROWS]);
-            buckets.entry((b, band)).or_default().push(pos);
-        }
-    }
+    let buckets = lsh_buckets(&sets);
     let mut uf = Sets::new(reps.len());
     let mut low: HashMap<usize, f64> = HashMap::new();
     let mut checked: HashSet<(usize, usize)> = HashSet::new();
@@ -187,18 +198,7 @@ pub fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
         if members.len() < 2 {
             continue;
         }
-        let pairs: Vec<(usize, usize)> = if members.len() > MAX_BUCKET_PAIRS {
-            members[1..].iter().map(|&m| (members[0], m)).collect()
-        } else {
-            let mut p = Vec::new();
-            for (x, &a) in members.iter().enumerate() {
-                for &b in &members[x + 1..] {
-                    p.push((a, b));
-                }
-            }
-            p
-        };
-        for (a, b) in pairs {
+        for (a, b) in bucket_pairs(members) {
             if uf.find(a) == uf.find(b) || !checked.insert((a, b)) {
                 continue;
             }
@@ -222,6 +222,7 @@ pub fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
         let r = uf.find(pos);
         near.entry(r).or_default().push(rep);
     }
+    let mut out = Vec::new();
     for (root, members) in near {
         if members.len() > 1 {
             out.push(Group {
@@ -231,7 +232,42 @@ pub fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
             });
         }
     }
-    // Name: the same name, case and spacing aside.
+    out
+}
+
+/// The LSH buckets of shingle sets: for each band of each set's MinHash signature,
+/// the sets (by position) whose band hashes alike.
+fn lsh_buckets(sets: &[HashSet<u64>]) -> HashMap<(usize, u64), Vec<usize>> {
+    let mut buckets: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+    for (pos, set) in sets.iter().enumerate() {
+        let sig = signature(set);
+        for b in 0..BANDS {
+            let band = hash_of(&sig[b * ROWS..(b + 1) * ROWS]);
+            buckets.entry((b, band)).or_default().push(pos);
+        }
+    }
+    buckets
+}
+
+/// The pairs of a bucket to compare: all of them, or member-to-first past
+/// [`MAX_BUCKET_PAIRS`] members.
+fn bucket_pairs(members: &[usize]) -> Vec<(usize, usize)> {
+    if members.len() > MAX_BUCKET_PAIRS {
+        members[1..].iter().map(|&m| (members[0], m)).collect()
+    } else {
+        let mut p = Vec::new();
+        for (x, &a) in members.iter().enumerate() {
+            for &b in &members[x + 1..] {
+                p.push((a, b));
+            }
+        }
+        p
+    }
+}
+
+/// Name groups: the same name, case and spacing aside; a name group that repeats a
+/// body group of `found` says nothing new and is left out.
+fn name_groups(records: &[Record], found: &[Group]) -> Vec<Group> {
     let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, r) in records.iter().enumerate() {
         let n = r
@@ -245,10 +281,11 @@ pub fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
             by_name.entry(n).or_default().push(i);
         }
     }
+    let mut out = Vec::new();
     for mut members in by_name.into_values() {
         members.sort_unstable();
         // A name group that repeats a body group says nothing new.
-        let repeats = out.iter().any(|g| {
+        let repeats = found.iter().any(|g| {
             let mut m = g.members.clone();
             m.sort_unstable();
             m == members
@@ -261,10 +298,6 @@ pub fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
             });
         }
     }
-    for g in &mut out {
-        g.members.sort_unstable();
-    }
-    out.sort_by(|a, b| a.why.cmp(&b.why).then(a.members.cmp(&b.members)));
     out
 }
 

@@ -1,0 +1,468 @@
+//! Excerpts for a query: each line's value (its score, its neighbours', its memory's
+//! relevance), lines taken best first, and the plan of which memories go in whole and
+//! which as marked excerpts within the room given (spec/ranking.md#query-aware-context-measured-on-locomo).
+//!
+//! Must not score (the search module does) or lay out the index, state or timeline
+//! (assembly does). Pure code.
+
+use crate::memory::Record;
+use crate::retrieval::context::section::{MIN_SECTION, heading, heading_len, whole_len};
+use crate::retrieval::search::{self, QueryScores};
+
+/// Query-aware packing (spec/ranking.md#query-aware-context-measured-on-locomo): a
+/// line's value is its own score, plus this share of the better of its two
+/// neighbours' scores (the reply to a matching line often holds the answer)...
+pub const NEIGHBOUR: f64 = 0.5;
+/// ...plus this share of the better of the lines two away...
+pub const NEIGHBOUR_2: f64 = 0.25;
+/// ...plus this share of its memory's relevance (the memory's topic counts).
+pub const MEMORY_PRIOR: f64 = 1.0;
+/// A relevant memory whose whole section is at most this many characters, and at
+/// most [`SHORT_SHARE`] of the room left after MEMORY.md, goes in whole rather than
+/// as an excerpt.
+pub const SHORT_CHARS: usize = 1200;
+pub const SHORT_SHARE: f64 = 0.25;
+
+/// The line that closes an excerpt: how many of the memory's lines it shows (the
+/// heading above names the memory's key).
+fn excerpt_footer(shown: usize, total: usize) -> String {
+    format!("[excerpt: {shown} of {total} lines]\n")
+}
+
+/// Marks a run of lines an excerpt leaves out.
+const GAP: &str = "…\n";
+
+/// A memory's lines with their lengths in characters, as the excerpt planner sees them.
+pub(super) struct Body<'a> {
+    record: &'a Record,
+    lines: Vec<&'a str>,
+    chars: Vec<usize>,
+    /// Characters of the memory's whole section.
+    whole: usize,
+    /// Characters of the heading, and of the footer when it says `0 of N lines`.
+    heading: usize,
+    footer_0: usize,
+}
+
+impl<'a> Body<'a> {
+    pub(super) fn new(record: &'a Record) -> Body<'a> {
+        let lines: Vec<&str> = record.body.lines().collect();
+        let chars = lines.iter().map(|l| l.chars().count()).collect();
+        let n = lines.len();
+        let heading = heading_len(record);
+        let body = record.body.chars().count();
+        Body {
+            record,
+            lines,
+            chars,
+            whole: heading + if body == 0 { 0 } else { body + 2 },
+            heading,
+            footer_0: excerpt_footer(0, n).chars().count(),
+        }
+    }
+
+    /// Characters of the excerpt showing the sorted lines `shown`: the heading, a
+    /// blank line, `…` before each run of lines left out before a shown line, the
+    /// shown lines, and the footer.
+    fn excerpt_cost(&self, shown: &[usize]) -> usize {
+        // The footer names the number of lines shown: one digit for 0.
+        let digits = shown.len().checked_ilog10().map_or(1, |d| d as usize + 1);
+        let mut c = self.heading + 1 + self.footer_0 - 1 + digits;
+        let mut prev: Option<usize> = None;
+        for &i in shown {
+            if prev.map_or(i > 0, |p| i > p + 1) {
+                c += GAP.chars().count();
+            }
+            c += self.chars[i] + 1;
+            prev = Some(i);
+        }
+        c
+    }
+
+    /// The cheaper of the excerpt showing `shown` and the whole memory, and whether
+    /// that is the whole.
+    fn cost(&self, shown: &[usize]) -> (usize, bool) {
+        if shown.len() == self.lines.len() {
+            return (self.whole, true);
+        }
+        let e = self.excerpt_cost(shown);
+        if self.whole <= e {
+            (self.whole, true)
+        } else {
+            (e, false)
+        }
+    }
+
+    pub(super) fn excerpt(&self, shown: &[usize]) -> String {
+        let n = self.lines.len();
+        let mut s = heading(self.record);
+        s.push('\n');
+        let mut prev: Option<usize> = None;
+        for &i in shown {
+            if prev.map_or(i > 0, |p| i > p + 1) {
+                s.push_str(GAP);
+            }
+            s.push_str(self.lines[i]);
+            s.push('\n');
+            prev = Some(i);
+        }
+        s.push_str(&excerpt_footer(shown.len(), n));
+        debug_assert_eq!(s.chars().count(), self.excerpt_cost(shown));
+        s
+    }
+}
+
+/// What goes in for one memory: all of it, or some of its lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Part {
+    Whole,
+    Lines(Vec<usize>),
+}
+
+/// Lines best first ([`search::best_key`]'s order), a sorted chunk at a time: the best few
+/// thousand are selected and sorted, then four times as many of the rest, and so on,
+/// so that a plan that fills after a few thousand lines never orders the others.
+/// Yields (position in order, line).
+struct BestFirst {
+    rest: Vec<u128>,
+    chunk: std::vec::IntoIter<u128>,
+    size: usize,
+}
+
+impl BestFirst {
+    /// Lines in the first chunk.
+    const FIRST: usize = 8192;
+
+    fn new(keys: Vec<u128>) -> BestFirst {
+        BestFirst {
+            rest: keys,
+            chunk: Vec::new().into_iter(),
+            size: BestFirst::FIRST,
+        }
+    }
+}
+
+impl Iterator for BestFirst {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let key = match self.chunk.next() {
+            Some(k) => k,
+            None => {
+                let k = self.size.min(self.rest.len());
+                let at = self.rest.len() - k;
+                if at > 0 {
+                    // Everything after `at` is better than everything before it.
+                    self.rest.select_nth_unstable(at);
+                }
+                let mut chunk = self.rest.split_off(at);
+                chunk.sort_unstable_by(|a, b| b.cmp(a));
+                self.chunk = chunk.into_iter();
+                self.size = self.size.saturating_mul(4);
+                self.chunk.next()?
+            }
+        };
+        Some(search::key_parts(key).1)
+    }
+}
+
+/// Chooses, for a query, which memories go in whole and which lines of the others
+/// go in as excerpts, within `room` characters. Returns the included memories (by
+/// index into `records`) in `order`, each with its part.
+///
+/// Every line of a relevant memory gets a value (its score, its neighbours', its
+/// memory's relevance); lines go in best first, each costing its characters plus
+/// what it adds to its memory's excerpt (the heading and footer for the first line,
+/// a `…` marker for a new run), skipping any that no longer fits. A memory whose
+/// lines all go in, or whose whole section costs no more than its excerpt, goes in
+/// whole, and so does a short relevant memory ([`SHORT_CHARS`]). Room left after
+/// that takes whole memories in order, as without a query.
+pub(super) fn plan(
+    records: &[Record],
+    order: &[usize],
+    scores: &QueryScores,
+    room: usize,
+) -> Vec<(usize, Part)> {
+    // Bodies are split into lines only for the memories the plan looks at.
+    let mut bodies: Vec<Option<Body<'_>>> = (0..records.len()).map(|_| None).collect();
+    let short_cap = (SHORT_CHARS as f64).min(room as f64 * SHORT_SHARE);
+    let keys = line_keys(order, scores);
+    // (position, line) pairs are distinct, so the order is total: the lines are
+    // visited in exactly the order of a full sort, and a plan that fills early sorts
+    // little.
+    let best = BestFirst::new(keys);
+    let mut parts: Vec<Option<Part>> = vec![None; records.len()];
+    // The heading's length: no memory not yet in goes in for less.
+    let mut least: Vec<usize> = vec![0; records.len()];
+    let mut used = 0usize;
+    for (pos, l) in best {
+        if used >= room {
+            break;
+        }
+        let r = order[pos];
+        if parts[r].is_none() {
+            // No section is shorter than MIN_SECTION.
+            if used + MIN_SECTION > room {
+                continue;
+            }
+            if least[r] == 0 {
+                least[r] = heading_len(&records[r]);
+            }
+            if used + least[r] > room {
+                continue;
+            }
+        }
+        let b = bodies[r].get_or_insert_with(|| Body::new(&records[r]));
+        let mut shown = match &parts[r] {
+            Some(Part::Whole) => continue,
+            Some(Part::Lines(s)) => s.clone(),
+            None => Vec::new(),
+        };
+        let before = if shown.is_empty() {
+            0
+        } else {
+            b.cost(&shown).0
+        };
+        if shown.is_empty() && (b.whole as f64) <= short_cap && used + b.whole <= room {
+            used += b.whole;
+            parts[r] = Some(Part::Whole);
+            continue;
+        }
+        let at = shown.binary_search(&l).unwrap_or_else(|e| e);
+        shown.insert(at, l);
+        let (after, is_whole) = b.cost(&shown);
+        if used - before + after <= room {
+            used = used - before + after;
+            parts[r] = Some(if is_whole {
+                Part::Whole
+            } else {
+                Part::Lines(shown)
+            });
+        }
+    }
+    fill_whole(records, order, &bodies, &mut parts, used, room);
+    order
+        .iter()
+        .filter_map(|&r| parts[r].take().map(|p| (r, p)))
+        .map(|(r, p)| match p {
+            Part::Lines(l) if bodies[r].as_ref().is_some_and(|b| l.len() == b.lines.len()) => {
+                (r, Part::Whole)
+            }
+            p => (r, p),
+        })
+        .collect()
+}
+
+/// The keys of the lines of relevant memories ([`search::best_key`] of the line's
+/// value, its memory's position in `order` and the line): its own score, the better
+/// of its neighbours' and of the lines two away, and its memory's relevance weighed
+/// by the query's strength. Lines of value 0 have no key.
+fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
+    let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
+    for (pos, &r) in order.iter().enumerate() {
+        let relevance = scores.memory[r];
+        if relevance <= 0.0 {
+            continue;
+        }
+        let ls = scores.lines.of(r);
+        // A line before the first or after the last scores 0.
+        let at = |i: usize| ls.get(i).copied().unwrap_or(0.0);
+        for (l, own) in ls.iter().enumerate() {
+            let near = at(l.wrapping_sub(1)).max(at(l + 1));
+            let far = at(l.wrapping_sub(2)).max(at(l + 2));
+            let v = own + NEIGHBOUR * near + NEIGHBOUR_2 * far;
+            if v > 0.0 {
+                keys.push(search::best_key(
+                    v + MEMORY_PRIOR * scores.prior * relevance,
+                    pos,
+                    l,
+                ));
+            }
+        }
+    }
+    keys
+}
+
+/// Room left after the lines takes whole memories in `order`, as without a query:
+/// each memory not in yet whose whole section fits in what is left of `room` (from
+/// `used`) goes in whole.
+fn fill_whole(
+    records: &[Record],
+    order: &[usize],
+    bodies: &[Option<Body<'_>>],
+    parts: &mut [Option<Part>],
+    mut used: usize,
+    room: usize,
+) {
+    for &r in order {
+        if used + MIN_SECTION > room {
+            break;
+        }
+        if parts[r].is_none() {
+            let whole = bodies[r]
+                .as_ref()
+                .map_or_else(|| whole_len(&records[r]), |b| b.whole);
+            if used + whole <= room {
+                used += whole;
+                parts[r] = Some(Part::Whole);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::index::tests::rec;
+    use crate::retrieval::context::tests::long;
+    use crate::retrieval::context::tests::now;
+    use crate::retrieval::context::{Included, Prepared};
+    use crate::retrieval::search::Corpus;
+
+    #[test]
+    fn best_first_is_the_order_of_a_full_sort() {
+        // Sizes around and past the chunks (8,192, then 32,768 more), with ties in
+        // value broken by place.
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for n in [0, 1, 5, 8191, 8192, 8193, 45_000] {
+            let lines: Vec<(f64, (usize, usize))> = (0..n)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (
+                        (x % 50) as f64 / 7.0 + 1e-9,
+                        (((x >> 8) % 1000) as usize, i),
+                    )
+                })
+                .collect();
+            // The higher value first, then the earlier place.
+            let mut want = lines.clone();
+            want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let keys = lines
+                .iter()
+                .map(|&(v, (p, l))| search::best_key(v, p, l))
+                .collect();
+            let got: Vec<(usize, usize)> = BestFirst::new(keys).collect();
+            assert_eq!(got.len(), n);
+            assert!(got.iter().zip(&want).all(|(g, w)| *g == w.1), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn query_takes_the_best_lines_of_every_memory() {
+        // spec/ranking.md#query-aware-context-measured-on-locomo
+        let rs = vec![
+            long("a", 40, &[(10, "[a:10] Ana: my cello teacher is strict")]),
+            long("b", 40, &[(30, "[b:30] Ana: sold the old cello today")]),
+            long("c", 40, &[]),
+        ];
+        let p = Prepared::new(rs, vec![], now());
+        let b = p.block(300, Some("Ana's cello"));
+        assert!(b.text.contains("[a:10] Ana: my cello teacher is strict\n"));
+        assert!(b.text.contains("[b:30] Ana: sold the old cello today\n"));
+        assert_eq!(
+            b.memories,
+            vec![
+                Included {
+                    key: "a".into(),
+                    excerpt: true
+                },
+                Included {
+                    key: "b".into(),
+                    excerpt: true
+                }
+            ]
+        );
+        // Each excerpt is marked: `…` where lines are left out, and a footer saying
+        // how many lines it shows, after a heading that names the key.
+        assert!(b.text.contains("\n\n…\n[a:"));
+        for key in ["a", "b"] {
+            let at = b.text.find(&format!("(key: {key}, type:")).unwrap();
+            let section = b.text[at..].split("\n## ").next().unwrap();
+            let footer = section.lines().last().unwrap();
+            assert!(
+                footer.starts_with("[excerpt: ") && footer.ends_with(" of 40 lines]"),
+                "{section}"
+            );
+        }
+        assert!(b.text.chars().count() <= 300 * 4);
+    }
+
+    #[test]
+    fn neighbours_of_a_matching_line_come_with_it() {
+        let rs = vec![long(
+            "a",
+            40,
+            &[
+                (20, "[a:20] Bo: how did the cello recital go?"),
+                (21, "[a:21] Ana: I played Bach and nobody coughed"),
+            ],
+        )];
+        let p = Prepared::new(rs, vec![], now());
+        let b = p.block(120, Some("cello recital"));
+        assert!(
+            b.text
+                .contains("[a:20] Bo: how did the cello recital go?\n[a:21] Ana: I played")
+        );
+        assert!(!b.text.contains("[a:5]"), "{}", b.text);
+    }
+
+    #[test]
+    fn short_relevant_memories_go_in_whole() {
+        let mut short = rec("user_music", "user", "Music", "instruments", "2026-01-01");
+        short.body = "Plays the cello.\nPractises on Sundays.\nWants a new bow.".into();
+        let rs = vec![short, long("log", 60, &[(7, "[log:7] Ana: cello day")])];
+        let p = Prepared::new(rs, vec![], now());
+        let b = p.block(400, Some("cello"));
+        assert!(
+            b.text
+                .contains("Plays the cello.\nPractises on Sundays.\nWants a new bow.\n")
+        );
+        assert!(b.memories.contains(&Included {
+            key: "user_music".into(),
+            excerpt: false
+        }));
+        assert!(b.memories.contains(&Included {
+            key: "log".into(),
+            excerpt: true
+        }));
+    }
+
+    #[test]
+    fn the_memory_prior_weighs_as_the_query_match_is_strong() {
+        // spec/ranking.md#query-aware-context-measured-on-locomo, step 4: with the
+        // prior at full weight the better memory's weaker line goes first; weighed
+        // by a weak match's strength, the better line does.
+        let mut records: Vec<Record> = (0..2)
+            .map(|i| {
+                rec(
+                    &format!("s{i}"),
+                    "user",
+                    &format!("Session {i}"),
+                    "",
+                    "2026-01-01",
+                )
+            })
+            .collect();
+        records[0].body =
+            "Ana: the garden is large and green and full of old trees and weeds\nAna: one two"
+                .into();
+        records[1].body = "Ana: our parrot\nAna: three four".into();
+        let corpus = Corpus::new(&records);
+        let mut scores = corpus.score(&records, "parrot garden");
+        let (a, b) = (scores.lines.of(0)[0], scores.lines.of(1)[0]);
+        assert_eq!(b, 1.0, "the short line is the best");
+        assert!(a > 0.31 && a < 0.93, "{a}");
+        scores.memory = vec![0.7, 0.01];
+        // Room for one of the two sections, not both.
+        let mut first = |prior: f64| {
+            scores.prior = prior;
+            let p = plan(&records, &[0, 1], &scores, 160);
+            assert_eq!(p.len(), 1, "{p:?}");
+            p[0].0
+        };
+        assert_eq!(first(1.0), 0);
+        assert_eq!(first(0.1), 1);
+    }
+}

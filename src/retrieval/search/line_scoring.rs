@@ -1,0 +1,624 @@
+//! Line scoring for query-aware context: every body line scored as a passage of its
+//! own (BM25 with line-level IDF, label boost, bigrams, one round of pseudo-relevance
+//! feedback), by a scan or through the postings, with the same scores bit for bit.
+//!
+//! Must not change the memory scores or the corpus statistics (scoring owns them).
+//! Pure code: no IO, no clock.
+
+use foldhash::{HashMap, HashMapExt};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::retrieval::postings::{LinePost, Postings};
+use crate::retrieval::search::scoring::{B, Corpus, K1};
+use crate::retrieval::search::terms;
+use crate::retrieval::search::vocab::DocData;
+
+/// Line scores: a line whose label (`Caroline` in `[D3:5] Caroline: …`) is a query
+/// term scores this much more (× 1.5): in a transcript, what a person said answers a
+/// question about that person.
+pub const LABEL_BOOST: f64 = 0.5;
+/// Two query terms next to each other in the query and in a line add this share of
+/// their IDFs.
+pub const W_BIGRAM: f64 = 0.5;
+/// Pseudo-relevance feedback: the best this many lines...
+pub const PRF_LINES: usize = 10;
+/// ...give their this many most weighted terms (not in the query, in at least two
+/// lines)...
+pub const PRF_TERMS: usize = 10;
+/// ...added to the query with at most this share of their IDF.
+pub const PRF_WEIGHT: f64 = 0.2;
+
+/// A score for every line of every memory, one memory after the other.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LineScores {
+    scores: Vec<f64>,
+    /// Where each memory's lines start in `scores`, and the end.
+    start: Vec<usize>,
+}
+
+impl LineScores {
+    /// All zero, for memories of these numbers of lines.
+    fn zeros<'a>(lines: impl Iterator<Item = &'a DocData>) -> LineScores {
+        let mut start = vec![0];
+        let mut total = 0;
+        for d in lines {
+            total += d.lines.len();
+            start.push(total);
+        }
+        LineScores {
+            scores: vec![0.0; total],
+            start,
+        }
+    }
+
+    /// Lines of every memory.
+    pub fn total(&self) -> usize {
+        self.scores.len()
+    }
+
+    /// The scores of memory `r`'s lines.
+    pub fn of(&self, r: usize) -> &[f64] {
+        &self.scores[self.start[r]..self.start[r + 1]]
+    }
+
+    /// Number of memories.
+    pub fn len(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    /// Whether there is no memory.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each memory's scores, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[f64]> {
+        self.start.windows(2).map(|w| &self.scores[w[0]..w[1]])
+    }
+}
+
+/// A positive score and a place as one integer: the greater key is the higher
+/// score and, among equal scores, the earlier place (`a`, then `b`), the order of
+/// [`by_score_desc`]. The bits of a positive `f64` order as the numbers do.
+pub(crate) fn best_key(score: f64, a: usize, b: usize) -> u128 {
+    debug_assert!(score > 0.0);
+    debug_assert!(u32::try_from(a).is_ok() && u32::try_from(b).is_ok());
+    (u128::from(score.to_bits()) << 64) | (u128::from(!(a as u32)) << 32) | u128::from(!(b as u32))
+}
+
+/// The score and the place of a [`best_key`].
+pub(crate) fn key_parts(key: u128) -> (f64, (usize, usize)) {
+    let score = f64::from_bits((key >> 64) as u64);
+    (score, (!(key >> 32) as u32 as usize, !key as u32 as usize))
+}
+
+fn by_score_desc<T: Ord>(a: &(f64, T), b: &(f64, T)) -> std::cmp::Ordering {
+    b.0.partial_cmp(&a.0)
+        .unwrap_or(std::cmp::Ordering::Equal)
+        .then(a.1.cmp(&b.1))
+}
+
+impl Corpus {
+    fn avg_line_len(&self) -> f64 {
+        if self.n_lines == 0 {
+            1.0
+        } else {
+            (self.line_tokens as f64 / self.n_lines as f64).max(1.0)
+        }
+    }
+
+    /// Line-level inverse document frequency of a term id.
+    fn line_idf(&self, id: u32) -> f64 {
+        let n = self.n_lines as f64;
+        let df = f64::from(self.line_df.get(id as usize).copied().unwrap_or(0));
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(1e-6)
+    }
+
+    /// Score of every line for weighted terms (`(term, weight)`, distinct terms; a
+    /// query term's weight is its IDF) and adjacent pairs (`(first, second, weight)`),
+    /// not normalized. `query` are the query's own terms, whose presence in a label
+    /// boosts the line. Each line's terms are looked up once in a table of the
+    /// weighted terms; the sum runs in the order of `weights`. A large corpus is
+    /// scored on two threads, each line exactly as on one.
+    fn line_scores(
+        &self,
+        weights: &[(u32, f64)],
+        pairs: &[(u32, u32, f64)],
+        query: &[u32],
+        pair_memo: &mut Option<Vec<f64>>,
+    ) -> LineScores {
+        // slot[t]: 1 + the position of term t in `weights`, 0 when not weighted.
+        let mut slot = vec![0u32; self.vocab.len()];
+        for (i, &(t, _)) in weights.iter().enumerate() {
+            slot[t as usize] = i as u32 + 1;
+        }
+        // ends[s]: the pairs (a bit each) whose first term, and those whose second
+        // term, is the term in slot s; a pair's terms are query terms, so weighted.
+        let mut ends = vec![(0u64, 0u64); weights.len() + 1];
+        if pairs.len() <= 64 {
+            for (j, &(a, b, _)) in pairs.iter().enumerate() {
+                ends[slot[a as usize] as usize].0 |= 1 << j;
+                ends[slot[b as usize] as usize].1 |= 1 << j;
+            }
+        }
+        let scorer = LineScorer {
+            slot: &slot,
+            ends: &ends,
+            weights,
+            pairs,
+            query,
+            avg: self.avg_line_len(),
+        };
+        let mut out = LineScores::zeros(self.docs.iter());
+        if let Some(p) = self.postings().filter(|_| weights.len() < 64) {
+            scorer.postings(p, &self.docs, &mut out, pair_memo);
+            return out;
+        }
+        let total = out.scores.len();
+        // The first pass keeps each line's pair sum, the second reads it.
+        let (mut fill, known) = match pair_memo {
+            Some(m) => (Vec::new(), Some(m.as_slice())),
+            None => (vec![0.0; total], None),
+        };
+        if total < PARALLEL_LINES {
+            let memo = match known {
+                Some(m) => Pairs::Known(m),
+                None => Pairs::Fill(&mut fill),
+            };
+            scorer.docs(&self.docs, &mut out.scores, memo);
+            if known.is_none() {
+                *pair_memo = Some(fill);
+            }
+            return out;
+        }
+        // Two halves of about the same number of lines.
+        let mut acc = 0usize;
+        let cut = self
+            .docs
+            .iter()
+            .position(|d| {
+                acc += d.lines.len();
+                acc * 2 >= total
+            })
+            .map_or(self.docs.len(), |i| i + 1);
+        let (first, second) = self.docs.split_at(cut);
+        let at = out.start[cut];
+        let (a, b) = out.scores.split_at_mut(at);
+        let (memo_a, memo_b) = match known {
+            Some(m) => (Pairs::Known(&m[..at]), Pairs::Known(&m[at..])),
+            None => {
+                let (x, y) = fill.split_at_mut(at);
+                (Pairs::Fill(x), Pairs::Fill(y))
+            }
+        };
+        std::thread::scope(|s| {
+            let other = s.spawn(|| scorer.docs(second, b, memo_b));
+            scorer.docs(first, a, memo_a);
+            if let Err(e) = other.join() {
+                std::panic::resume_unwind(e)
+            }
+        });
+        if known.is_none() {
+            *pair_memo = Some(fill);
+        }
+        out
+    }
+
+    /// Terms to add to a query: the most weighted terms of the best lines (not
+    /// their tags'), each weighted by the line's score and its own IDF, with at most [`PRF_WEIGHT`] of
+    /// its IDF (the best one; the others in proportion). Ties go to the term that
+    /// sorts first, so the choice does not depend on the order ids were handed out.
+    fn feedback(&self, lines: &LineScores, query: &[u32]) -> Vec<(u32, f64)> {
+        // The best PRF_LINES lines, kept in a heap whose least is the first out
+        // (lines are distinct, so the order is total and the choice a full sort's).
+        let mut kept: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(PRF_LINES + 1);
+        for (r, per) in lines.iter().enumerate() {
+            for (l, &s) in per.iter().enumerate() {
+                if s > 0.0 {
+                    let key = best_key(s, r, l);
+                    if kept.len() < PRF_LINES {
+                        kept.push(Reverse(key));
+                    } else if let Some(mut least) = kept.peek_mut()
+                        && key > least.0
+                    {
+                        *least = Reverse(key);
+                    }
+                }
+            }
+        }
+        let mut ranked: Vec<(f64, (usize, usize))> =
+            kept.into_iter().map(|Reverse(k)| key_parts(k)).collect();
+        ranked.sort_by(by_score_desc);
+        let Some(&(top, _)) = ranked.first() else {
+            return Vec::new();
+        };
+        let mut acc: HashMap<u32, f64> = HashMap::new();
+        let mut uniq: Vec<u32> = Vec::new();
+        for &(s, (r, l)) in ranked.iter().take(PRF_LINES) {
+            // Not the tag's terms: a turn id or a date would draw in the lines of
+            // the same session or day, whatever they say.
+            let (label, text) = self.docs[r].content(l);
+            uniq.clear();
+            uniq.extend(label.iter().chain(text));
+            uniq.sort_unstable();
+            uniq.dedup();
+            for &t in &uniq {
+                if !query.contains(&t) && self.line_df[t as usize] >= 2 {
+                    *acc.entry(t).or_insert(0.0) += s / top * self.line_idf(t);
+                }
+            }
+        }
+        let mut terms: Vec<(f64, &str, u32)> = acc
+            .into_iter()
+            .map(|(t, w)| (w, self.vocab.terms[t as usize].as_str(), t))
+            .collect();
+        terms.sort_by(|a, b| {
+            b.0.partial_cmp(&a.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.1.cmp(b.1))
+        });
+        terms.truncate(PRF_TERMS);
+        let best = terms.first().map_or(1.0, |x| x.0);
+        terms
+            .into_iter()
+            .map(|(w, _, t)| (t, PRF_WEIGHT * self.line_idf(t) * w / best))
+            .collect()
+    }
+
+    /// The line scores of [`Corpus::score`]: each line's score divided by the best
+    /// line's.
+    pub fn line_relevance(&self, query: &str) -> LineScores {
+        let seq: Vec<u32> = terms(query)
+            .iter()
+            .filter_map(|t| self.vocab.get(t))
+            .collect();
+        // In the order of the terms themselves, so that sums do not depend on the
+        // order ids were handed out in.
+        let mut q = seq.clone();
+        q.sort_unstable_by(|a, b| {
+            self.vocab.terms[*a as usize].cmp(&self.vocab.terms[*b as usize])
+        });
+        q.dedup();
+        let mut weights: Vec<(u32, f64)> = q.iter().map(|&t| (t, self.line_idf(t))).collect();
+        let pairs: Vec<(u32, u32, f64)> = seq
+            .windows(2)
+            .filter(|w| w[0] != w[1])
+            .map(|w| {
+                let idf = self.line_idf(w[0]) + self.line_idf(w[1]);
+                (w[0], w[1], W_BIGRAM * idf)
+            })
+            .collect();
+        // The pairs' sums of each line, kept from the first pass for the second.
+        let mut pair_memo = None;
+        let mut lines = self.line_scores(&weights, &pairs, &q, &mut pair_memo);
+        let extra = self.feedback(&lines, &q);
+        if !extra.is_empty() {
+            weights.extend(extra);
+            lines = self.line_scores(&weights, &pairs, &q, &mut pair_memo);
+        }
+        let best = lines.scores.iter().copied().fold(0.0_f64, f64::max);
+        if best > 0.0 {
+            for s in &mut lines.scores {
+                *s /= best;
+            }
+        }
+        lines
+    }
+}
+
+/// Lines in a corpus from which [`Corpus::line_scores`] uses two threads.
+const PARALLEL_LINES: usize = 20_000;
+
+/// Each line's pair sum: kept by a first pass, read by the next (a line without a
+/// query term has none, so a line the first pass left at 0 has 0).
+enum Pairs<'a> {
+    Fill(&'a mut [f64]),
+    Known(&'a [f64]),
+}
+
+/// What scoring a line needs (see [`Corpus::line_scores`]).
+struct LineScorer<'a> {
+    slot: &'a [u32],
+    /// By slot: the pairs starting with, and those ending with, its term.
+    ends: &'a [(u64, u64)],
+    weights: &'a [(u32, f64)],
+    pairs: &'a [(u32, u32, f64)],
+    query: &'a [u32],
+    avg: f64,
+}
+
+impl LineScorer<'_> {
+    /// The summed weights of the pairs that occur in `text` as adjacent terms, in
+    /// the order of `pairs`. A term's pairs are found on one table lookup: those
+    /// starting with the term before it and ending with it.
+    fn pair_sum(&self, text: &[u32]) -> f64 {
+        if self.pairs.is_empty() {
+            return 0.0;
+        }
+        if self.pairs.len() > 64 {
+            return self
+                .pairs
+                .iter()
+                .filter(|(a, b, _)| text.windows(2).any(|p| p[0] == *a && p[1] == *b))
+                .map(|(_, _, w)| w)
+                .sum::<f64>();
+        }
+        let (mut found, mut after) = (0u64, 0u64);
+        for &t in text {
+            let (first, second) = self.ends[self.slot[t as usize] as usize];
+            found |= after & second;
+            after = first;
+        }
+        self.pairs
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| found & (1 << j) != 0)
+            .map(|(_, (_, _, w))| w)
+            .sum::<f64>()
+    }
+
+    /// [`LineScorer::line`] of every line, term at a time through the postings:
+    /// each line adds its terms' shares in the order of `weights`, as the scan does,
+    /// then its pairs and its label boost, as the scan does. Needs fewer than 64
+    /// weights (a bit each in a line's mask; the top bit marks a query term in the
+    /// label). `pair_memo` keeps each line's pair sum from a first pass for the next,
+    /// whose weights start with the same terms.
+    fn postings(
+        &self,
+        p: &Postings,
+        docs: &[DocData],
+        out: &mut LineScores,
+        pair_memo: &mut Option<Vec<f64>>,
+    ) {
+        const LABEL: u64 = 1 << 63;
+        let offsets = &out.start;
+        let total = out.scores.len();
+        let acc = &mut out.scores;
+        let mut mask = vec![0u64; total];
+        for (i, &(t, w)) in self.weights.iter().enumerate() {
+            let Some(list) = p.lines.get(t as usize) else {
+                continue;
+            };
+            let in_query = self.query.contains(&t);
+            for &post in list {
+                let Some(r) = p.position(post.slot) else {
+                    continue;
+                };
+                let at = offsets[r] + post.line as usize;
+                let (len, tf, in_label) = post.stats(&docs[r], t);
+                let norm = K1 * (1.0 - B + B * f64::from(len) / self.avg);
+                let tf = f64::from(tf);
+                acc[at] += w * tf * (K1 + 1.0) / (tf + norm);
+                mask[at] |= 1 << i;
+                if in_query && in_label {
+                    mask[at] |= LABEL;
+                }
+            }
+        }
+        // Only a line where a pair's second term follows its first can have the
+        // pair: the positions (modulo 32) of the two terms say which lines may.
+        let memo = pair_memo.get_or_insert_with(|| {
+            let mut sums = vec![0.0; total];
+            let mut first = vec![0u32; total];
+            let mut may: Vec<(usize, usize)> = Vec::new();
+            let list = |t: u32| p.lines.get(t as usize).map_or(&[][..], Vec::as_slice);
+            let at = |post: &LinePost| {
+                p.position(post.slot)
+                    .map(|r| (r, offsets[r] + post.line as usize))
+            };
+            for &(a, b, _) in self.pairs {
+                for post in list(a) {
+                    if let Some((_, at)) = at(post) {
+                        first[at] = post.bits;
+                    }
+                }
+                for post in list(b) {
+                    if let Some((r, at)) = at(post)
+                        && first[at].rotate_left(1) & post.bits != 0
+                    {
+                        may.push((r, post.line as usize));
+                    }
+                }
+                for post in list(a) {
+                    if let Some((_, at)) = at(post) {
+                        first[at] = 0;
+                    }
+                }
+            }
+            may.sort_unstable();
+            may.dedup();
+            for (r, l) in may {
+                sums[offsets[r] + l] = self.pair_sum(docs[r].line(l).1);
+            }
+            sums
+        });
+        for ((s, m), pair) in acc.iter_mut().zip(mask).zip(memo.iter()) {
+            // A line without a weighted term keeps its 0.
+            if m != 0 {
+                *s += pair;
+                if m & LABEL != 0 {
+                    *s *= 1.0 + LABEL_BOOST;
+                }
+            }
+        }
+    }
+
+    /// Scores the lines of `docs` into `out`, one after the other, with their pair
+    /// sums kept in or read from `pairs` (the same layout).
+    fn docs(&self, docs: &[DocData], out: &mut [f64], mut pairs: Pairs<'_>) {
+        // counts[s]: occurrences in the line of the term in slot s; `seen` the slots
+        // met, so that only they are summed and reset.
+        let mut counts = vec![0u32; self.weights.len() + 1];
+        let mut seen: Vec<u32> = Vec::new();
+        let mut at = 0;
+        for d in docs {
+            for l in 0..d.lines.len() {
+                out[at] = self.line(d, l, &mut counts, &mut seen, &mut pairs, at);
+                at += 1;
+            }
+        }
+    }
+
+    fn line(
+        &self,
+        d: &DocData,
+        l: usize,
+        counts: &mut [u32],
+        seen: &mut Vec<u32>,
+        pairs: &mut Pairs<'_>,
+        at: usize,
+    ) -> f64 {
+        let (label, text) = d.line(l);
+        seen.clear();
+        for &t in label.iter().chain(text) {
+            let s = self.slot[t as usize];
+            if s > 0 {
+                if counts[s as usize] == 0 {
+                    seen.push(s);
+                }
+                counts[s as usize] += 1;
+            }
+        }
+        if seen.is_empty() {
+            return 0.0;
+        }
+        // In slot order: the order of `weights`.
+        seen.sort_unstable();
+        let len = (label.len() + text.len()) as f64;
+        let norm = K1 * (1.0 - B + B * len / self.avg);
+        let mut s = 0.0;
+        for &slot in seen.iter() {
+            let w = self.weights[slot as usize - 1].1;
+            let tf = f64::from(std::mem::take(&mut counts[slot as usize]));
+            s += w * tf * (K1 + 1.0) / (tf + norm);
+        }
+        s += match pairs {
+            Pairs::Known(m) => m[at],
+            Pairs::Fill(m) => {
+                m[at] = self.pair_sum(text);
+                m[at]
+            }
+        };
+        if label.iter().any(|l| self.query.contains(l)) {
+            s *= 1.0 + LABEL_BOOST;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::Record;
+    use crate::retrieval::search::tests::numbered;
+    use crate::retrieval::search::tests::with_postings;
+
+    #[test]
+    fn feedback_takes_no_terms_from_tags() {
+        // The best lines for `parrot` are D7:1 and D7:2. Their content brings `kiwi`
+        // (so D2:1 scores); their tags would bring `d7`, `1` and `2`, which would
+        // lift D7:3 and D2:2, which say nothing of the kind.
+        let mut a = numbered(0);
+        a.body = "[D7:1] Ana: I adopted a parrot, Kiwi\n[D7:2] Ana: the parrot squawks at dawn\n[D7:3] Bo: the weather was grey".into();
+        let mut b = numbered(1);
+        b.body = "[D2:1] Cy: Kiwi likes apples\n[D2:2] Cy: a grey morning".into();
+        let records = vec![a, b];
+        for c in [Corpus::new(&records), with_postings(&records)] {
+            let lines = c.line_relevance("parrot");
+            assert!(lines.of(0)[0] > 0.0 && lines.of(0)[1] > 0.0);
+            assert!(
+                lines.of(1)[0] > 0.0,
+                "feedback from what the best lines say"
+            );
+            assert_eq!(lines.of(0)[2], 0.0, "the tag D7 is not fed back");
+            assert_eq!(lines.of(1)[1], 0.0, "the tag's number is not fed back");
+        }
+    }
+
+    /// Scores the lines of one-memory-per-body records for `query`; returns each
+    /// memory's line scores.
+    fn line_scores(bodies: &[&str], query: &str) -> Vec<Vec<f64>> {
+        let records: Vec<Record> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut r = numbered(i);
+                r.body = b.to_string();
+                r
+            })
+            .collect();
+        Corpus::new(&records)
+            .score(&records, query)
+            .lines
+            .iter()
+            .map(<[f64]>::to_vec)
+            .collect()
+    }
+
+    #[test]
+    fn best_keys_order_as_by_score_desc() {
+        // Scores across magnitudes, with ties broken by place.
+        let scores = [
+            1e-300,
+            1e-9,
+            0.25,
+            0.5,
+            0.5000000000000001,
+            1.0,
+            2.0,
+            7.5,
+            1e300,
+        ];
+        let mut items: Vec<(f64, (usize, usize))> = Vec::new();
+        for (i, &s) in scores.iter().enumerate() {
+            for place in [(0, 0), (0, 1), (1, 0), (i, 3), (u32::MAX as usize, 7)] {
+                items.push((s, place));
+            }
+        }
+        for &(s, p) in &items {
+            assert_eq!(key_parts(best_key(s, p.0, p.1)), (s, p));
+        }
+        let mut want = items.clone();
+        want.sort_by(by_score_desc);
+        let mut keys: Vec<u128> = items.iter().map(|&(s, (a, b))| best_key(s, a, b)).collect();
+        keys.sort_unstable_by(|a, b| b.cmp(a));
+        let got: Vec<_> = keys.into_iter().map(key_parts).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn line_scores_cases() {
+        // spec/ranking.md#query-aware-context-measured-on-locomo
+        // The best line scores 1; a line without any query term (or feedback term) 0.
+        let s = line_scores(
+            &["Ana: cello lessons\nBen: weather is nice\nAna: pizza"],
+            "cello",
+        );
+        assert_eq!(s[0][0], 1.0);
+        assert_eq!(s[0][1], 0.0);
+        // What the named person said beats the same words said to them.
+        let s = line_scores(
+            &["Ben: Ana, your cello sounds great\nAna: my cello sounds great\nBo: x"],
+            "Ana cello",
+        );
+        assert!(s[0][1] > s[0][0], "{s:?}");
+        // Query words next to each other in a line beat the same words apart.
+        let s = line_scores(
+            &["the art show opens\nshow me your art\nunrelated\nmore unrelated"],
+            "art show",
+        );
+        assert!(s[0][0] > s[0][1], "{s:?}");
+        // Feedback: a term shared by the best lines reaches a line without query terms.
+        let s = line_scores(
+            &["cello and zebra\nzebra stripes\nnothing here\nor here\nnor here"],
+            "cello",
+        );
+        assert!(s[0][1] > 0.0, "{s:?}");
+        assert_eq!(s[0][2], 0.0);
+        // Lines are scored across memories on one scale.
+        let s = line_scores(&["x cello y", "cello cello\nno"], "cello");
+        assert!(s[0][0] > 0.0 && s[1][0] > 0.0);
+        assert_eq!(s.iter().flatten().copied().fold(0.0, f64::max), 1.0);
+    }
+}

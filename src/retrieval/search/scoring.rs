@@ -1,0 +1,542 @@
+//! Memory scoring: the corpus statistics ([`Corpus`]: document and line
+//! frequencies, kept up to date memory by memory), BM25F over the fields, relevance
+//! blended with the whole-query phrase hit, the strength of a query's best match,
+//! and the blend with salience and recency.
+//!
+//! Must not tokenize (the text module does) or score lines (the line scoring does).
+//! Pure code: no IO, no clock.
+
+use std::sync::OnceLock;
+
+use crate::memory::Record;
+use crate::retrieval::postings::Postings;
+use crate::retrieval::search::line_scoring::LineScores;
+use crate::retrieval::search::terms;
+use crate::retrieval::search::text::phrase_hit;
+use crate::retrieval::search::vocab::DocData;
+use crate::retrieval::search::vocab::Vocab;
+
+/// BM25 term-frequency saturation.
+pub const K1: f64 = 1.2;
+/// BM25 length normalization.
+pub const B: f64 = 0.75;
+
+/// Share of relevance that comes from BM25; the rest is the whole-phrase hit.
+pub const W_BM25: f64 = 0.7;
+pub const W_PHRASE: f64 = 0.3;
+/// Boosts applied to relevance: score = relevance × (BASE + W_SAL × salience + W_REC × recency).
+pub const BOOST_BASE: f64 = 0.8;
+pub const BOOST_SALIENCE: f64 = 0.15;
+pub const BOOST_RECENCY: f64 = 0.05;
+
+/// The blended score of a relevant memory.
+pub fn blend(relevance: f64, salience: f64, recency: f64) -> f64 {
+    relevance * (BOOST_BASE + BOOST_SALIENCE * salience + BOOST_RECENCY * recency)
+}
+
+/// Term statistics of every memory and of every line of every body: what query-aware
+/// context and recall need that does not depend on the query. Built from
+/// [`DocData`], one per memory in the order of the records it serves; kept up to date
+/// memory by memory ([`Corpus::set`], [`Corpus::insert`], [`Corpus::remove`]) by a
+/// process that stays warm.
+#[derive(Debug, Clone, Default)]
+pub struct Corpus {
+    pub(super) vocab: Vocab,
+    pub(super) docs: Vec<DocData>,
+    /// Number of memories containing each term (by id).
+    df: Vec<u32>,
+    /// Number of non-empty lines containing each term (by id).
+    pub(super) line_df: Vec<u32>,
+    pub(super) n_lines: usize,
+    pub(super) line_tokens: usize,
+    /// Term postings, for a corpus that serves many queries ([`Corpus::keep_postings`]):
+    /// built on the first query.
+    postings: Option<OnceLock<Postings>>,
+}
+
+/// Relevance of memories and of their lines to one query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueryScores {
+    /// Relevance of each memory, as [`relevance`] computes it: 0 means "not a hit".
+    pub memory: Vec<f64>,
+    /// How much weight the memories' relevance has against the lines' own scores.
+    pub prior: f64,
+    /// `lines.of(r)[l]`: score of line `l` of memory `r` as a passage of its own
+    /// (BM25 with line-level IDF, label boost, bigrams, feedback terms), divided by the
+    /// best line's score, so the best line has 1 and a line without a query term 0.
+    pub lines: LineScores,
+}
+
+impl Corpus {
+    /// Builds the statistics of `records`.
+    pub fn new(records: &[Record]) -> Corpus {
+        let mut vocab = Vocab::default();
+        let docs = records.iter().map(|r| DocData::of(r, &mut vocab)).collect();
+        Corpus::from_parts(vocab, docs)
+    }
+
+    /// Builds the statistics from each memory's [`DocData`] (whose ids are `vocab`'s).
+    pub fn from_parts(vocab: Vocab, docs: Vec<DocData>) -> Corpus {
+        let mut c = Corpus {
+            df: vec![0; vocab.len()],
+            line_df: vec![0; vocab.len()],
+            vocab,
+            docs: Vec::with_capacity(docs.len()),
+            n_lines: 0,
+            line_tokens: 0,
+            postings: None,
+        };
+        for d in docs {
+            c.count(&d, 1);
+            c.docs.push(d);
+        }
+        c
+    }
+
+    /// The vocabulary and each memory's data, for saving.
+    pub fn parts(&self) -> (&Vocab, &[DocData]) {
+        (&self.vocab, &self.docs)
+    }
+
+    /// The vocabulary and each memory's data, taken out (to rebuild the corpus after
+    /// some memories changed, with [`Corpus::carry`]).
+    pub fn take_parts(&mut self) -> (Vocab, Vec<DocData>) {
+        (
+            std::mem::take(&mut self.vocab),
+            std::mem::take(&mut self.docs),
+        )
+    }
+
+    /// The data of a memory, interned in this corpus's vocabulary (not yet added).
+    pub fn analyze(&mut self, r: &Record) -> DocData {
+        DocData::of(r, &mut self.vocab)
+    }
+
+    /// Number of memories.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether the corpus has no memory.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Keeps term postings from the next query on, so that a query looks only at
+    /// the memories and lines that hold its terms (for a process that stays warm;
+    /// the scores are the same).
+    pub fn keep_postings(&mut self) {
+        if self.postings.is_none() {
+            self.postings = Some(OnceLock::new());
+        }
+    }
+
+    /// The corpus of `docs` (interned in `vocab`, which grew from this corpus's
+    /// after [`Corpus::take_parts`]), where `origin[j]`, when given, is the position
+    /// in this corpus of a memory whose data `docs[j]` is unchanged, and `gone` is the
+    /// data of every memory of this corpus not carried. The frequencies are this
+    /// corpus's less `gone` plus the new memories' (the same counts as a corpus built
+    /// anew), and postings kept are carried over rather than rebuilt.
+    pub fn carry(
+        mut self,
+        vocab: Vocab,
+        docs: Vec<DocData>,
+        origin: &[Option<usize>],
+        gone: &[DocData],
+    ) -> Corpus {
+        self.vocab = vocab;
+        for d in gone {
+            self.count(d, -1);
+        }
+        for (d, _) in docs.iter().zip(origin).filter(|(_, o)| o.is_none()) {
+            self.count(d, 1);
+        }
+        self.postings = self.postings.take().map(|p| match p.into_inner() {
+            Some(p) => OnceLock::from(p.carry(origin, &docs)),
+            None => OnceLock::new(),
+        });
+        self.docs = docs;
+        self
+    }
+
+    /// Replaces memory `i`'s data (interned with [`Corpus::analyze`]): its share
+    /// of the frequencies and its postings.
+    pub fn replace(&mut self, i: usize, d: DocData) {
+        let old = std::mem::take(&mut self.docs[i]);
+        self.count(&old, -1);
+        self.count(&d, 1);
+        self.docs[i] = d;
+        if let Some(p) = self.postings.as_mut().and_then(OnceLock::get_mut) {
+            p.replace(i, &self.docs);
+        }
+    }
+
+    /// Adds (`sign` 1) or takes away (-1) a memory's share of the frequencies.
+    fn count(&mut self, d: &DocData, sign: i64) {
+        let n = self.vocab.len();
+        self.df.resize(n, 0);
+        self.line_df.resize(n, 0);
+        let apply = |x: &mut u32| *x = (i64::from(*x) + sign).max(0) as u32;
+        for &(t, _) in &d.tf {
+            apply(&mut self.df[t as usize]);
+        }
+        for &(t, n) in &d.line_df {
+            let x = &mut self.line_df[t as usize];
+            *x = (i64::from(*x) + sign * i64::from(n)).max(0) as u32;
+        }
+        let tokens = d.tokens.len();
+        if sign > 0 {
+            self.n_lines += d.n_lines as usize;
+            self.line_tokens += tokens;
+        } else {
+            self.n_lines = self.n_lines.saturating_sub(d.n_lines as usize);
+            self.line_tokens = self.line_tokens.saturating_sub(tokens);
+        }
+    }
+
+    fn avg_len(&self) -> f64 {
+        if self.docs.is_empty() {
+            return 1.0;
+        }
+        let total: f64 = self.docs.iter().map(|d| d.len).sum();
+        (total / self.docs.len() as f64).max(1.0)
+    }
+
+    /// Inverse document frequency of a term (BM25's, floored at a small positive value
+    /// so that a term present everywhere still counts a little).
+    pub fn idf(&self, term: &str) -> f64 {
+        let df = self.vocab.get(term).map_or(0, |t| self.df[t as usize]);
+        let n = self.docs.len() as f64;
+        let df = f64::from(df);
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln().max(1e-6)
+    }
+
+    /// BM25F score of every memory for the query terms.
+    pub fn bm25(&self, query: &[String]) -> Vec<f64> {
+        let mut unique: Vec<&String> = query.iter().collect();
+        unique.sort();
+        unique.dedup();
+        let idfs: Vec<(Option<u32>, f64)> = unique
+            .iter()
+            .map(|t| (self.vocab.get(t), self.idf(t)))
+            .collect();
+        let avg_len = self.avg_len();
+        if let Some(p) = self.postings() {
+            // Term at a time, in the order of `idfs`: each memory adds its terms'
+            // shares in the order of the scan below, so the sums are equal.
+            let mut out = vec![0.0; self.docs.len()];
+            let norms: Vec<f64> = self
+                .docs
+                .iter()
+                .map(|d| K1 * (1.0 - B + B * d.len / avg_len))
+                .collect();
+            for (t, idf) in &idfs {
+                let Some(list) = t.and_then(|t| p.docs.get(t as usize)) else {
+                    continue;
+                };
+                for &(slot, tf) in list {
+                    let Some(i) = p.position(slot) else { continue };
+                    out[i] += idf * tf * (K1 + 1.0) / (tf + norms[i]);
+                }
+            }
+            return out;
+        }
+        self.docs
+            .iter()
+            .map(|d| {
+                let norm = K1 * (1.0 - B + B * d.len / avg_len);
+                idfs.iter()
+                    .map(|(t, idf)| match t.and_then(|t| d.tf(t)) {
+                        Some(tf) => idf * tf * (K1 + 1.0) / (tf + norm),
+                        None => 0.0,
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// Relevance of every memory to a query, in [0, 1]; 0 means "not a hit": BM25F
+    /// scaled by the best memory's, blended with whether the memory contains the
+    /// whole query. `records` must be the records the corpus serves.
+    pub fn relevance(&self, records: &[Record], query: &str) -> Vec<f64> {
+        self.relevance_and_strength(records, query).0
+    }
+
+    /// [`Corpus::relevance`], and how much of the query the best memory explains:
+    /// its BM25F score as a share of the most the query's known terms can give
+    /// (each term's IDF × (k1 + 1), what it gives at any frequency short of
+    /// infinite), in [0, 1].
+    pub fn relevance_and_strength(&self, records: &[Record], query: &str) -> (Vec<f64>, f64) {
+        let q_terms = terms(query);
+        let bm25 = self.bm25(&q_terms);
+        let max = bm25.iter().cloned().fold(0.0_f64, f64::max);
+        // Terms some memory holds (the vocabulary keeps the terms of memories gone).
+        let mut known: Vec<&String> = q_terms
+            .iter()
+            .filter(|t| self.vocab.get(t).is_some_and(|id| self.df[id as usize] > 0))
+            .collect();
+        known.sort();
+        known.dedup();
+        let most: f64 = known.iter().map(|t| self.idf(t) * (K1 + 1.0)).sum();
+        let strength = if most > 0.0 {
+            (max / most).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let q_lower = query.trim().to_lowercase();
+        // A memory that contains the query contains every word of it that has a
+        // separator on both sides as a whole term: memories without one of those
+        // terms are not searched (exact for ASCII queries; the others are searched).
+        let inner: Option<Vec<u32>> = if q_lower.is_ascii() {
+            let segments: Vec<&str> = q_lower.split(|c: char| !c.is_alphanumeric()).collect();
+            let mut ids = Vec::new();
+            let mut possible = true;
+            for seg in segments
+                .iter()
+                .skip(1)
+                .take(segments.len().saturating_sub(2))
+            {
+                if let Some(t) = terms(seg).first() {
+                    match self.vocab.get(t) {
+                        Some(id) => ids.push(id),
+                        None => possible = false,
+                    }
+                }
+            }
+            possible.then_some(ids)
+        } else {
+            Some(Vec::new())
+        };
+        let rel = records
+            .iter()
+            .zip(bm25)
+            .zip(&self.docs)
+            .map(|((r, s), d)| {
+                let lexical = if max > 0.0 { s / max } else { 0.0 };
+                let may = inner
+                    .as_ref()
+                    .is_some_and(|ids| ids.iter().all(|&t| d.tf(t).is_some()));
+                let phrase = if !q_lower.is_empty() && may && phrase_hit(r, &q_lower) {
+                    1.0
+                } else {
+                    0.0
+                };
+                W_BM25 * lexical + W_PHRASE * phrase
+            })
+            .collect();
+        (rel, strength)
+    }
+
+    /// The postings, when kept (built on the first call).
+    pub(super) fn postings(&self) -> Option<&Postings> {
+        self.postings
+            .as_ref()
+            .map(|p| p.get_or_init(|| Postings::new(&self.docs)))
+    }
+
+    /// Scores every memory and every line for `query`. `records` must be the records
+    /// the corpus serves.
+    pub fn score(&self, records: &[Record], query: &str) -> QueryScores {
+        let (memory, prior) = self.relevance_and_strength(records, query);
+        QueryScores {
+            memory,
+            prior,
+            lines: self.line_relevance(query),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retrieval::search::tests::numbered;
+    use crate::retrieval::search::tests::with_postings;
+
+    #[test]
+    fn strength_is_the_share_of_the_query_the_best_memory_explains() {
+        let mut records: Vec<Record> = (0..4).map(numbered).collect();
+        records[0].body = "a parrot called Kiwi".into();
+        records[1].body = "work, work and more work".into();
+        records[2].body = "work".into();
+        records[3].body = "the garden".into();
+        let mut c = Corpus::new(&records);
+        let strength = |q: &str| c.relevance_and_strength(&records, q).1;
+        let (rel, s) = c.relevance_and_strength(&records, "parrot");
+        assert_eq!(rel, c.relevance(&records, "parrot"), "the same relevance");
+        assert!(s > 0.0 && s < 1.0, "{s}");
+        // A second term the best memory does not hold: less of the query explained.
+        assert!(strength("parrot work") < s);
+        // Words no memory holds are no part of what could be explained.
+        assert_eq!(strength("parrot zebra"), s);
+        assert_eq!(strength("zebra"), 0.0);
+        // More of the term, more explained; never past all of it.
+        assert!(strength("work") > strength("garden"));
+        assert!(strength("work") < 1.0);
+        // A corpus that outlived a memory (its terms stay in the vocabulary) gives
+        // what a new corpus of the memories left gives.
+        let (vocab, mut docs) = c.take_parts();
+        docs.remove(0);
+        let carried = Corpus::from_parts(vocab, docs);
+        let left = &records[1..];
+        let fresh = Corpus::new(left);
+        for q in ["parrot work", "kiwi garden", "parrot"] {
+            assert_eq!(
+                carried.relevance_and_strength(left, q),
+                fresh.relevance_and_strength(left, q),
+                "{q}"
+            );
+        }
+    }
+
+    /// Asserts that two corpora of `records` give every query the same scores.
+    fn same_scores(a: &Corpus, b: &Corpus, records: &[Record], queries: &[&str], what: &str) {
+        for q in queries {
+            assert_eq!(a.score(records, q), b.score(records, q), "{what}, {q}");
+        }
+    }
+
+    /// Records of random bodies over a small vocabulary (so terms repeat within and
+    /// across lines), some lines labelled; a small xorshift keeps it reproducible.
+    fn random_records(seed: u64, n: usize) -> Vec<Record> {
+        let words = [
+            "cello", "zebra", "Ana", "Ben", "tempo", "knee", "physio", "coffee", "run", "art",
+            "show", "lesson", "morning", "flat", "white", "trip", "Paris", "dog", "walk",
+        ];
+        let mut x = seed.max(1);
+        let mut next = move |m: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as usize
+        };
+        (0..n)
+            .map(|i| {
+                let mut r = numbered(i);
+                r.meta.name = words[next(words.len())].to_string();
+                let lines: Vec<String> = (0..next(6))
+                    .map(|_| {
+                        // Some lines longer than the 32 positions postings tell apart.
+                        let n = if next(5) == 0 {
+                            30 + next(60)
+                        } else {
+                            next(12)
+                        };
+                        let text: Vec<&str> = (0..n).map(|_| words[next(words.len())]).collect();
+                        match next(3) {
+                            0 => format!("{}: {}", words[next(3)], text.join(" ")),
+                            _ => text.join(" "),
+                        }
+                    })
+                    .collect();
+                r.body = lines.join("\n");
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn postings_score_as_the_scan() {
+        // spec/ranking.md#postings: the same scores, bit for bit, through postings.
+        let queries = [
+            "cello",
+            "Ana cello tempo",
+            "knee physio tempo run",
+            "what did Ben say about the morning coffee in Paris",
+            "flat white",
+            "nothing matches",
+        ];
+        for seed in 1..=12 {
+            let records = random_records(seed, 40);
+            let mut kept = with_postings(&records);
+            let what = format!("seed {seed}");
+            same_scores(&Corpus::new(&records), &kept, &records, &queries, &what);
+            // A corpus carried over after changes scores as a new one.
+            let next = random_records(seed + 100, 10);
+            let mut records2: Vec<Record> = records.clone();
+            let mut origin: Vec<Option<usize>> = (0..records.len()).map(Some).collect();
+            for (k, r) in next.into_iter().enumerate() {
+                let at = (k * 7) % records2.len();
+                if k % 3 == 0 {
+                    records2.insert(at, r);
+                    origin.insert(at, None);
+                } else if k % 3 == 1 {
+                    records2[at] = r;
+                    origin[at] = None;
+                } else {
+                    records2.remove(at);
+                    origin.remove(at);
+                }
+            }
+            let (mut vocab, old) = kept.take_parts();
+            let docs: Vec<DocData> = records2
+                .iter()
+                .zip(&origin)
+                .map(|(r, o)| match o {
+                    Some(i) => old[*i].clone(),
+                    None => DocData::of(r, &mut vocab),
+                })
+                .collect();
+            let gone: Vec<DocData> = (0..old.len())
+                .filter(|i| !origin.contains(&Some(*i)))
+                .map(|i| old[i].clone())
+                .collect();
+            let counted = Corpus::from_parts(vocab.clone(), docs.clone());
+            let carried = kept.carry(vocab, docs, &origin, &gone);
+            // The same frequencies as counting anew.
+            assert_eq!(
+                (
+                    &carried.df,
+                    &carried.line_df,
+                    carried.n_lines,
+                    carried.line_tokens
+                ),
+                (
+                    &counted.df,
+                    &counted.line_df,
+                    counted.n_lines,
+                    counted.line_tokens
+                )
+            );
+            let fresh = Corpus::new(&records2);
+            same_scores(
+                &fresh,
+                &carried,
+                &records2,
+                &queries,
+                &format!("carried, {what}"),
+            );
+            // A memory replaced where it is scores as in a new corpus too.
+            let mut replaced = carried;
+            let mut records3 = records2.clone();
+            let at = seed as usize % records3.len();
+            records3[at] = random_records(seed + 200, 1).remove(0);
+            let d = replaced.analyze(&records3[at]);
+            replaced.replace(at, d);
+            let fresh = Corpus::new(&records3);
+            same_scores(
+                &fresh,
+                &replaced,
+                &records3,
+                &queries,
+                &format!("replaced, {what}"),
+            );
+        }
+    }
+
+    #[test]
+    fn postings_of_huge_lines() {
+        // A line of more terms, and a term counted more often, than postings hold in
+        // 16 bits: looked up in the memory's data, same scores.
+        let mut records = random_records(7, 5);
+        records[2].body = format!("Ana: {}\nknee tempo", "cello tempo ".repeat(40_000));
+        records[3].body = format!("{}knee", "zebra ".repeat(70_000));
+        let queries = ["cello tempo", "Ana cello", "zebra knee", "knee tempo"];
+        same_scores(
+            &Corpus::new(&records),
+            &with_postings(&records),
+            &records,
+            &queries,
+            "huge",
+        );
+    }
+}

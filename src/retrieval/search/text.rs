@@ -1,0 +1,318 @@
+//! Text analysis for search: splitting text into words, stop words, light stemming,
+//! a line's tag and label, and the whole-query phrase test.
+//!
+//! Owns how text becomes terms (the same for memories and queries). Must not know
+//! term ids, statistics or scores: the vocabulary and scoring build on it. Pure code.
+
+use crate::memory::Record;
+
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have",
+    "he", "her", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of",
+    "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where",
+    "which", "who", "whom", "why", "will", "with", "would", "you", "your",
+];
+
+/// The maximal runs of alphanumeric characters of `text` (the non-empty pieces of
+/// `text.split(|c: char| !c.is_alphanumeric())`), with ASCII tested byte by byte.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let mut start = None;
+        while i < b.len() {
+            let (alnum, width) = if b[i].is_ascii() {
+                (b[i].is_ascii_alphanumeric(), 1)
+            } else {
+                let c = text[i..].chars().next().unwrap_or_default();
+                (c.is_alphanumeric(), c.len_utf8())
+            };
+            match (alnum, start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    let word = &text[s..i];
+                    i += width;
+                    return Some(word);
+                }
+                _ => {}
+            }
+            i += width;
+        }
+        start.map(|s| &text[s..])
+    })
+}
+
+/// The length of the longest stop word, in bytes.
+const STOPWORD_MAX_LEN: usize = 5;
+
+/// Light English stemming: folds plurals and common verb endings so that `runs`,
+/// `running` and `run` meet. Applied identically to documents and queries, so it
+/// only needs to be consistent, not linguistically perfect.
+pub fn stem(word: &str) -> String {
+    if word.len() <= 3 || !word.is_ascii() {
+        return word.to_string();
+    }
+    let plural = strip_plural(word);
+    strip_verb(plural)
+}
+
+fn strip_plural(w: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    if let Some(s) = w.strip_suffix("ies").filter(|s| s.len() >= 2) {
+        return Cow::Owned(format!("{s}y"));
+    }
+    if let Some(s) = w.strip_suffix("sses") {
+        return Cow::Owned(format!("{s}ss"));
+    }
+    if w.ends_with("ss") || w.ends_with("us") || w.ends_with("is") {
+        return Cow::Borrowed(w);
+    }
+    if let Some(s) = w.strip_suffix("es").filter(|s| {
+        s.len() >= 3 && (s.ends_with(['s', 'x', 'z']) || s.ends_with("ch") || s.ends_with("sh"))
+    }) {
+        return Cow::Borrowed(s);
+    }
+    match w.strip_suffix('s').filter(|s| s.len() >= 3) {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Borrowed(w),
+    }
+}
+
+fn strip_verb(w: std::borrow::Cow<'_, str>) -> String {
+    // A doubled final consonant left by the suffix is undone: running -> runn -> run.
+    let undouble = |s: &str| -> String {
+        let b = s.as_bytes();
+        let n = b.len();
+        if n >= 3 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z') {
+            s[..n - 1].to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    for suffix in ["ing", "ed"] {
+        if let Some(s) = w.strip_suffix(suffix).filter(|s| s.len() >= 3) {
+            return undouble(s);
+        }
+    }
+    if let Some(s) = w.strip_suffix("ly").filter(|s| s.len() >= 3) {
+        return s.to_string();
+    }
+    // A final silent `e` goes too, so that `hike` meets `hiking` (both `hik`) and
+    // `dance` meets `dancing`.
+    if let Some(s) = w
+        .strip_suffix('e')
+        .filter(|s| s.len() >= 3 && !s.ends_with('e'))
+    {
+        return s.to_string();
+    }
+    w.into_owned()
+}
+
+/// Splits text into lowercase, stemmed terms, without stopwords.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lower = String::new();
+    for raw in words(text) {
+        // ASCII lowercases in place (what `to_lowercase` does to ASCII).
+        lower.clear();
+        if raw.is_ascii() {
+            lower.push_str(raw);
+            lower.make_ascii_lowercase();
+        } else {
+            lower.push_str(&raw.to_lowercase());
+        }
+        if lower.len() <= STOPWORD_MAX_LEN && STOPWORDS.binary_search(&lower.as_str()).is_ok() {
+            continue;
+        }
+        let short = if lower.is_ascii() {
+            lower.len() < 2
+        } else {
+            lower.chars().count() < 2
+        };
+        if short && !lower.chars().all(|c| c.is_numeric()) {
+            continue;
+        }
+        out.push(stem(&lower));
+    }
+    out
+}
+
+/// Whether the memory contains the whole query, case-insensitively, in its name,
+/// description or body.
+pub fn phrase_hit(r: &Record, query_lower: &str) -> bool {
+    contains_lower(&r.meta.name, query_lower)
+        || contains_lower(&r.meta.description, query_lower)
+        || contains_lower(&r.body, query_lower)
+}
+
+fn contains_lower(hay: &str, needle_lower: &str) -> bool {
+    if hay.is_ascii() && needle_lower.is_ascii() {
+        // Fast path without allocating a lowercase copy of the body: jump to each
+        // occurrence of the first byte in either case, then compare.
+        let (h, n) = (hay.as_bytes(), needle_lower.as_bytes());
+        let Some(&first) = n.first() else {
+            return true;
+        };
+        if h.len() < n.len() {
+            return false;
+        }
+        let last = h.len() - n.len();
+        return memchr::memchr2_iter(first, first.to_ascii_uppercase(), &h[..=last])
+            .any(|i| h[i..i + n.len()].eq_ignore_ascii_case(n));
+    }
+    hay.to_lowercase().contains(needle_lower)
+}
+
+/// Splits off a line's list marker and tag: a bracketed word of at most 20
+/// characters at its start (`[D3:5]`, `[2026-03-01]`, `[09:30]`), which says where
+/// or when the line is, not what it says. Returns the marker and tag (empty when
+/// there is neither) and the rest.
+pub fn split_tag(line: &str) -> (&str, &str) {
+    let t = line.trim_start();
+    let t = t
+        .strip_prefix("- ")
+        .or_else(|| t.strip_prefix("* "))
+        .unwrap_or(t);
+    let t = match t.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+        Some((tag, rest)) if tag.chars().count() <= 20 => rest,
+        _ => t,
+    };
+    line.split_at(line.len() - t.len())
+}
+
+/// Finds a line's label: `Name` in `Name: text`, optionally after a list marker or a
+/// tag ([`split_tag`]: `[D3:5] Name: text`). A label is one to three words of letters,
+/// digits, spaces, `-`, `_`, `'` or `.` before the first `: `, of at most 40
+/// characters. Returns the text before the label, the label and the text after it.
+pub fn split_label(line: &str) -> Option<(&str, &str, &str)> {
+    let (_, t) = split_tag(line);
+    let (label, _) = t.split_once(": ")?;
+    let ok = (1..=3).contains(&label.split_whitespace().count())
+        && label.chars().count() <= 40
+        && label
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '\'' | '.'));
+    if !ok {
+        return None;
+    }
+    let start = line.len() - t.len();
+    let end = start + label.len();
+    Some((&line[..start], label, &line[end..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The non-empty pieces of `text` split at every character that is not
+    /// alphanumeric: what [`words`] must give.
+    fn split_words(text: &str) -> Vec<&str> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn words_are_the_alphanumeric_runs() {
+        for t in ["", "a", "  ", "..x..", "x", "Hello, wörld! x2 ÀB—cd"] {
+            assert_eq!(words(t).collect::<Vec<_>>(), split_words(t), "{t:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        /// Random strings over ASCII letters, digits, punctuation and non-ASCII
+        /// letters, digits, marks and spaces, and any printable text.
+        #[test]
+        fn words_are_the_alphanumeric_runs_of_any_text(
+            t in "[aZ09 ,._\\-\n\té日٣\u{2003}\u{301}—ß]{0,24}|\\PC{0,40}"
+        ) {
+            proptest::prop_assert_eq!(words(&t).collect::<Vec<_>>(), split_words(&t));
+        }
+    }
+
+    #[test]
+    fn stopwords_are_sorted() {
+        let mut s = STOPWORDS.to_vec();
+        s.sort();
+        assert_eq!(s, STOPWORDS);
+        let longest = STOPWORDS.iter().map(|w| w.len()).max();
+        assert_eq!(longest, Some(STOPWORD_MAX_LEN));
+    }
+
+    #[test]
+    fn stemming() {
+        for (w, want) in [
+            ("runs", "run"),
+            ("running", "run"),
+            ("ran", "ran"),
+            ("stories", "story"),
+            ("classes", "class"),
+            ("boxes", "box"),
+            ("walked", "walk"),
+            ("quickly", "quick"),
+            ("focus", "focus"),
+            ("analysis", "analysis"),
+            ("pottery", "pottery"),
+            ("painting", "paint"),
+            ("paintings", "paint"),
+            ("café", "café"),
+            // A final silent e folds, so verb forms meet (spec/ranking.md).
+            ("hike", "hik"),
+            ("hikes", "hik"),
+            ("hiking", "hik"),
+            ("dance", "danc"),
+            ("dancing", "danc"),
+            ("agree", "agree"),
+        ] {
+            assert_eq!(stem(w), want, "{w}");
+        }
+    }
+
+    #[test]
+    fn terms_drop_stopwords_and_punctuation() {
+        assert_eq!(
+            terms("What did Caroline paint, in 2023? A sunset!"),
+            vec!["carolin", "paint", "2023", "sunset"]
+        );
+        assert_eq!(terms("Ünï-code 中文"), vec!["ünï", "cod", "中文"]);
+    }
+
+    #[test]
+    fn labels() {
+        for (line, want) in [
+            ("[D3:5] Caroline: went hiking", Some("Caroline")),
+            ("Caroline: went hiking", Some("Caroline")),
+            ("- User: prefers tea", Some("User")),
+            ("Mary Ann Lee: hi", Some("Mary Ann Lee")),
+            ("Note that x: y", Some("Note that x")),
+            ("one two three four: y", None),
+            ("no label here", None),
+            ("http://example.com: y", None),
+            ("[a very long bracketed tag indeed] Bo: y", None),
+            (": empty", None),
+        ] {
+            assert_eq!(split_label(line).map(|(_, l, _)| l), want, "{line}");
+        }
+        let (before, label, after) = split_label("[D1:2] Bo: hi").unwrap();
+        assert_eq!((before, label, after), ("[D1:2] ", "Bo", ": hi"));
+    }
+
+    #[test]
+    fn tags() {
+        for (line, want) in [
+            ("[D3:5] Caroline: went hiking", "[D3:5] "),
+            ("- [2026-03-01] met Bo", "- [2026-03-01] "),
+            ("  * [09:30] standup", "  * [09:30] "),
+            ("[a very long bracketed tag indeed] Bo: y", ""),
+            ("[D3:5]no space", ""),
+            ("plain [D3:5] later", ""),
+        ] {
+            let (tag, rest) = split_tag(line);
+            assert_eq!(tag, want, "{line}");
+            assert_eq!(format!("{tag}{rest}"), line);
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! The terms of memories as ids: the vocabulary ([`Vocab`]), a memory's analyzed
+//! terms ([`Analyzed`]) and its term data ([`DocData`]: weighted field frequencies
+//! and the terms of every body line), which the postings read through [`Terms`].
+//!
+//! Must not score: no corpus statistics, no IDF, no BM25 (that is the scoring's).
+//! Pure code.
+
+use foldhash::{HashMap, HashMapExt};
+
+use crate::memory::Record;
+use crate::retrieval::postings::Terms;
+use crate::retrieval::search::terms;
+use crate::retrieval::search::text::split_label;
+use crate::retrieval::search::text::split_tag;
+
+/// Field weights: a term in the name counts three body occurrences.
+pub const W_NAME: f64 = 3.0;
+pub const W_DESCRIPTION: f64 = 2.0;
+pub const W_TAGS: f64 = 2.0;
+pub const W_BODY: f64 = 1.0;
+
+/// A vocabulary: every term a corpus has met, by id. Ids are handed out in order of
+/// first appearance and never reused, so a vocabulary saved with term ids (the
+/// search index under `.memdir/cache/`) can grow as memories change.
+#[derive(Debug, Clone, Default)]
+pub struct Vocab {
+    ids: HashMap<String, u32>,
+    pub(super) terms: Vec<String>,
+}
+
+impl Vocab {
+    /// A vocabulary of `terms`, by position; `None` when a term repeats.
+    pub fn from_terms(terms: Vec<String>) -> Option<Vocab> {
+        let mut ids = HashMap::with_capacity(terms.len());
+        for (i, t) in terms.iter().enumerate() {
+            if ids.insert(t.clone(), i as u32).is_some() {
+                return None;
+            }
+        }
+        Some(Vocab { ids, terms })
+    }
+
+    /// Every term, by id.
+    pub fn terms(&self) -> &[String] {
+        &self.terms
+    }
+
+    /// Number of terms.
+    pub fn len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// Whether the vocabulary has no term.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// The id of a term, if known.
+    pub fn get(&self, term: &str) -> Option<u32> {
+        self.ids.get(term).copied()
+    }
+
+    /// The id of a term, added when new.
+    pub fn intern(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        let id = self.terms.len() as u32;
+        self.terms.push(term.to_string());
+        self.ids.insert(term.to_string(), id);
+        id
+    }
+}
+
+/// What one memory brings to a [`Corpus`](crate::retrieval::search::Corpus), in term
+/// ids of a [`Vocab`]: the weighted
+/// term frequencies of its fields (BM25F) and the terms of every body line. It
+/// depends only on the memory's text, so it is computed once per content and kept in
+/// the search index under `.memdir/cache/`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DocData {
+    /// Weighted term frequency over the fields, by term id, ascending.
+    pub tf: Vec<(u32, f64)>,
+    /// Weighted length.
+    pub len: f64,
+    /// The terms of every body line, one line after the other; a line's label terms
+    /// come first, then its tag's ([`split_tag`]), then the rest.
+    pub tokens: Vec<u32>,
+    /// One entry per body line (`str::lines` of the body, blank ones included): where
+    /// its terms end in `tokens`, how many of them are its label and how many its tag.
+    pub lines: Vec<(u32, u32, u32)>,
+    /// For each term of the body, by id ascending: how many lines contain it.
+    pub line_df: Vec<(u32, u32)>,
+    /// Lines with at least one term.
+    pub n_lines: u32,
+}
+
+/// A memory's terms as text, in the order [`DocData::of`] interns them: the part of
+/// the analysis that needs no vocabulary, so that many memories can be analyzed on
+/// several threads and interned after, in order, to the same ids.
+#[derive(Debug, Clone, Default)]
+pub struct Analyzed {
+    /// Each field's terms with the field's weight: name, description, each tag, body.
+    fields: Vec<(Vec<String>, f64)>,
+    /// Each body line's terms (its label's first, then its tag's), how many are the
+    /// label's and how many the tag's.
+    lines: Vec<(Vec<String>, usize, usize)>,
+}
+
+impl Analyzed {
+    pub fn of(r: &Record) -> Analyzed {
+        let mut fields = vec![
+            (terms(&r.meta.name), W_NAME),
+            (terms(&r.meta.description), W_DESCRIPTION),
+        ];
+        for t in &r.meta.tags {
+            fields.push((terms(t), W_TAGS));
+        }
+        fields.push((terms(&r.body), W_BODY));
+        let lines = r
+            .body
+            .lines()
+            .map(|line| match split_label(line) {
+                Some((before, label, after)) => {
+                    let mut t = terms(label);
+                    let n = t.len();
+                    t.extend(terms(before));
+                    let tag = t.len() - n;
+                    t.extend(terms(after));
+                    (t, n, tag)
+                }
+                None => {
+                    let (before, after) = split_tag(line);
+                    let mut t = terms(before);
+                    let tag = t.len();
+                    t.extend(terms(after));
+                    (t, 0, tag)
+                }
+            })
+            .collect();
+        Analyzed { fields, lines }
+    }
+}
+
+impl DocData {
+    /// The terms of a memory, interned in `vocab`.
+    pub fn of(r: &Record, vocab: &mut Vocab) -> DocData {
+        DocData::intern(&Analyzed::of(r), vocab)
+    }
+
+    /// An analyzed memory's terms, interned in `vocab` in the order they were found.
+    pub fn intern(a: &Analyzed, vocab: &mut Vocab) -> DocData {
+        let mut d = DocData::default();
+        let mut tf: HashMap<u32, f64> = HashMap::new();
+        let mut len = 0.0;
+        for (ts, weight) in &a.fields {
+            for t in ts {
+                *tf.entry(vocab.intern(t)).or_insert(0.0) += weight;
+                len += weight;
+            }
+        }
+        d.len = len;
+        d.tf = tf.into_iter().collect();
+        d.tf.sort_unstable_by_key(|x| x.0);
+        for (ts, label, tag) in &a.lines {
+            d.tokens.extend(ts.iter().map(|t| vocab.intern(t)));
+            d.lines
+                .push((d.tokens.len() as u32, *label as u32, *tag as u32));
+        }
+        d.count_lines();
+        d
+    }
+
+    /// Fills `line_df` and `n_lines` from the lines.
+    fn count_lines(&mut self) {
+        let mut df: HashMap<u32, u32> = HashMap::new();
+        let mut uniq: Vec<u32> = Vec::new();
+        let mut n_lines = 0;
+        for l in 0..self.lines.len() {
+            let (label, text) = self.line(l);
+            if label.is_empty() && text.is_empty() {
+                continue;
+            }
+            n_lines += 1;
+            uniq.clear();
+            uniq.extend(label.iter().chain(text));
+            uniq.sort_unstable();
+            uniq.dedup();
+            for &t in &uniq {
+                *df.entry(t).or_insert(0) += 1;
+            }
+        }
+        self.n_lines = n_lines;
+        self.line_df = df.into_iter().collect();
+        self.line_df.sort_unstable();
+    }
+
+    /// The weighted frequency of a term id in the fields.
+    pub fn tf(&self, term: u32) -> Option<f64> {
+        self.tf
+            .binary_search_by_key(&term, |x| x.0)
+            .ok()
+            .map(|i| self.tf[i].1)
+    }
+
+    /// Line `l`: its label terms and its other terms (its tag's first).
+    #[inline]
+    pub(super) fn line(&self, l: usize) -> (&[u32], &[u32]) {
+        let start = if l == 0 {
+            0
+        } else {
+            self.lines[l - 1].0 as usize
+        };
+        let (end, label, _) = self.lines[l];
+        let all = &self.tokens[start..end as usize];
+        all.split_at(label as usize)
+    }
+
+    /// Line `l`'s terms without its tag's: its label's and what it says.
+    pub(super) fn content(&self, l: usize) -> (&[u32], &[u32]) {
+        let (label, text) = self.line(l);
+        (label, &text[self.lines[l].2 as usize..])
+    }
+
+    /// Whether the data is consistent (offsets in order and in range, ids below
+    /// `vocab_len`): a check for data read back from a cache.
+    pub fn is_valid(&self, vocab_len: usize) -> bool {
+        let mut prev = 0u32;
+        for &(end, label, tag) in &self.lines {
+            if end < prev
+                || end as usize > self.tokens.len()
+                || u64::from(label) + u64::from(tag) > u64::from(end - prev)
+            {
+                return false;
+            }
+            prev = end;
+        }
+        self.tf.windows(2).all(|w| w[0].0 < w[1].0)
+            && self.tf.iter().all(|x| (x.0 as usize) < vocab_len)
+            && self.tokens.iter().all(|&t| (t as usize) < vocab_len)
+            && self.line_df.iter().all(|x| (x.0 as usize) < vocab_len)
+            && self.n_lines as usize <= self.lines.len()
+    }
+}
+
+impl Terms for DocData {
+    fn fields(&self) -> &[(u32, f64)] {
+        &self.tf
+    }
+
+    fn line_count(&self) -> usize {
+        self.lines.len()
+    }
+
+    fn line(&self, l: usize) -> (&[u32], &[u32]) {
+        DocData::line(self, l)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retrieval::search::tests::numbered;
+
+    #[test]
+    fn tags() {
+        // Label terms first, then the tag's, then the rest; with or without a label.
+        let mut r = numbered(0);
+        r.body = "[D3:5] Ann: went hiking\n[2026-03-01] met Bo\nno tag".into();
+        let d = DocData::of(&r, &mut Vocab::default());
+        assert_eq!(
+            d.lines.iter().map(|l| (l.1, l.2)).collect::<Vec<_>>(),
+            [(1, 2), (0, 3), (0, 0)]
+        );
+        let words = |ids: &[u32], v: &Vocab| {
+            ids.iter()
+                .map(|&t| v.terms[t as usize].clone())
+                .collect::<Vec<_>>()
+        };
+        let mut v = Vocab::default();
+        let d = DocData::of(&r, &mut v);
+        let (label, text) = d.content(0);
+        assert_eq!(
+            (words(label, &v), words(text, &v)),
+            (
+                vec!["ann".to_string()],
+                vec!["went".to_string(), "hik".to_string()]
+            )
+        );
+        assert_eq!(words(d.content(1).1, &v), ["met", "bo"]);
+    }
+}
