@@ -9,10 +9,37 @@ use foldhash::{HashMap, HashMapExt};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::memory::Record;
 use crate::retrieval::postings::{LinePost, Postings};
 use crate::retrieval::search::scoring::{B, Corpus, K1};
 use crate::retrieval::search::terms;
 use crate::retrieval::search::vocab::DocData;
+
+/// Relevance of memories and of their lines to one query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueryScores {
+    /// Relevance of each memory, as `Corpus::relevance` computes it: 0 means "not a hit".
+    pub memory: Vec<f64>,
+    /// How much weight the memories' relevance has against the lines' own scores.
+    pub prior: f64,
+    /// `lines.of(r)[l]`: score of line `l` of memory `r` as a passage of its own
+    /// (BM25 with line-level IDF, label boost, bigrams, feedback terms), divided by the
+    /// best line's score, so the best line has 1 and a line without a query term 0.
+    pub lines: LineScores,
+}
+
+impl Corpus {
+    /// Scores every memory and every line for `query`. `records` must be the records
+    /// the corpus serves.
+    pub fn score(&self, records: &[Record], query: &str) -> QueryScores {
+        let (memory, prior) = self.relevance_and_strength(records, query);
+        QueryScores {
+            memory,
+            prior,
+            lines: self.line_relevance(query),
+        }
+    }
+}
 
 /// Line scores: a line whose label (`Caroline` in `[D3:5] Caroline: …`) is a query
 /// term scores this much more (× 1.5): in a transcript, what a person said answers a

@@ -13,9 +13,10 @@ mod scoring;
 mod text;
 mod vocab;
 
+pub use crate::retrieval::search::line_scoring::QueryScores;
 pub(crate) use crate::retrieval::search::line_scoring::best_key;
 pub(crate) use crate::retrieval::search::line_scoring::key_parts;
-pub use crate::retrieval::search::scoring::{Corpus, QueryScores, blend};
+pub use crate::retrieval::search::scoring::{Corpus, blend};
 pub use crate::retrieval::search::text::terms;
 pub use crate::retrieval::search::vocab::{Analyzed, DocData, Vocab};
 

@@ -10,7 +10,6 @@ use std::sync::OnceLock;
 
 use crate::memory::Record;
 use crate::retrieval::postings::Postings;
-use crate::retrieval::search::line_scoring::LineScores;
 use crate::retrieval::search::terms;
 use crate::retrieval::search::text::phrase_hit;
 use crate::retrieval::search::vocab::DocData;
@@ -52,19 +51,6 @@ pub struct Corpus {
     /// Term postings, for a corpus that serves many queries ([`Corpus::keep_postings`]):
     /// built on the first query.
     postings: Option<OnceLock<Postings>>,
-}
-
-/// Relevance of memories and of their lines to one query.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct QueryScores {
-    /// Relevance of each memory, as [`relevance`] computes it: 0 means "not a hit".
-    pub memory: Vec<f64>,
-    /// How much weight the memories' relevance has against the lines' own scores.
-    pub prior: f64,
-    /// `lines.of(r)[l]`: score of line `l` of memory `r` as a passage of its own
-    /// (BM25 with line-level IDF, label boost, bigrams, feedback terms), divided by the
-    /// best line's score, so the best line has 1 and a line without a query term 0.
-    pub lines: LineScores,
 }
 
 impl Corpus {
@@ -332,17 +318,6 @@ impl Corpus {
         self.postings
             .as_ref()
             .map(|p| p.get_or_init(|| Postings::new(&self.docs)))
-    }
-
-    /// Scores every memory and every line for `query`. `records` must be the records
-    /// the corpus serves.
-    pub fn score(&self, records: &[Record], query: &str) -> QueryScores {
-        let (memory, prior) = self.relevance_and_strength(records, query);
-        QueryScores {
-            memory,
-            prior,
-            lines: self.line_relevance(query),
-        }
     }
 }
 
