@@ -1,0 +1,256 @@
+//! The timeline through the façade: reading day files newest first as far as a call
+//! needs (spec/timeline-format.md#reading), appending a `note`, and inserting imported
+//! events in time order. It must not touch memory files or MEMORY.md.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::engine::Memory;
+use crate::engine::types::{Events, NOT_A_FILE, Problem, short_io};
+use crate::error::{Error, Result};
+use crate::memory::layout::{MAX_EVENT, MAX_TIMELINE_LINE, TIMELINE_DIR};
+use crate::memory::secrets;
+use crate::memory::timeline::{self, Event};
+use crate::store::Found;
+
+/// How far back [`Memory::read_events`] reads, newest day first.
+enum Until<'a> {
+    /// Every day.
+    All,
+    /// Until the lines read add up to this many characters.
+    Chars(usize),
+    /// Until `count` events pass `keep`, or the days before `since`.
+    Matching {
+        since: Option<chrono::NaiveDate>,
+        keep: &'a dyn Fn(&Event) -> bool,
+        count: usize,
+    },
+}
+
+impl Memory {
+    /// Reads every timeline event, oldest first.
+    pub fn events(&self) -> Result<Events> {
+        self.read_events(Until::All)
+    }
+
+    /// Reads the newest events whose lines add up to at least `chars` characters
+    /// (or all of them), oldest first: enough to fill a context block.
+    pub(super) fn recent_events(&self, chars: usize) -> Result<Events> {
+        self.read_events(Until::Chars(chars))
+    }
+
+    /// Reads the newest day files, newest first, until `count` events pass `keep`
+    /// (or the days before `since` are reached), and returns their events oldest first.
+    pub(super) fn read_events_until(
+        &self,
+        since: Option<chrono::NaiveDate>,
+        keep: &dyn Fn(&Event) -> bool,
+        count: usize,
+    ) -> Result<Events> {
+        self.read_events(Until::Matching { since, keep, count })
+    }
+
+    fn read_events(&self, until: Until<'_>) -> Result<Events> {
+        self.require_dir()?;
+        let mut out = Events::default();
+        let files = match self.backend.scan_timeline() {
+            Ok(f) => f,
+            // A linked timeline folder points outside the directory: report, read nothing.
+            Err(Error::Symlink { .. }) => {
+                out.problems.push(Problem::error(
+                    TIMELINE_DIR,
+                    None,
+                    "timeline folder is a symbolic link; not followed",
+                ));
+                return Ok(out);
+            }
+            Err(e) => return Err(e),
+        };
+        let mut chunks: Vec<Vec<Event>> = Vec::new();
+        let mut total = 0usize;
+        let mut matched = 0usize;
+        for found in files.iter().rev() {
+            let name = match found {
+                Found::File(n) => n,
+                Found::Symlink(n) => {
+                    out.problems
+                        .push(Problem::error(n, None, "symbolic link not followed"));
+                    continue;
+                }
+                Found::BadName(n) => {
+                    out.problems
+                        .push(Problem::error(n, None, "file name is not valid UTF-8"));
+                    continue;
+                }
+                Found::NotAFile(n) => {
+                    out.problems.push(Problem::error(n, None, NOT_A_FILE));
+                    continue;
+                }
+            };
+            let base = name.rsplit('/').next().unwrap_or(name);
+            if !timeline::is_day_file_name(base) {
+                out.problems.push(Problem::warning(
+                    name,
+                    None,
+                    "not a timeline day file (expected YYYY-MM-DD.jsonl); ignored",
+                ));
+                continue;
+            }
+            if let Until::Matching {
+                since: Some(since), ..
+            } = &until
+                && chrono::NaiveDate::parse_from_str(&base[..10], "%Y-%m-%d")
+                    .is_ok_and(|day| day < *since)
+            {
+                // Day files come newest first: every one from here on is older.
+                break;
+            }
+            // Line by line, streamed: a bad line (not UTF-8, not JSON, too long) is
+            // one bad line, and a day of any size is read (spec/timeline-format.md#reading).
+            let mut evs = Vec::new();
+            let read = self
+                .backend
+                .for_each_line(name, MAX_TIMELINE_LINE, |l| match l.bytes {
+                    Err(len) => out.problems.push(Problem::error(
+                        name,
+                        Some(l.number),
+                        format!(
+                            "timeline line skipped: {len} bytes is over the limit of {MAX_TIMELINE_LINE} bytes per line"
+                        ),
+                    )),
+                    Ok(b) if b.iter().all(u8::is_ascii_whitespace) => {}
+                    Ok(b) => match std::str::from_utf8(b) {
+                        Err(_) => out.problems.push(Problem::error(
+                            name,
+                            Some(l.number),
+                            "timeline line skipped: not valid UTF-8",
+                        )),
+                        Ok(line) => match timeline::parse_line(line) {
+                            Ok(e) => {
+                                total += line.len();
+                                evs.push(e);
+                            }
+                            Err(e) => out.problems.push(Problem::error(
+                                name,
+                                Some(l.number),
+                                format!("timeline line skipped: {e}"),
+                            )),
+                        },
+                    },
+                });
+            if let Err(e) = read {
+                out.problems.push(Problem::error(name, None, short_io(&e)));
+                continue;
+            }
+            if let Until::Matching { keep, .. } = &until {
+                matched += evs.iter().filter(|e| keep(e)).count();
+            }
+            chunks.push(evs);
+            let enough = match &until {
+                Until::All => false,
+                Until::Chars(n) => total >= *n,
+                Until::Matching { count, .. } => matched >= *count,
+            };
+            if enough {
+                break;
+            }
+        }
+        for evs in chunks.into_iter().rev() {
+            out.events.extend(evs);
+        }
+        // Files are days, but lines inside a day may have been appended out of order by
+        // clocks that disagree; a stable sort keeps file order for equal times.
+        out.events.sort_by_key(|e| e.ts);
+        out.problems
+            .sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+        Ok(out)
+    }
+
+    /// Appends a timeline event.
+    pub fn note(&self, kind: &str, fields: Map<String, Value>) -> Result<Event> {
+        let event = Event::new(self.now(), kind, fields)?;
+        let line = event.encode();
+        check_event_size(&event, &line)?;
+        if let Some(k) = secrets::find_secret(&line) {
+            return Err(Error::Secret {
+                key: format!("the `{kind}` event"),
+                field: "event",
+                kind: k,
+            });
+        }
+        self.backend.create()?;
+        let _g = self.backend.lock(&self.mem_lock)?;
+        self.backend.append_line(&event.day_file(), &line)?;
+        Ok(event)
+    }
+
+    /// Inserts events into their day files in time order; caller holds the lock.
+    /// Existing lines (including unreadable ones, byte for byte) keep their text and
+    /// relative order. Day files are streamed: any size is fine.
+    pub(super) fn insert_events(&self, events: &[Event]) -> Result<()> {
+        let mut by_day: BTreeMap<String, Vec<&Event>> = BTreeMap::new();
+        for e in events {
+            by_day.entry(e.day_file()).or_default().push(e);
+        }
+        for (file, mut new) in by_day {
+            new.sort_by_key(|e| e.ts);
+            let mut read: Result<bool> = Ok(false);
+            self.backend
+                .write_atomic_with(&file, |w| {
+                    let mut pending = new.into_iter().peekable();
+                    let mut failed: Option<std::io::Error> = None;
+                    read = self.backend.for_each_line(&file, u64::MAX, |l| {
+                        if failed.is_some() {
+                            return;
+                        }
+                        let Ok(bytes) = l.bytes else { return };
+                        let mut put = || -> std::io::Result<()> {
+                            if let Some(e) = std::str::from_utf8(bytes)
+                                .ok()
+                                .and_then(|t| timeline::parse_line(t).ok())
+                            {
+                                while let Some(n) = pending.next_if(|n| n.ts < e.ts) {
+                                    w.write_all(n.encode().as_bytes())?;
+                                    w.write_all(b"\n")?;
+                                }
+                            }
+                            w.write_all(bytes)?;
+                            w.write_all(b"\n")
+                        };
+                        if let Err(e) = put() {
+                            failed = Some(e);
+                        }
+                    });
+                    if let Some(e) = failed {
+                        return Err(e);
+                    }
+                    if read.is_err() {
+                        return Err(std::io::Error::other("reading the day file failed"));
+                    }
+                    for n in pending {
+                        w.write_all(n.encode().as_bytes())?;
+                        w.write_all(b"\n")?;
+                    }
+                    Ok(())
+                })
+                .map_err(|e| match std::mem::replace(&mut read, Ok(false)) {
+                    Err(r) => r,
+                    Ok(_) => e,
+                })?;
+        }
+        Ok(())
+    }
+}
+
+/// Refuses an event whose line is over [`MAX_EVENT`].
+pub(super) fn check_event_size(event: &Event, line: &str) -> Result<()> {
+    if line.len() > MAX_EVENT {
+        return Err(Error::EventTooLarge {
+            kind: event.kind.clone(),
+            size: line.len(),
+            limit: MAX_EVENT,
+        });
+    }
+    Ok(())
+}
