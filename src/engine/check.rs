@@ -43,20 +43,7 @@ impl Memory {
             None
         };
         let snap = self.load()?;
-        // A `timeline` that is not a folder is a problem to report, not a reason to
-        // stop checking the rest.
-        let events = match self.events() {
-            Ok(e) => e,
-            Err(Error::NotADir { .. }) => Events {
-                problems: vec![Problem::error(
-                    TIMELINE_DIR,
-                    None,
-                    "not a folder: memdir keeps the timeline's day files in it and cannot note or forget while it is there; move it away",
-                )],
-                ..Events::default()
-            },
-            Err(e) => return Err(e),
-        };
+        let events = self.check_events()?;
         let mut report = CheckReport {
             memories: snap.records.len(),
             events: events.events.len(),
@@ -88,31 +75,7 @@ impl Memory {
                 report.problems.push(Problem::warning(INDEX_FILE, None, m));
             }
         }
-        let wall = Clock::wall();
-        for (sub, lock_only) in TEMP_FOLDERS {
-            for t in self.backend.temp_files(sub)? {
-                let stale = lock_only
-                    || t.modified
-                        .is_none_or(|m| wall.duration_since(m).is_ok_and(|age| age >= STALE_TEMP));
-                if fix && stale {
-                    self.backend.remove(&t.rel)?;
-                    report.fixed.push(format!("removed {}", t.rel));
-                    continue;
-                }
-                report.problems.push(Problem::warning(
-                    &t.rel,
-                    None,
-                    if stale {
-                        "temporary file left by an interrupted write".to_string()
-                    } else {
-                        format!(
-                            "temporary file of a write that may still be running; `check --fix` removes it once untouched for {} minutes",
-                            STALE_TEMP.as_secs() / 60
-                        )
-                    },
-                ));
-            }
-        }
+        self.check_temp_files(fix, &mut report)?;
         if fix {
             let out = self.write_index(&snap.records)?;
             if out.written {
@@ -158,5 +121,58 @@ impl Memory {
             .collect();
         out.sort_by(|a, b| a.1.cmp(&b.1));
         Ok(out)
+    }
+}
+
+/// The steps of [`Memory::check`].
+impl Memory {
+    /// The timeline's events and problems; a `timeline` that is not a folder is one
+    /// problem.
+    fn check_events(&self) -> Result<Events> {
+        // A `timeline` that is not a folder is a problem to report, not a reason to
+        // stop checking the rest.
+        match self.events() {
+            Ok(e) => Ok(e),
+            Err(Error::NotADir { .. }) => Ok(Events {
+                problems: vec![Problem::error(
+                    TIMELINE_DIR,
+                    None,
+                    "not a folder: memdir keeps the timeline's day files in it and cannot note or forget while it is there; move it away",
+                )],
+                ..Events::default()
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Temp files left in the folders memdir writes: with `fix`, those provably
+    /// left over are removed (and listed as fixed); the others are warnings.
+    fn check_temp_files(&self, fix: bool, report: &mut CheckReport) -> Result<()> {
+        let wall = Clock::wall();
+        for (sub, lock_only) in TEMP_FOLDERS {
+            for t in self.backend.temp_files(sub)? {
+                let stale = lock_only
+                    || t.modified
+                        .is_none_or(|m| wall.duration_since(m).is_ok_and(|age| age >= STALE_TEMP));
+                if fix && stale {
+                    self.backend.remove(&t.rel)?;
+                    report.fixed.push(format!("removed {}", t.rel));
+                    continue;
+                }
+                report.problems.push(Problem::warning(
+                    &t.rel,
+                    None,
+                    if stale {
+                        "temporary file left by an interrupted write".to_string()
+                    } else {
+                        format!(
+                            "temporary file of a write that may still be running; `check --fix` removes it once untouched for {} minutes",
+                            STALE_TEMP.as_secs() / 60
+                        )
+                    },
+                ));
+            }
+        }
+        Ok(())
     }
 }

@@ -71,32 +71,9 @@ impl Memory {
         let mut total = 0usize;
         let mut matched = 0usize;
         for found in files.iter().rev() {
-            let name = match found {
-                Found::File(n) => n,
-                Found::Symlink(n) => {
-                    out.problems
-                        .push(Problem::error(n, None, "symbolic link not followed"));
-                    continue;
-                }
-                Found::BadName(n) => {
-                    out.problems
-                        .push(Problem::error(n, None, "file name is not valid UTF-8"));
-                    continue;
-                }
-                Found::NotAFile(n) => {
-                    out.problems.push(Problem::error(n, None, NOT_A_FILE));
-                    continue;
-                }
-            };
-            let base = name.rsplit('/').next().unwrap_or(name);
-            if !timeline::is_day_file_name(base) {
-                out.problems.push(Problem::warning(
-                    name,
-                    None,
-                    "not a timeline day file (expected YYYY-MM-DD.jsonl); ignored",
-                ));
+            let Some((name, base)) = day_file(found, &mut out.problems) else {
                 continue;
-            }
+            };
             if let Until::Matching {
                 since: Some(since), ..
             } = &until
@@ -106,43 +83,13 @@ impl Memory {
                 // Day files come newest first: every one from here on is older.
                 break;
             }
-            // Line by line, streamed: a bad line (not UTF-8, not JSON, too long) is
-            // one bad line, and a day of any size is read (spec/timeline-format.md#reading).
-            let mut evs = Vec::new();
-            let read = self
-                .backend
-                .for_each_line(name, MAX_TIMELINE_LINE, |l| match l.bytes {
-                    Err(len) => out.problems.push(Problem::error(
-                        name,
-                        Some(l.number),
-                        format!(
-                            "timeline line skipped: {len} bytes is over the limit of {MAX_TIMELINE_LINE} bytes per line"
-                        ),
-                    )),
-                    Ok(b) if b.iter().all(u8::is_ascii_whitespace) => {}
-                    Ok(b) => match std::str::from_utf8(b) {
-                        Err(_) => out.problems.push(Problem::error(
-                            name,
-                            Some(l.number),
-                            "timeline line skipped: not valid UTF-8",
-                        )),
-                        Ok(line) => match timeline::parse_line(line) {
-                            Ok(e) => {
-                                total += line.len();
-                                evs.push(e);
-                            }
-                            Err(e) => out.problems.push(Problem::error(
-                                name,
-                                Some(l.number),
-                                format!("timeline line skipped: {e}"),
-                            )),
-                        },
-                    },
-                });
-            if let Err(e) = read {
-                out.problems.push(Problem::error(name, None, short_io(&e)));
-                continue;
-            }
+            let evs = match self.read_day(name, &mut out.problems, &mut total) {
+                Ok(evs) => evs,
+                Err(e) => {
+                    out.problems.push(Problem::error(name, None, short_io(&e)));
+                    continue;
+                }
+            };
             if let Until::Matching { keep, .. } = &until {
                 matched += evs.iter().filter(|e| keep(e)).count();
             }
@@ -253,4 +200,80 @@ pub(super) fn check_event_size(event: &Event, line: &str) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// The steps of [`Memory::read_events`].
+impl Memory {
+    /// The events of one day file, line by line, streamed: a bad line (not UTF-8,
+    /// not JSON, too long) is one bad line with a problem, and a day of any size is
+    /// read (spec/timeline-format.md#reading). Adds the length of each event's line
+    /// to `total`.
+    fn read_day(
+        &self,
+        name: &str,
+        problems: &mut Vec<Problem>,
+        total: &mut usize,
+    ) -> Result<Vec<Event>> {
+        let mut evs = Vec::new();
+        self.backend
+            .for_each_line(name, MAX_TIMELINE_LINE, |l| match l.bytes {
+                Err(len) => problems.push(Problem::error(
+                    name,
+                    Some(l.number),
+                    format!(
+                        "timeline line skipped: {len} bytes is over the limit of {MAX_TIMELINE_LINE} bytes per line"
+                    ),
+                )),
+                Ok(b) if b.iter().all(u8::is_ascii_whitespace) => {}
+                Ok(b) => match std::str::from_utf8(b) {
+                    Err(_) => problems.push(Problem::error(
+                        name,
+                        Some(l.number),
+                        "timeline line skipped: not valid UTF-8",
+                    )),
+                    Ok(line) => match timeline::parse_line(line) {
+                        Ok(e) => {
+                            *total += line.len();
+                            evs.push(e);
+                        }
+                        Err(e) => problems.push(Problem::error(
+                            name,
+                            Some(l.number),
+                            format!("timeline line skipped: {e}"),
+                        )),
+                    },
+                },
+            })?;
+        Ok(evs)
+    }
+}
+
+/// A timeline entry's name and base name when it is a day file; otherwise a problem
+/// (an error for what is not a regular file, a warning for another name) and `None`.
+fn day_file<'a>(found: &'a Found, problems: &mut Vec<Problem>) -> Option<(&'a str, &'a str)> {
+    let name = match found {
+        Found::File(n) => n,
+        Found::Symlink(n) => {
+            problems.push(Problem::error(n, None, "symbolic link not followed"));
+            return None;
+        }
+        Found::BadName(n) => {
+            problems.push(Problem::error(n, None, "file name is not valid UTF-8"));
+            return None;
+        }
+        Found::NotAFile(n) => {
+            problems.push(Problem::error(n, None, NOT_A_FILE));
+            return None;
+        }
+    };
+    let base = name.rsplit('/').next().unwrap_or(name);
+    if !timeline::is_day_file_name(base) {
+        problems.push(Problem::warning(
+            name,
+            None,
+            "not a timeline day file (expected YYYY-MM-DD.jsonl); ignored",
+        ));
+        return None;
+    }
+    Some((name, base))
 }

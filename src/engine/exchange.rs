@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::engine::Memory;
-use crate::engine::types::{ImportReport, Problem, Severity};
+use crate::engine::types::{Events, ImportReport, Problem, Severity};
 use crate::error::{Error, Result};
 use crate::exchange::blob::{self, Skipped};
 use crate::exchange::foreign::{self, Format, Source};
-use crate::exchange::merge::{self, Action, Counts, Strategy};
+use crate::exchange::merge::{self, Action, Counts, Decision, Strategy};
 use crate::memory::frontmatter;
 use crate::memory::index;
 use crate::memory::layout::{BLOB_ORDER_FILE, MAX_EVENT, MAX_MEMORY_FILE, TIMELINE_DIR};
@@ -119,31 +119,7 @@ impl Memory {
         origin: Option<Origin>,
     ) -> Result<ImportReport> {
         // Secrets are refused on import as on any write.
-        let mut skipped = std::mem::take(&mut incoming.skipped);
-        incoming
-            .files
-            .retain(|f| match secrets::find_secret(&f.text) {
-                Some(kind) => {
-                    skipped.push(Skipped {
-                        item: f.key.file_name(),
-                        reason: format!("contains what looks like {}", kind.describe()),
-                    });
-                    false
-                }
-                None => true,
-            });
-        incoming
-            .events
-            .retain(|e| match secrets::find_secret(&e.encode()) {
-                Some(kind) => {
-                    skipped.push(Skipped {
-                        item: format!("timeline event at {}", timeline::format_ts(&e.ts)),
-                        reason: format!("contains what looks like {}", kind.describe()),
-                    });
-                    false
-                }
-                None => true,
-            });
+        let skipped = refuse_secrets(&mut incoming);
         if !dry_run {
             self.backend.create()?;
         } else {
@@ -155,36 +131,8 @@ impl Memory {
         // has changed nothing (spec/cli.md#import).
         let snap = self.load()?;
         let events = self.events()?;
-        // Forgotten keys must all be known: a timeline file (or folder) that cannot be
-        // read at all stops the import; a bad line is only that line.
-        let holds_events = |path: &str| {
-            path == TIMELINE_DIR
-                || timeline::is_day_file_name(path.rsplit('/').next().unwrap_or(path))
-        };
-        if let Some(p) = events
-            .problems
-            .iter()
-            .find(|p| p.severity == Severity::Error && p.line.is_none() && holds_events(&p.path))
-        {
-            return Err(Error::TimelineUnreadable {
-                path: self.backend.display_path(&p.path),
-                message: p.message.clone(),
-            });
-        }
-        // A memory the three.ws runtime rewrote lacks the fields it cannot carry; the
-        // local memory's values of those are kept (spec/cli.md#import).
-        let local_meta: HashMap<&str, &Meta> = snap
-            .records
-            .iter()
-            .map(|r| (r.key.as_str(), &r.meta))
-            .collect();
-        for f in &mut incoming.files {
-            if let Some(l) = local_meta.get(f.key.as_str())
-                && !merge::keep_local_only(l, &mut f.parsed.meta).is_empty()
-            {
-                f.text = frontmatter::render(&f.parsed.meta, &f.parsed.body);
-            }
-        }
+        self.check_timeline_read(&events)?;
+        keep_local_only(&snap.records, &mut incoming.files);
         let forgotten = merge::forgotten(&events.events);
         let plan = merge::plan(
             &snap.records,
@@ -199,31 +147,7 @@ impl Memory {
         // event naming the format, the input and the keys it wrote (none when it
         // writes nothing, so importing the same input again changes nothing).
         if let Some(o) = &origin {
-            let written: Vec<Value> = plan
-                .iter()
-                .filter(|d| matches!(d.action, Action::Added | Action::Updated))
-                .map(|d| Value::String(d.key.clone()))
-                .collect();
-            if !written.is_empty() {
-                let mut fields = Map::new();
-                fields.insert("from".into(), Value::String(o.format.as_str().into()));
-                let base = o
-                    .name
-                    .trim_end_matches(['/', '\\'])
-                    .rsplit(['/', '\\'])
-                    .next()
-                    .unwrap_or(o.name);
-                fields.insert("source".into(), Value::String(base.to_string()));
-                fields.insert("count".into(), Value::from(written.len()));
-                fields.insert("keys".into(), Value::Array(written));
-                let mut event = Event::new(self.now(), "imported", fields)?;
-                // A very large import names its keys only while the event stays within
-                // the size of one timeline line; the count is always there.
-                if event.encode().len() > MAX_EVENT {
-                    event.fields.remove("keys");
-                }
-                new_events.push(event);
-            }
+            new_events.extend(self.imported_event(o, &plan)?);
         }
         let by_key: HashMap<&str, &blob::IncomingFile> =
             incoming.files.iter().map(|f| (f.key.as_str(), f)).collect();
@@ -276,5 +200,105 @@ impl Memory {
         self.backend
             .write_atomic(BLOB_ORDER_FILE, text.as_bytes())?;
         Ok(report)
+    }
+}
+
+/// The steps of [`Memory::import_incoming`].
+impl Memory {
+    /// Refuses the import when a timeline day file (or the folder) cannot be read at
+    /// all: forgotten keys must all be known. A bad line is only that line.
+    fn check_timeline_read(&self, events: &Events) -> Result<()> {
+        let holds_events = |path: &str| {
+            path == TIMELINE_DIR
+                || timeline::is_day_file_name(path.rsplit('/').next().unwrap_or(path))
+        };
+        if let Some(p) = events
+            .problems
+            .iter()
+            .find(|p| p.severity == Severity::Error && p.line.is_none() && holds_events(&p.path))
+        {
+            return Err(Error::TimelineUnreadable {
+                path: self.backend.display_path(&p.path),
+                message: p.message.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The `imported` event of a foreign import (spec/import-formats.md): the format,
+    /// the input and the keys it writes; `None` when it writes nothing, so importing
+    /// the same input again changes nothing.
+    fn imported_event(&self, o: &Origin<'_>, plan: &[Decision]) -> Result<Option<Event>> {
+        let written: Vec<Value> = plan
+            .iter()
+            .filter(|d| matches!(d.action, Action::Added | Action::Updated))
+            .map(|d| Value::String(d.key.clone()))
+            .collect();
+        if !written.is_empty() {
+            let mut fields = Map::new();
+            fields.insert("from".into(), Value::String(o.format.as_str().into()));
+            let base = o
+                .name
+                .trim_end_matches(['/', '\\'])
+                .rsplit(['/', '\\'])
+                .next()
+                .unwrap_or(o.name);
+            fields.insert("source".into(), Value::String(base.to_string()));
+            fields.insert("count".into(), Value::from(written.len()));
+            fields.insert("keys".into(), Value::Array(written));
+            let mut event = Event::new(self.now(), "imported", fields)?;
+            // A very large import names its keys only while the event stays within
+            // the size of one timeline line; the count is always there.
+            if event.encode().len() > MAX_EVENT {
+                event.fields.remove("keys");
+            }
+            return Ok(Some(event));
+        }
+        Ok(None)
+    }
+}
+
+/// Leaves out of `incoming` every file and event that holds what looks like a
+/// secret; returns what was skipped, those included.
+fn refuse_secrets(incoming: &mut blob::Incoming) -> Vec<Skipped> {
+    let mut skipped = std::mem::take(&mut incoming.skipped);
+    incoming
+        .files
+        .retain(|f| match secrets::find_secret(&f.text) {
+            Some(kind) => {
+                skipped.push(Skipped {
+                    item: f.key.file_name(),
+                    reason: format!("contains what looks like {}", kind.describe()),
+                });
+                false
+            }
+            None => true,
+        });
+    incoming
+        .events
+        .retain(|e| match secrets::find_secret(&e.encode()) {
+            Some(kind) => {
+                skipped.push(Skipped {
+                    item: format!("timeline event at {}", timeline::format_ts(&e.ts)),
+                    reason: format!("contains what looks like {}", kind.describe()),
+                });
+                false
+            }
+            None => true,
+        });
+    skipped
+}
+
+/// A memory the three.ws runtime rewrote lacks the fields it cannot carry; the local
+/// memory's values of those are kept (spec/cli.md#import).
+fn keep_local_only(records: &[Record], files: &mut [blob::IncomingFile]) {
+    let local_meta: HashMap<&str, &Meta> =
+        records.iter().map(|r| (r.key.as_str(), &r.meta)).collect();
+    for f in files {
+        if let Some(l) = local_meta.get(f.key.as_str())
+            && !merge::keep_local_only(l, &mut f.parsed.meta).is_empty()
+        {
+            f.text = frontmatter::render(&f.parsed.meta, &f.parsed.body);
+        }
     }
 }

@@ -84,171 +84,29 @@ impl Memory {
         // Taken before any stat: what the index records as the time of the read.
         let checked = warm::now_ns();
         let mut snap = Snapshot::default();
-        // The index is read and decoded while the directory is listed and stat'ed.
-        let (mut cache, listed) = std::thread::scope(|scope| {
-            let cache = scope.spawn(|| Cache::load(&self.backend, terms));
-            let mut problems = Vec::new();
-            let listed = self.scan_names(&mut problems).map(|names| {
-                let stats: Vec<Option<store::Stat>> = self.backend.stats(&names);
-                (names, stats, problems)
-            });
-            let cache = cache
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (cache, listed)
-        });
+        let (mut cache, listed) = self.list_with_index(terms);
         let (mut names, stats, problems) = listed?;
         snap.problems.extend(problems);
-        // What the index vouches for by stat (taken from the index in order, then
-        // turned into files on all cores); the rest is read.
-        let vouched: Vec<Option<(store::Stat, cache::Vouched)>> = names
-            .iter()
-            .zip(&stats)
-            .map(|(n, st)| {
-                let st = (*st)?;
-                Some((st, cache.by_stat(n, &st)?))
-            })
-            .collect();
-        let mut files: Vec<Option<LoadedFile>> =
-            store::par_map_owned(vouched, PARALLEL_FROM, |vouched| {
-                let (st, vouched) = vouched?;
-                let hit = vouched.hit()?;
-                let (text, body) = match frontmatter::body_span(&hit.text).filter(|_| !texts) {
-                    // The text becomes the body in place; the file's text is kept as
-                    // what surrounds it.
-                    Some((start, end)) => {
-                        let mut body = hit.text;
-                        let tail = body[end..].to_string();
-                        body.truncate(end);
-                        let head = body[..start].to_string();
-                        body.drain(..start);
-                        (Text::Around { head, tail }, Ok(body))
-                    }
-                    None => {
-                        let body = frontmatter::body_of(&hit.text);
-                        (Text::Whole(hit.text), body)
-                    }
-                };
-                Some(LoadedFile {
-                    stat: Some(st),
-                    checked: hit.checked,
-                    key: hit.key,
-                    parsed: body.map(|body| Parsed {
-                        meta: hit.meta,
-                        body,
-                        warnings: hit.warnings,
-                    }),
-                    text,
-                    warnings: Vec::new(),
-                    data: hit.data,
-                })
-            });
+        let mut files = vouched_files(&mut cache, &names, &stats, texts);
         let to_read: Vec<usize> = (0..names.len()).filter(|&i| files[i].is_none()).collect();
         let mut report = SearchIndexReport {
             vouched: names.len() - to_read.len(),
             read: to_read.len(),
             ..SearchIndexReport::default()
         };
-        type Read = Result<Option<(String, String, Option<store::Stat>)>>;
-        let read: Vec<Read> = store::par_map(&to_read, PARALLEL_FROM, |&i| {
-            Ok(self
-                .backend
-                .read_text_stat(&names[i], MAX_MEMORY_FILE)?
-                .map(|(t, st)| (cache::content_key(t.as_bytes()), t, st)))
-        });
-        // Index lookups by content are serial (cheap); the parses of what missed run
-        // in parallel.
-        let mut misses: Vec<(usize, String, String, Option<store::Stat>)> = Vec::new();
-        let mut gone: Vec<bool> = vec![false; names.len()];
-        for (&i, r) in to_read.iter().zip(read) {
-            match r {
-                Ok(Some((key, text, st))) => match cache.by_content(&names[i], &key) {
-                    Some(hit) => {
-                        files[i] = Some(LoadedFile {
-                            stat: st,
-                            checked,
-                            parsed: frontmatter::body_of(&text).map(|body| Parsed {
-                                meta: hit.meta,
-                                body,
-                                warnings: hit.warnings,
-                            }),
-                            key,
-                            text: Text::Whole(text),
-                            warnings: Vec::new(),
-                            data: hit.data,
-                        });
-                    }
-                    None => misses.push((i, key, text, st)),
-                },
-                Ok(None) => gone[i] = true, // removed between the scan and the read
-                Err(e) => {
-                    gone[i] = true;
-                    snap.problems
-                        .push(Problem::error(&names[i], None, short_io(&e)));
-                }
-            }
-        }
-        report.parsed = misses.len();
-        let parsed: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
-            store::par_map(&misses, PARALLEL_FROM, |(_, _, text, _)| {
-                frontmatter::parse_read(text)
-            });
-        for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
-            files[i] = Some(LoadedFile {
-                stat: st,
-                checked,
-                key,
-                text: Text::Whole(text),
-                parsed,
-                warnings: Vec::new(),
-                data: None,
-            });
-        }
-        // Records, with their files' data, in file order.
-        let mut kept: Vec<(usize, LoadedFile)> = Vec::with_capacity(names.len());
-        for (i, f) in files.into_iter().enumerate() {
-            if gone[i] {
-                continue;
-            }
-            let Some(mut f) = f else { continue };
-            match std::mem::replace(&mut f.parsed, Err(frontmatter::FrontmatterError::Missing)) {
-                Ok(p) => {
-                    let name = &names[i];
-                    let key = Key::from_file_stem(&name[..name.len() - 3]);
-                    warm::push_problems(name, &p.warnings, &mut snap.problems);
-                    f.warnings = p.warnings;
-                    snap.records.push(Record {
-                        key,
-                        meta: p.meta,
-                        body: p.body,
-                    });
-                    kept.push((i, f));
-                }
-                Err(e) => snap.problems.push(Problem::error(
-                    &names[i],
-                    e.line(),
-                    format!("not loaded: {e}"),
-                )),
-            }
-        }
+        let (gone, parsed) = self.read_files(
+            &mut cache,
+            &names,
+            &to_read,
+            checked,
+            &mut files,
+            &mut snap.problems,
+        );
+        report.parsed = parsed;
+        let mut kept = keep_records(&names, files, &gone, &mut snap);
         let mut vocab = cache.take_vocab();
         if terms {
-            // Tokenized on all cores, then interned in file order (the ids a
-            // one-thread analysis gives).
-            let todo: Vec<usize> = (0..kept.len())
-                .filter(|&k| kept[k].1.data.is_none())
-                .collect();
-            // In batches, so that the terms as text of a large store are never all
-            // held at once.
-            for batch in todo.chunks(2048) {
-                let analyzed = store::par_map(batch, PARALLEL_FROM, |&k| {
-                    search::Analyzed::of(&snap.records[k])
-                });
-                for (&k, a) in batch.iter().zip(analyzed) {
-                    kept[k].1.data = Some(search::DocData::intern(&a, &mut vocab));
-                    report.analyzed += 1;
-                }
-            }
+            analyze(&mut kept, &snap.records, &mut vocab, &mut report);
         }
         let items: Vec<cache::Item<'_>> = kept
             .iter()
@@ -357,6 +215,217 @@ impl Text {
         match self {
             Text::Whole(t) => t,
             Text::Around { head, tail } => [head.as_str(), body, &tail].concat(),
+        }
+    }
+}
+
+/// The memory files of a listing, their stats, and the problems the listing met.
+type Listing = (Vec<String>, Vec<Option<store::Stat>>, Vec<Problem>);
+
+/// A file read for a load: its content key, its text and its stat (`None` when it
+/// was removed between the scan and the read).
+type Read = Result<Option<(String, String, Option<store::Stat>)>>;
+
+/// The steps of [`Memory::load_files`].
+impl Memory {
+    /// The search index, read and decoded while the directory is listed and stat'ed.
+    fn list_with_index(&self, terms: bool) -> (Cache, Result<Listing>) {
+        std::thread::scope(|scope| {
+            let cache = scope.spawn(|| Cache::load(&self.backend, terms));
+            let mut problems = Vec::new();
+            let listed = self.scan_names(&mut problems).map(|names| {
+                let stats: Vec<Option<store::Stat>> = self.backend.stats(&names);
+                (names, stats, problems)
+            });
+            let cache = cache
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (cache, listed)
+        })
+    }
+
+    /// Reads the files `to_read` (indexes into `names`) on all cores into `files`:
+    /// from the index when it has the parse of that content, else parsed on all
+    /// cores. Returns which files are gone (removed since the scan, or unreadable,
+    /// with a problem) and how many were parsed.
+    fn read_files(
+        &self,
+        cache: &mut Cache,
+        names: &[String],
+        to_read: &[usize],
+        checked: i64,
+        files: &mut [Option<LoadedFile>],
+        problems: &mut Vec<Problem>,
+    ) -> (Vec<bool>, usize) {
+        let read: Vec<Read> = store::par_map(to_read, PARALLEL_FROM, |&i| {
+            Ok(self
+                .backend
+                .read_text_stat(&names[i], MAX_MEMORY_FILE)?
+                .map(|(t, st)| (cache::content_key(t.as_bytes()), t, st)))
+        });
+        // Index lookups by content are serial (cheap); the parses of what missed run
+        // in parallel.
+        let mut misses: Vec<(usize, String, String, Option<store::Stat>)> = Vec::new();
+        let mut gone: Vec<bool> = vec![false; names.len()];
+        for (&i, r) in to_read.iter().zip(read) {
+            match r {
+                Ok(Some((key, text, st))) => match cache.by_content(&names[i], &key) {
+                    Some(hit) => {
+                        files[i] = Some(LoadedFile {
+                            stat: st,
+                            checked,
+                            parsed: frontmatter::body_of(&text).map(|body| Parsed {
+                                meta: hit.meta,
+                                body,
+                                warnings: hit.warnings,
+                            }),
+                            key,
+                            text: Text::Whole(text),
+                            warnings: Vec::new(),
+                            data: hit.data,
+                        });
+                    }
+                    None => misses.push((i, key, text, st)),
+                },
+                Ok(None) => gone[i] = true, // removed between the scan and the read
+                Err(e) => {
+                    gone[i] = true;
+                    problems.push(Problem::error(&names[i], None, short_io(&e)));
+                }
+            }
+        }
+        let parsed_count = misses.len();
+        let parsed: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
+            store::par_map(&misses, PARALLEL_FROM, |(_, _, text, _)| {
+                frontmatter::parse_read(text)
+            });
+        for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
+            files[i] = Some(LoadedFile {
+                stat: st,
+                checked,
+                key,
+                text: Text::Whole(text),
+                parsed,
+                warnings: Vec::new(),
+                data: None,
+            });
+        }
+        (gone, parsed_count)
+    }
+}
+
+/// What the index vouches for by stat (taken from the index in order, then turned
+/// into files on all cores); `None` for each file to read.
+fn vouched_files(
+    cache: &mut Cache,
+    names: &[String],
+    stats: &[Option<store::Stat>],
+    texts: bool,
+) -> Vec<Option<LoadedFile>> {
+    let vouched: Vec<Option<(store::Stat, cache::Vouched)>> = names
+        .iter()
+        .zip(stats)
+        .map(|(n, st)| {
+            let st = (*st)?;
+            Some((st, cache.by_stat(n, &st)?))
+        })
+        .collect();
+    store::par_map_owned(vouched, PARALLEL_FROM, |vouched| {
+        let (st, vouched) = vouched?;
+        vouched_file(st, vouched.hit()?, texts)
+    })
+}
+
+/// One file the index vouches for, with its parse from the index; without `texts`,
+/// the body is cut from the text in place.
+fn vouched_file(st: store::Stat, hit: cache::Hit, texts: bool) -> Option<LoadedFile> {
+    let (text, body) = match frontmatter::body_span(&hit.text).filter(|_| !texts) {
+        // The text becomes the body in place; the file's text is kept as
+        // what surrounds it.
+        Some((start, end)) => {
+            let mut body = hit.text;
+            let tail = body[end..].to_string();
+            body.truncate(end);
+            let head = body[..start].to_string();
+            body.drain(..start);
+            (Text::Around { head, tail }, Ok(body))
+        }
+        None => {
+            let body = frontmatter::body_of(&hit.text);
+            (Text::Whole(hit.text), body)
+        }
+    };
+    Some(LoadedFile {
+        stat: Some(st),
+        checked: hit.checked,
+        key: hit.key,
+        parsed: body.map(|body| Parsed {
+            meta: hit.meta,
+            body,
+            warnings: hit.warnings,
+        }),
+        text,
+        warnings: Vec::new(),
+        data: hit.data,
+    })
+}
+
+/// The records of the files that parsed, into `snap` in file order, each kept
+/// with its file; a problem for each file that did not parse.
+fn keep_records(
+    names: &[String],
+    files: Vec<Option<LoadedFile>>,
+    gone: &[bool],
+    snap: &mut Snapshot,
+) -> Vec<(usize, LoadedFile)> {
+    let mut kept: Vec<(usize, LoadedFile)> = Vec::with_capacity(names.len());
+    for (i, f) in files.into_iter().enumerate() {
+        if gone[i] {
+            continue;
+        }
+        let Some(mut f) = f else { continue };
+        match std::mem::replace(&mut f.parsed, Err(frontmatter::FrontmatterError::Missing)) {
+            Ok(p) => {
+                let name = &names[i];
+                let key = Key::from_file_stem(&name[..name.len() - 3]);
+                warm::push_problems(name, &p.warnings, &mut snap.problems);
+                f.warnings = p.warnings;
+                snap.records.push(Record {
+                    key,
+                    meta: p.meta,
+                    body: p.body,
+                });
+                kept.push((i, f));
+            }
+            Err(e) => snap.problems.push(Problem::error(
+                &names[i],
+                e.line(),
+                format!("not loaded: {e}"),
+            )),
+        }
+    }
+    kept
+}
+
+/// Computes the term data of the kept files the index had none for.
+fn analyze(
+    kept: &mut [(usize, LoadedFile)],
+    records: &[Record],
+    vocab: &mut search::Vocab,
+    report: &mut SearchIndexReport,
+) {
+    // Tokenized on all cores, then interned in file order (the ids a
+    // one-thread analysis gives).
+    let todo: Vec<usize> = (0..kept.len())
+        .filter(|&k| kept[k].1.data.is_none())
+        .collect();
+    // In batches, so that the terms as text of a large store are never all
+    // held at once.
+    for batch in todo.chunks(2048) {
+        let analyzed = store::par_map(batch, PARALLEL_FROM, |&k| search::Analyzed::of(&records[k]));
+        for (&k, a) in batch.iter().zip(analyzed) {
+            kept[k].1.data = Some(search::DocData::intern(&a, vocab));
+            report.analyzed += 1;
         }
     }
 }

@@ -4,6 +4,11 @@
 //! merge) with the store's IO. Every mutation takes the cross-process lock, re-reads
 //! what it changes, and rebuilds MEMORY.md before releasing the lock, so several
 //! processes writing at once lose nothing. Nothing here prints.
+//!
+//! This file keeps the `Memory` struct, its constructors, the lock handle sync uses
+//! and the one-memory reads; the operations live in submodules, each an `impl Memory`
+//! of its own: `load`, `events`, `index` (MEMORY.md), `write`, `query`, `check` and
+//! `exchange`, with the public result types in `types`.
 
 pub mod access;
 pub mod backfill;
@@ -36,8 +41,6 @@ pub use types::{
 
 // The helpers the other engine modules reach as `super::…` / `crate::engine::…`.
 use events::check_event_size;
-use load::finish_problems;
-use types::short_io;
 use write::{check_draft, parse_decay};
 
 use std::collections::BTreeMap;

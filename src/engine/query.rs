@@ -199,34 +199,7 @@ impl Memory {
             r?;
             hy.fetch(q);
         }
-        if let Some(out) = self.with_warm(|w| {
-            check_filter(filter, w.records())?;
-            let index_text = w.index_text(self)?.to_string();
-            let events = self.recent_events(max_tokens.saturating_mul(4))?;
-            let mut problems = w.problems().to_vec();
-            problems.extend(events.problems);
-            // `None` without [embeddings]: the keyword block exactly.
-            let (relevance, embeddings) = match query_text {
-                Some(q) if !matches!(hy, hybrid::State::Off) => {
-                    let keyword = w.corpus().relevance(w.records(), q);
-                    let (rel, report) = w.finish_hybrid(&mut hy, keyword);
-                    (fused(rel, report.as_ref()), report)
-                }
-                _ => (None, None),
-            };
-            let parts = context::Parts {
-                records: w.records(),
-                corpus: Some(w.corpus()),
-                index_text: &index_text,
-                events: &events.events,
-                now: self.now(),
-            };
-            Ok(Context {
-                block: context::build_with(&parts, max_tokens, query, filter, relevance),
-                problems,
-                embeddings,
-            })
-        }) {
+        if let Some(out) = self.context_warm(max_tokens, query, filter, &mut hy) {
             if let Ok(c) = &out {
                 self.save_warm_vectors();
                 access::record(
@@ -238,55 +211,7 @@ impl Memory {
             }
             return out;
         }
-        let has_query = query.is_some_and(|q| !q.trim().is_empty());
-        let (snap, corpus, _) = self.load_records(has_query)?;
-        check_filter(filter, &snap.records)?;
-        let events = self.recent_events(max_tokens.saturating_mul(4))?;
-        let mut problems = snap.problems;
-        problems.extend(events.problems);
-        // MEMORY.md comes with the block (`block_while`).
-        let mut prepared =
-            context::Prepared::with_index(snap.records, String::new(), events.events, self.now());
-        if let Some(c) = corpus {
-            prepared.set_corpus(c);
-        }
-        // With [embeddings] configured, the memory order uses hybrid relevance
-        // (spec/ranking.md#hybrid-recall); without, this is `block_filtered` exactly.
-        if let Some(q) = query_text
-            && hy.wants_records()
-        {
-            hy.prepare(prepared.records());
-            hy.fetch(q);
-        }
-        let (relevance, embeddings) = match query_text {
-            Some(q) if !matches!(hy, hybrid::State::Off) => {
-                let keyword = prepared.keyword_relevance(q);
-                let (rel, report) = hy.finish(prepared.records(), keyword);
-                (fused(rel, report.as_ref()), report)
-            }
-            _ => (None, None),
-        };
-        // MEMORY.md is rendered and checked (rebuilt when stale) while the memories
-        // and lines are scored.
-        let block = prepared.block_while(
-            |records| self.refresh_index_if_stale(records).map(|(text, _)| text),
-            max_tokens,
-            query,
-            filter,
-            relevance,
-        )?;
-        store::drop_later(prepared);
-        access::record(
-            &self.backend,
-            self.now(),
-            block.memories.iter().map(|m| m.key.as_str()),
-            access::Via::Context,
-        );
-        Ok(Context {
-            block,
-            problems,
-            embeddings,
-        })
+        self.context_loaded(max_tokens, query, filter, &mut hy)
     }
 
     /// Loads the store once for many context blocks (a benchmark, a server answering
@@ -365,4 +290,108 @@ fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
     filter
         .unknown_type(records.iter().map(|r| &r.meta.kind))
         .map_err(bad)
+}
+
+/// The steps of [`Memory::context_report`].
+impl Memory {
+    /// The context block on the warm store, with `hy` prepared and fetched;
+    /// `None` when this memory is not kept warm.
+    fn context_warm(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+        hy: &mut hybrid::State,
+    ) -> Option<Result<Context>> {
+        let query_text = query.filter(|q| !q.trim().is_empty());
+        self.with_warm(|w| {
+            check_filter(filter, w.records())?;
+            let index_text = w.index_text(self)?.to_string();
+            let events = self.recent_events(max_tokens.saturating_mul(4))?;
+            let mut problems = w.problems().to_vec();
+            problems.extend(events.problems);
+            // `None` without [embeddings]: the keyword block exactly.
+            let (relevance, embeddings) = match query_text {
+                Some(q) if !matches!(*hy, hybrid::State::Off) => {
+                    let keyword = w.corpus().relevance(w.records(), q);
+                    let (rel, report) = w.finish_hybrid(hy, keyword);
+                    (fused(rel, report.as_ref()), report)
+                }
+                _ => (None, None),
+            };
+            let parts = context::Parts {
+                records: w.records(),
+                corpus: Some(w.corpus()),
+                index_text: &index_text,
+                events: &events.events,
+                now: self.now(),
+            };
+            Ok(Context {
+                block: context::build_with(&parts, max_tokens, query, filter, relevance),
+                problems,
+                embeddings,
+            })
+        })
+    }
+
+    /// The context block on a fresh load, with `hy` started (hybrid ranking
+    /// prepared and fetched here, on the loaded records).
+    fn context_loaded(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+        hy: &mut hybrid::State,
+    ) -> Result<Context> {
+        let query_text = query.filter(|q| !q.trim().is_empty());
+        let has_query = query.is_some_and(|q| !q.trim().is_empty());
+        let (snap, corpus, _) = self.load_records(has_query)?;
+        check_filter(filter, &snap.records)?;
+        let events = self.recent_events(max_tokens.saturating_mul(4))?;
+        let mut problems = snap.problems;
+        problems.extend(events.problems);
+        // MEMORY.md comes with the block (`block_while`).
+        let mut prepared =
+            context::Prepared::with_index(snap.records, String::new(), events.events, self.now());
+        if let Some(c) = corpus {
+            prepared.set_corpus(c);
+        }
+        // With [embeddings] configured, the memory order uses hybrid relevance
+        // (spec/ranking.md#hybrid-recall); without, this is `block_filtered` exactly.
+        if let Some(q) = query_text
+            && hy.wants_records()
+        {
+            hy.prepare(prepared.records());
+            hy.fetch(q);
+        }
+        let (relevance, embeddings) = match query_text {
+            Some(q) if !matches!(*hy, hybrid::State::Off) => {
+                let keyword = prepared.keyword_relevance(q);
+                let (rel, report) = hy.finish(prepared.records(), keyword);
+                (fused(rel, report.as_ref()), report)
+            }
+            _ => (None, None),
+        };
+        // MEMORY.md is rendered and checked (rebuilt when stale) while the memories
+        // and lines are scored.
+        let block = prepared.block_while(
+            |records| self.refresh_index_if_stale(records).map(|(text, _)| text),
+            max_tokens,
+            query,
+            filter,
+            relevance,
+        )?;
+        store::drop_later(prepared);
+        access::record(
+            &self.backend,
+            self.now(),
+            block.memories.iter().map(|m| m.key.as_str()),
+            access::Via::Context,
+        );
+        Ok(Context {
+            block,
+            problems,
+            embeddings,
+        })
+    }
 }

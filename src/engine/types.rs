@@ -85,7 +85,8 @@ impl Problem {
     }
 }
 
-/// What bringing the search index up to date took ([`Memory::search_index`]).
+/// What bringing the search index up to date took
+/// ([`Memory::search_index`](super::Memory::search_index)).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SearchIndexReport {
     /// Memories loaded.

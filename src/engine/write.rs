@@ -8,7 +8,7 @@ use crate::engine::Memory;
 use crate::engine::events::check_event_size;
 use crate::engine::types::{Draft, IndexOutcome, WriteOutcome};
 use crate::error::{Error, Result};
-use crate::memory::frontmatter::{self, Extra};
+use crate::memory::frontmatter;
 use crate::memory::layout::{MAX_BODY, MAX_MEMORY_FILE};
 use crate::memory::secrets;
 use crate::memory::timeline::Event;
@@ -74,48 +74,7 @@ impl Memory {
         };
         let today = Stamp::from_date(self.now().date_naive());
         let old = existing.as_ref().map(|p| &p.meta);
-        let mut meta = Meta {
-            name: d.name.trim().to_string(),
-            description: d.description.trim().to_string(),
-            kind,
-            created: old
-                .map(|m| m.created.clone())
-                .unwrap_or_else(|| today.clone()),
-            updated: old
-                .map(|m| m.updated.clone())
-                .unwrap_or_else(|| today.clone()),
-            source: d
-                .source
-                .clone()
-                .or_else(|| old.and_then(|m| m.source.clone())),
-            decay: decay.or_else(|| old.and_then(|m| m.decay)),
-            tags: d
-                .tags
-                .clone()
-                .or_else(|| old.map(|m| m.tags.clone()))
-                .unwrap_or_default(),
-            important: d.important.or(old.map(|m| m.important)).unwrap_or(false),
-            supersedes: match &d.supersedes {
-                Some(keys) => {
-                    let mut out: Vec<String> = Vec::new();
-                    for k in keys {
-                        let k = Key::parse(k.trim())
-                            .map_or_else(|_| k.trim().to_string(), |k| k.to_string());
-                        if !out.contains(&k) {
-                            out.push(k);
-                        }
-                    }
-                    out
-                }
-                None => old.map(|m| m.supersedes.clone()).unwrap_or_default(),
-            },
-            valid_until: match d.valid_until.as_deref().map(str::trim) {
-                Some("") => None,
-                Some(v) => Some(v.to_string()),
-                None => old.and_then(|m| m.valid_until.clone()),
-            },
-            extra: old.map(|m| m.extra.clone()).unwrap_or_else(Extra::default),
-        };
+        let mut meta = draft_meta(d, kind, decay, old, &today);
         for (k, v) in extra {
             meta.extra.set(k, v.clone());
         }
@@ -282,4 +241,58 @@ pub(super) fn check_draft(key: &Key, d: &Draft) -> Result<()> {
     }
 
     Ok(())
+}
+
+/// The frontmatter a write of the draft `d` stores: the draft's values, the old
+/// memory's (`old`) where the draft keeps them, and `today` for a new memory's dates
+/// (`updated` is set by the caller once the content is known to change).
+fn draft_meta(
+    d: &Draft,
+    kind: Kind,
+    decay: Option<Decay>,
+    old: Option<&Meta>,
+    today: &Stamp,
+) -> Meta {
+    Meta {
+        name: d.name.trim().to_string(),
+        description: d.description.trim().to_string(),
+        kind,
+        created: old
+            .map(|m| m.created.clone())
+            .unwrap_or_else(|| today.clone()),
+        updated: old
+            .map(|m| m.updated.clone())
+            .unwrap_or_else(|| today.clone()),
+        source: d
+            .source
+            .clone()
+            .or_else(|| old.and_then(|m| m.source.clone())),
+        decay: decay.or_else(|| old.and_then(|m| m.decay)),
+        tags: d
+            .tags
+            .clone()
+            .or_else(|| old.map(|m| m.tags.clone()))
+            .unwrap_or_default(),
+        important: d.important.or(old.map(|m| m.important)).unwrap_or(false),
+        supersedes: match &d.supersedes {
+            Some(keys) => {
+                let mut out: Vec<String> = Vec::new();
+                for k in keys {
+                    let k = Key::parse(k.trim())
+                        .map_or_else(|_| k.trim().to_string(), |k| k.to_string());
+                    if !out.contains(&k) {
+                        out.push(k);
+                    }
+                }
+                out
+            }
+            None => old.map(|m| m.supersedes.clone()).unwrap_or_default(),
+        },
+        valid_until: match d.valid_until.as_deref().map(str::trim) {
+            Some("") => None,
+            Some(v) => Some(v.to_string()),
+            None => old.and_then(|m| m.valid_until.clone()),
+        },
+        extra: old.map(|m| m.extra.clone()).unwrap_or_default(),
+    }
 }
