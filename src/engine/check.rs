@@ -176,3 +176,69 @@ impl Memory {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Severity;
+    use crate::engine::testing::{dir_store, draft};
+
+    // spec/cli.md#commands (`check`): a malformed memory file is an error with its
+    // path and line; the good memories still load.
+    #[test]
+    fn check_reports_a_malformed_file_with_its_line() {
+        let (_tmp, mem) = dir_store();
+        mem.write(&draft("good", "user", "fine")).unwrap();
+        std::fs::write(
+            mem.root().join("bad.md"),
+            "---\nname: bad\ndescription: [unclosed\ntype: user\n---\nbody\n",
+        )
+        .unwrap();
+        let report = mem.check(false).unwrap();
+        assert_eq!(report.memories, 1);
+        assert!(report.has_errors());
+        let bad: Vec<_> = report
+            .problems
+            .iter()
+            .filter(|p| p.path == "bad.md")
+            .collect();
+        assert_eq!(bad.len(), 1, "{:?}", report.problems);
+        assert_eq!(bad[0].severity, Severity::Error);
+        // The unclosed `[` of line 3 is found where the YAML parser meets line 4.
+        assert_eq!(bad[0].line, Some(4), "{}", bad[0].message);
+        assert!(
+            bad[0].message.starts_with("not loaded: "),
+            "{}",
+            bad[0].message
+        );
+    }
+
+    // spec/cli.md#commands (`check --fix`): a stale MEMORY.md is a warning, and
+    // `--fix` rebuilds it.
+    #[test]
+    fn check_fix_rebuilds_a_stale_index() {
+        let (_tmp, mem) = dir_store();
+        mem.write(&draft("a", "user", "x")).unwrap();
+        std::fs::write(mem.root().join("MEMORY.md"), "").unwrap();
+        let report = mem.check(false).unwrap();
+        assert!(!report.has_errors());
+        assert!(
+            report
+                .problems
+                .iter()
+                .any(|p| p.path == "MEMORY.md" && p.severity == Severity::Warning)
+        );
+        let fixed = mem.check(true).unwrap();
+        assert!(
+            fixed.fixed.iter().any(|f| f == "rebuilt MEMORY.md"),
+            "{:?}",
+            fixed.fixed
+        );
+        assert!(
+            !mem.check(false)
+                .unwrap()
+                .problems
+                .iter()
+                .any(|p| p.path == "MEMORY.md")
+        );
+    }
+}

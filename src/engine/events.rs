@@ -277,3 +277,34 @@ fn day_file<'a>(found: &'a Found, problems: &mut Vec<Problem>) -> Option<(&'a st
     }
     Some((name, base))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Map;
+
+    use crate::engine::testing::dir_store;
+
+    // spec/timeline-format.md#reading: a bad line is one problem with its line
+    // number; the good lines around it are read.
+    #[test]
+    fn a_bad_timeline_line_is_skipped_with_its_number() {
+        let (_tmp, mem) = dir_store();
+        let first = mem.note("user_said", Map::new()).unwrap();
+        let day = mem.root().join(first.day_file());
+        let mut text = std::fs::read_to_string(&day).unwrap();
+        text.push_str("not json\n");
+        std::fs::write(&day, text).unwrap();
+        mem.note("agent_did", Map::new()).unwrap();
+        let events = mem.events().unwrap();
+        let kinds: Vec<&str> = events.events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["user_said", "agent_did"]);
+        assert_eq!(events.problems.len(), 1, "{:?}", events.problems);
+        assert_eq!(events.problems[0].path, first.day_file());
+        assert_eq!(events.problems[0].line, Some(2));
+        assert!(
+            events.problems[0]
+                .message
+                .starts_with("timeline line skipped: ")
+        );
+    }
+}

@@ -302,3 +302,38 @@ fn keep_local_only(records: &[Record], files: &mut [blob::IncomingFile]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Memory;
+    use crate::engine::testing::{NOW, at, draft};
+    use crate::exchange::merge::Strategy;
+
+    // spec/cli.md#import: an exported blob imports into an empty store as the same
+    // memories and events; a dry run writes nothing.
+    #[test]
+    fn an_export_imports_into_an_empty_store() {
+        let from = Memory::in_memory().with_clock(at(NOW));
+        from.write(&draft("a", "user", "alpha")).unwrap();
+        from.write(&draft("b", "project", "beta")).unwrap();
+        from.forget("b", None).unwrap();
+        let (blob, problems) = from.export().unwrap();
+        assert!(problems.is_empty());
+
+        let to = Memory::in_memory().with_clock(at(NOW));
+        let dry = to.import(blob.as_bytes(), Strategy::Merge, true).unwrap();
+        assert!(dry.dry_run);
+        assert_eq!(dry.events_added, 1);
+        assert!(to.load().unwrap().records.is_empty());
+
+        let report = to.import(blob.as_bytes(), Strategy::Merge, false).unwrap();
+        assert_eq!(report.events_added, 1);
+        let r = to.read("a").unwrap();
+        assert_eq!(r.body.trim_end(), "alpha");
+        assert_eq!(to.load().unwrap().records.len(), 1);
+        assert_eq!(to.events().unwrap().events[0].kind, "forgot");
+        // Importing it again changes nothing.
+        let again = to.import(blob.as_bytes(), Strategy::Merge, false).unwrap();
+        assert_eq!(again.events_added, 0);
+    }
+}

@@ -172,3 +172,42 @@ pub(super) struct IndexPlan {
     /// Where it was saved.
     backup_name: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::testing::{dir_store, draft};
+    use crate::memory::index;
+    use crate::memory::layout::{BACKUPS_DIR, INDEX_FILE};
+
+    // spec/index-format.md#rebuild: every write rebuilds MEMORY.md; a MEMORY.md
+    // memdir did not write is saved under `.memdir/backups/` before it is replaced.
+    #[test]
+    fn the_index_is_rebuilt_on_write_and_a_hand_edited_one_is_saved() {
+        let (_tmp, mem) = dir_store();
+        let index_path = mem.root().join(INDEX_FILE);
+        let (_, out) = mem.write_and_index(&draft("a", "user", "x")).unwrap();
+        assert!(out.written);
+        assert_eq!(out.backup, None);
+        let want = index::render(&mem.load().unwrap().records);
+        assert_eq!(std::fs::read_to_string(&index_path).unwrap(), want);
+        assert!(want.contains("about a"));
+        // Nothing to do when it is up to date.
+        assert!(!mem.index().unwrap().written);
+
+        let edited = format!("{want}my own notes\n");
+        std::fs::write(&index_path, &edited).unwrap();
+        let (_, out) = mem.write_and_index(&draft("b", "user", "y")).unwrap();
+        let backup = format!("{BACKUPS_DIR}/MEMORY.md.20260414T120000.000Z");
+        assert_eq!(out.backup.as_deref(), Some(backup.as_str()));
+        assert_eq!(
+            std::fs::read_to_string(mem.root().join(&backup)).unwrap(),
+            edited
+        );
+        let want = index::render(&mem.load().unwrap().records);
+        assert!(want.contains("about b"));
+        assert_eq!(std::fs::read_to_string(&index_path).unwrap(), want);
+        // memdir's own index is not saved again.
+        let (_, out) = mem.write_and_index(&draft("c", "user", "z")).unwrap();
+        assert_eq!(out.backup, None);
+    }
+}

@@ -24,6 +24,8 @@ pub mod prune;
 mod query;
 mod repair;
 mod state;
+#[cfg(test)]
+mod testing;
 mod types;
 mod warm;
 pub mod watch;
@@ -36,8 +38,11 @@ pub use state::{Compacted, StateEntry};
 pub(crate) use types::found_problem;
 pub use types::{
     CheckReport, Context, Draft, Events, Hit, ImportReport, IndexOutcome, Listed, Problem, Recall,
-    SearchIndexReport, Severity, Snapshot, WriteOutcome, lifecycle_mark,
+    SearchIndexReport, Severity, Snapshot, WriteOutcome,
 };
+// Used by the CLI and the MCP server only (the `Display` of `Hit` calls it in place).
+#[cfg(any(feature = "cli", feature = "mcp"))]
+pub use types::lifecycle_mark;
 
 // The helpers the other engine modules reach as `super::…` / `crate::engine::…`.
 use events::check_event_size;

@@ -395,3 +395,67 @@ impl Memory {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Memory;
+    use crate::engine::testing::{NOW, at, draft};
+    use crate::error::Error;
+
+    fn store() -> Memory {
+        let mem = Memory::in_memory().with_clock(at(NOW));
+        mem.write(&draft(
+            "user_role",
+            "user",
+            "Argentina fan, plays on Saturdays.",
+        ))
+        .unwrap();
+        mem.write(&draft(
+            "project_db",
+            "project",
+            "The database is Postgres 16.",
+        ))
+        .unwrap();
+        mem
+    }
+
+    // spec/ranking.md#recall: recall finds the memory that holds the query's terms,
+    // and only memories that do.
+    #[test]
+    fn recall_finds_a_written_memory() {
+        let mem = store();
+        let (hits, problems) = mem.recall("postgres", 10).unwrap();
+        assert!(problems.is_empty());
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].key, "project_db");
+        assert_eq!(hits[0].kind, "project");
+        assert!(hits[0].relevance > 0.0);
+        assert!(mem.recall("cricket", 10).unwrap().0.is_empty());
+        assert!(matches!(mem.recall("  ", 10), Err(Error::EmptyQuery)));
+    }
+
+    // spec/cli.md#filters: `list` of one type lists only that type; an unknown type
+    // is an error.
+    #[test]
+    fn list_filters_by_type() {
+        let mem = store();
+        let (all, _) = mem.list(None).unwrap();
+        let mut keys: Vec<&str> = all.iter().map(|l| l.key.as_str()).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["project_db", "user_role"]);
+        let (users, _) = mem.list(Some("user")).unwrap();
+        assert_eq!(users.len(), 1);
+        assert_eq!(users[0].key, "user_role");
+        assert!(mem.list(Some("nonsense")).is_err());
+    }
+
+    // spec/ranking.md#packing-the-context-block: the block holds the memories'
+    // bodies.
+    #[test]
+    fn the_context_block_holds_the_memories() {
+        let mem = store();
+        let block = mem.context(4096, Some("postgres")).unwrap();
+        assert!(block.text.contains("Postgres 16"));
+        assert!(block.memories.iter().any(|m| m.key == "project_db"));
+    }
+}

@@ -296,3 +296,88 @@ fn draft_meta(
         extra: old.map(|m| m.extra.clone()).unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::testing::{NOW, at, dir_store, draft};
+    use crate::engine::{Memory, WriteOutcome};
+    use crate::error::Error;
+
+    // spec/cli.md#commands (`write`, `read`): what is written reads back.
+    #[test]
+    fn a_write_reads_back() {
+        let mem = Memory::in_memory().with_clock(at(NOW));
+        let mut d = draft("user_role", "user", "Argentina fan.\n");
+        d.tags = Some(vec!["football".into()]);
+        d.important = Some(true);
+        assert_eq!(mem.write(&d).unwrap(), WriteOutcome::Created);
+        let r = mem.read("user_role").unwrap();
+        assert_eq!(r.key.as_str(), "user_role");
+        assert_eq!(r.meta.name, "user role");
+        assert_eq!(r.meta.description, "about user_role");
+        assert_eq!(r.meta.kind.to_string(), "user");
+        assert_eq!(r.meta.tags, vec!["football".to_string()]);
+        assert!(r.meta.important);
+        assert_eq!(r.meta.created.text, "2026-04-14");
+        assert_eq!(r.meta.updated.text, "2026-04-14");
+        assert_eq!(r.body.trim_end(), "Argentina fan.");
+    }
+
+    // spec/cli.md#commands: identical content is a no-op (`unchanged`), and keeps
+    // `updated`; a change bumps `updated` and keeps `created`.
+    #[test]
+    fn an_identical_write_is_a_no_op() {
+        let (tmp, mem) = dir_store();
+        mem.write(&draft("k", "project", "body")).unwrap();
+        let later = Memory::open(tmp.path().join("m"))
+            .unwrap()
+            .with_clock(at("2026-05-01T09:00:00Z"));
+        assert_eq!(
+            later.write(&draft("k", "project", "body")).unwrap(),
+            WriteOutcome::Unchanged
+        );
+        assert_eq!(later.read("k").unwrap().meta.updated.text, "2026-04-14");
+        assert_eq!(
+            later.write(&draft("k", "project", "new body")).unwrap(),
+            WriteOutcome::Updated
+        );
+        let r = later.read("k").unwrap();
+        assert_eq!(r.meta.created.text, "2026-04-14");
+        assert_eq!(r.meta.updated.text, "2026-05-01");
+    }
+
+    // spec/architecture.md#a-command-that-fails-changed-nothing: a refused draft
+    // writes nothing.
+    #[test]
+    fn a_refused_draft_writes_nothing() {
+        let (_tmp, mem) = dir_store();
+        let mut d = draft("k", "user", "body");
+        d.name = "  ".into();
+        assert!(matches!(mem.write(&d), Err(Error::Empty { field: "name" })));
+        let mut d = draft("k", "user", "body");
+        d.supersedes = Some(vec!["k".into()]);
+        assert!(matches!(mem.write(&d), Err(Error::SupersedesSelf { .. })));
+        let d = draft("k", "nonsense", "body");
+        assert!(matches!(mem.write(&d), Err(Error::Type { .. })));
+        assert!(!mem.root().join("k.md").exists());
+    }
+
+    // spec/timeline-format.md#events-memdir-writes: `forget` logs a `forgot` event
+    // (with its reason) and deletes the file; an unknown key changes nothing.
+    #[test]
+    fn forget_logs_a_forgot_event_then_deletes() {
+        let (_tmp, mem) = dir_store();
+        mem.write(&draft("k", "user", "body")).unwrap();
+        let event = mem.forget("k", Some("outdated")).unwrap();
+        assert_eq!(event.kind, "forgot");
+        assert_eq!(event.fields["key"], "k");
+        assert_eq!(event.fields["reason"], "outdated");
+        assert!(!mem.root().join("k.md").exists());
+        let events = mem.events().unwrap();
+        assert_eq!(events.events.len(), 1);
+        assert_eq!(events.events[0].kind, "forgot");
+        assert!(matches!(mem.read("k"), Err(Error::NotFound { .. })));
+        assert!(matches!(mem.forget("k", None), Err(Error::NotFound { .. })));
+        assert_eq!(mem.events().unwrap().events.len(), 1);
+    }
+}
