@@ -643,8 +643,6 @@ fn rooms_can_be_read_in_one_sitting() {
     const PENDING: &[&str] = &[
         "bench/chats.rs",
         "bench/locomo.rs",
-        "engine/mod.rs",
-        "engine/warm.rs",
         "exchange/blob.rs",
         "exchange/foreign/basic_memory.rs",
         "exchange/foreign/mcp_memory.rs",

@@ -14,16 +14,19 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::engine::Memory;
+use crate::engine::found_problem;
 use crate::engine::hybrid::{self, Loaded};
-use crate::engine::{Memory, Problem, finish_problems, found_problem};
+use crate::engine::load::finish_problems;
+use crate::engine::types::{Problem, short_io};
 use crate::error::Result;
 use crate::memory::frontmatter::{self, Warning};
 use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
 use crate::memory::{Key, Record};
-use crate::retrieval::search::{Corpus, DocData};
+use crate::retrieval::search::{Corpus, DocData, Vocab};
 use crate::store::cache::{self, RACY_NS};
 use crate::store::watch::{Changes, DirWatch};
-use crate::store::{Backend, Found, Stat, is_memory_name};
+use crate::store::{Backend, Entry, Found, Stat, is_memory_name};
 
 /// What a load found of one record's file.
 #[derive(Debug, Clone)]
@@ -91,7 +94,7 @@ pub(crate) struct Slot {
 
 /// Wall-clock time in nanoseconds: when a read happened, for the search index's rule.
 pub(crate) fn now_ns() -> i64 {
-    std::time::SystemTime::now()
+    crate::clock::Clock::wall()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i64)
 }
@@ -188,79 +191,112 @@ impl Warm {
     /// the search index.
     fn refresh(mem: &Memory, prev: Option<Warm>, by_stat: bool) -> Result<Warm> {
         let Some(mut prev) = prev else {
-            // Watching starts before the load, so a change made during it is an
-            // event for the next call.
-            let watch = match &mem.backend {
-                Backend::Dir(root) if !by_stat => DirWatch::new(root),
-                _ => None,
-            };
-            let (snap, corpus, _, files) = mem.load_files(true, true)?;
-            // What is not a regular file, and what did not load, for the events.
-            let mut scanned = Vec::new();
-            let names = if watch.is_some() {
-                mem.scan_names(&mut scanned)?
-            } else {
-                Vec::new()
-            };
-            let loaded: std::collections::HashSet<&str> =
-                files.iter().map(|f| f.name.as_str()).collect();
-            let failed = names
-                .into_iter()
-                .filter(|n| !loaded.contains(n.as_str()))
-                .collect();
-            return Ok(Warm {
-                files,
-                hashes: Vec::new(),
-                hashed: false,
-                vectors: None,
-                records: snap.records,
-                texts: snap.texts,
-                corpus: {
-                    let mut c = corpus.expect("a corpus was asked for");
-                    c.keep_postings();
-                    c
-                },
-                problems: snap.problems,
-                index_text: None,
-                index_stat: None,
-                watch,
-                scanned,
-                failed,
-            });
+            return Warm::first_load(mem, by_stat);
         };
         mem.require_dir()?;
         let checked = now_ns();
-        let events = match prev.watch.as_mut().map(DirWatch::drain) {
+        match prev.look(mem, checked)? {
+            None => Ok(prev),
+            Some(look) => Ok(prev.carry(mem, look, checked)),
+        }
+    }
+
+    /// The first load of a warm store, through the search index.
+    fn first_load(mem: &Memory, by_stat: bool) -> Result<Warm> {
+        // Watching starts before the load, so a change made during it is an
+        // event for the next call.
+        let watch = match &mem.backend {
+            Backend::Dir(root) if !by_stat => DirWatch::new(root),
+            _ => None,
+        };
+        let (snap, corpus, _, files) = mem.load_files(true, true)?;
+        // What is not a regular file, and what did not load, for the events.
+        let mut scanned = Vec::new();
+        let names = if watch.is_some() {
+            mem.scan_names(&mut scanned)?
+        } else {
+            Vec::new()
+        };
+        let loaded: std::collections::HashSet<&str> =
+            files.iter().map(|f| f.name.as_str()).collect();
+        let failed = names
+            .into_iter()
+            .filter(|n| !loaded.contains(n.as_str()))
+            .collect();
+        Ok(Warm {
+            files,
+            hashes: Vec::new(),
+            hashed: false,
+            vectors: None,
+            records: snap.records,
+            texts: snap.texts,
+            corpus: {
+                let mut c = corpus.expect("a corpus was asked for");
+                c.keep_postings();
+                c
+            },
+            problems: snap.problems,
+            index_text: None,
+            index_stat: None,
+            watch,
+            scanned,
+            failed,
+        })
+    }
+
+    /// Which files to look at: by the folder's change events when they can be
+    /// trusted, else by a scan. `None` when the store is as it was (events that
+    /// touched no memory, edits taken in place, or a scan whose stats all vouch).
+    fn look(&mut self, mem: &Memory, checked: i64) -> Result<Option<Look>> {
+        let events = match self.watch.as_mut().map(DirWatch::drain) {
             Some(Changes::Names(n)) => Some(n),
             _ => None,
         };
-        let mut problems = Vec::new();
         let mut scanned = Vec::new();
-        let (names, stats, touched) = match events.and_then(|n| by_events(mem, &prev, n)) {
-            Some(None) => return Ok(prev),
-            Some(Some(ev)) if prev.edit_in_place(mem, &ev, checked) => return Ok(prev),
-            Some(Some(ev)) => {
-                let stats = vec![None; ev.names.len()];
-                scanned = ev.scanned;
-                (ev.names, stats, Some(ev.touched))
-            }
+        Ok(match events.and_then(|n| by_events(mem, self, n)) {
+            Some(None) => None,
+            Some(Some(ev)) if self.edit_in_place(mem, &ev, checked) => None,
+            Some(Some(ev)) => Some(Look {
+                stats: vec![None; ev.names.len()],
+                names: ev.names,
+                touched: Some(ev.touched),
+                scanned: ev.scanned,
+            }),
             None => {
                 let names = mem.scan_names(&mut scanned)?;
                 let stats = mem.backend.stats(&names);
-                let unchanged = names.len() == prev.files.len()
+                let unchanged = names.len() == self.files.len()
                     && scanned.is_empty()
-                    && prev.problems.is_empty()
+                    && self.problems.is_empty()
                     && names
                         .iter()
                         .zip(&stats)
-                        .zip(&prev.files)
+                        .zip(&self.files)
                         .all(|((n, st), f)| *n == f.name && f.settled(st));
                 if unchanged {
-                    return Ok(prev);
+                    None
+                } else {
+                    Some(Look {
+                        names,
+                        stats,
+                        touched: None,
+                        scanned,
+                    })
                 }
-                (names, stats, None)
             }
-        };
+        })
+    }
+
+    /// The store after `look`: each memory kept as loaded when no event names it
+    /// (or, without events, when its stat vouches for it), else read again, and
+    /// parsed and analyzed only when its content changed.
+    fn carry(self, mem: &Memory, look: Look, checked: i64) -> Warm {
+        let Look {
+            names,
+            stats,
+            touched,
+            scanned,
+        } = look;
         // A file is kept as loaded when no event names it, or (without events) when
         // its stat vouches for it.
         let keep = |name: &str, f: &FileInfo, stat: &Option<Stat>| match &touched {
@@ -273,16 +309,16 @@ impl Warm {
             hashes: prev_hashes,
             hashed,
             vectors,
-            mut texts,
+            texts,
             mut corpus,
             index_text,
             index_stat,
             watch,
             ..
-        } = prev;
-        problems.extend(scanned.iter().cloned());
-        let mut failed = Vec::new();
-        let (mut vocab, prev_docs) = corpus.take_parts();
+        } = self;
+        let (vocab, prev_docs) = corpus.take_parts();
+        let mut next = Next::new(names.len(), checked, hashed, texts, vocab);
+        next.problems.extend(scanned.iter().cloned());
         let at: HashMap<String, usize> = prev_files
             .iter()
             .enumerate()
@@ -302,101 +338,34 @@ impl Warm {
             .enumerate()
             .map(|(i, ((f, r), d))| Some((f, r, (d, i))))
             .collect();
-        let mut files = Vec::with_capacity(names.len());
-        let mut records = Vec::with_capacity(names.len());
-        let mut hashes = Vec::with_capacity(names.len());
-        let mut docs = Vec::with_capacity(names.len());
-        // For each memory kept with its term data, its position in the old corpus.
-        let mut origin = Vec::with_capacity(names.len());
-        // The term data of old memories not carried (changed or gone).
-        let mut gone = Vec::new();
-        // Whether MEMORY.md as rendered stays the same: no memory came or went, and
-        // none changed what its index line and its place there are made of.
-        let mut same_index = true;
         for (name, stat) in names.into_iter().zip(stats) {
             let mut was = at.get(&name).and_then(|&j| old[j].take());
-            if let Some((f, (r, h), d)) = was.take_if(|(f, _, _)| keep(&name, f, &stat)) {
-                push_problems(&name, &f.warnings, &mut problems);
-                files.push(f);
-                records.push(r);
-                hashes.push(h);
-                docs.push(d.0);
-                origin.push(Some(d.1));
+            if let Some(k) = was.take_if(|(f, _, _)| keep(&name, f, &stat)) {
+                next.carry(&name, k);
                 continue;
             }
-            let (text, stat) = match mem.backend.read_text_stat(&name, MAX_MEMORY_FILE) {
-                Ok(Some(x)) => x,
-                Ok(None) => {
-                    // Gone since it was listed.
-                    retire(was, &mut texts, &mut gone);
-                    same_index = false;
-                    continue;
-                }
-                Err(e) => {
-                    problems.push(Problem::error(&name, None, super::short_io(&e)));
-                    failed.push(name);
-                    retire(was, &mut texts, &mut gone);
-                    same_index = false;
-                    continue;
-                }
-            };
-            let key = cache::content_key(text.as_bytes());
-            if let Some((mut f, (r, h), d)) = was.take_if(|(f, _, _)| f.key == key) {
-                f.stat = stat;
-                f.checked = checked;
-                push_problems(&name, &f.warnings, &mut problems);
-                texts.insert(r.key.to_string(), text);
-                files.push(f);
-                records.push(r);
-                hashes.push(h);
-                docs.push(d.0);
-                origin.push(Some(d.1));
-                continue;
-            }
-            match frontmatter::parse_read(&text) {
-                Ok(p) => {
-                    let record = Record {
-                        key: Key::from_file_stem(&name[..name.len() - 3]),
-                        meta: p.meta,
-                        body: p.body,
-                    };
-                    push_problems(&name, &p.warnings, &mut problems);
-                    docs.push(DocData::of(&record, &mut vocab));
-                    origin.push(None);
-                    match was.take() {
-                        Some((_, (r, _), d)) => {
-                            same_index &= same_entry(&r, &record);
-                            gone.push(d.0);
-                        }
-                        None => same_index = false,
-                    }
-                    texts.insert(record.key.to_string(), text);
-                    // Hashed only here: a file whose content did not change keeps its hash.
-                    hashes.push(hashed.then(|| hybrid::text_hash_of(&record)));
-                    records.push(record);
-                    files.push(FileInfo {
-                        name,
-                        stat,
-                        checked,
-                        key,
-                        warnings: p.warnings,
-                    });
-                }
-                Err(e) => {
-                    problems.push(Problem::error(&name, e.line(), format!("not loaded: {e}")));
-                    failed.push(name);
-                    retire(was.take(), &mut texts, &mut gone);
-                    same_index = false;
-                }
-            }
+            next.read(mem, name, was);
         }
         // Memories whose file is gone.
         for k in old.into_iter().flatten() {
-            retire(Some(k), &mut texts, &mut gone);
-            same_index = false;
+            next.retire(Some(k));
         }
-        finish_problems(&mut problems, &records);
-        Ok(Warm {
+        finish_problems(&mut next.problems, &next.records);
+        let Next {
+            files,
+            records,
+            hashes,
+            docs,
+            origin,
+            gone,
+            problems,
+            failed,
+            texts,
+            vocab,
+            same_index,
+            ..
+        } = next;
+        Warm {
             files,
             hashes: if hashed {
                 records
@@ -419,7 +388,7 @@ impl Warm {
             watch,
             scanned,
             failed,
-        })
+        }
     }
 
     /// Takes in the events' changes where they only edited memories that load
@@ -486,6 +455,141 @@ impl Warm {
     }
 }
 
+/// Which files a refresh looks at: the memory files now (sorted, as a scan lists
+/// them) with their stats when a scan took them, the names events touched (`None`
+/// without events), and what is not a regular file.
+struct Look {
+    names: Vec<String>,
+    stats: Vec<Option<Stat>>,
+    touched: Option<std::collections::BTreeSet<String>>,
+    scanned: Vec<Problem>,
+}
+
+/// The store [`Warm::carry`] builds, memory by memory in file order.
+struct Next {
+    /// Wall-clock time (ns) taken before the reads.
+    checked: i64,
+    /// Whether text hashes are kept (a hybrid call asked for them).
+    hashed: bool,
+    texts: BTreeMap<String, String>,
+    vocab: Vocab,
+    files: Vec<FileInfo>,
+    records: Vec<Record>,
+    hashes: Vec<Option<[u8; 32]>>,
+    docs: Vec<DocData>,
+    /// For each memory kept with its term data, its position in the old corpus.
+    origin: Vec<Option<usize>>,
+    /// The term data of old memories not carried (changed or gone).
+    gone: Vec<DocData>,
+    problems: Vec<Problem>,
+    failed: Vec<String>,
+    /// Whether MEMORY.md as rendered stays the same: no memory came or went, and
+    /// none changed what its index line and its place there are made of.
+    same_index: bool,
+}
+
+impl Next {
+    fn new(
+        n: usize,
+        checked: i64,
+        hashed: bool,
+        texts: BTreeMap<String, String>,
+        vocab: Vocab,
+    ) -> Next {
+        Next {
+            checked,
+            hashed,
+            texts,
+            vocab,
+            files: Vec::with_capacity(n),
+            records: Vec::with_capacity(n),
+            hashes: Vec::with_capacity(n),
+            docs: Vec::with_capacity(n),
+            origin: Vec::with_capacity(n),
+            gone: Vec::new(),
+            problems: Vec::new(),
+            failed: Vec::new(),
+            same_index: true,
+        }
+    }
+
+    /// Carries an old memory over as it was loaded (its warnings reported again).
+    fn carry(&mut self, name: &str, (f, (r, h), d): Kept) {
+        push_problems(name, &f.warnings, &mut self.problems);
+        self.files.push(f);
+        self.records.push(r);
+        self.hashes.push(h);
+        self.docs.push(d.0);
+        self.origin.push(Some(d.1));
+    }
+
+    /// An old memory not carried: see [`retire`]; MEMORY.md may change.
+    fn retire(&mut self, k: Option<Kept>) {
+        retire(k, &mut self.texts, &mut self.gone);
+        self.same_index = false;
+    }
+
+    /// Reads the file `name` again (`was`: the memory as it was loaded, if it was):
+    /// kept as loaded when its content did not change, else parsed and analyzed.
+    fn read(&mut self, mem: &Memory, name: String, mut was: Option<Kept>) {
+        let (text, stat) = match mem.backend.read_text_stat(&name, MAX_MEMORY_FILE) {
+            Ok(Some(x)) => x,
+            // Gone since it was listed.
+            Ok(None) => return self.retire(was),
+            Err(e) => {
+                self.problems
+                    .push(Problem::error(&name, None, short_io(&e)));
+                self.failed.push(name);
+                return self.retire(was);
+            }
+        };
+        let key = cache::content_key(text.as_bytes());
+        if let Some((mut f, r, d)) = was.take_if(|(f, _, _)| f.key == key) {
+            f.stat = stat;
+            f.checked = self.checked;
+            self.texts.insert(r.0.key.to_string(), text);
+            return self.carry(&name, (f, r, d));
+        }
+        match frontmatter::parse_read(&text) {
+            Ok(p) => {
+                let record = Record {
+                    key: Key::from_file_stem(&name[..name.len() - 3]),
+                    meta: p.meta,
+                    body: p.body,
+                };
+                push_problems(&name, &p.warnings, &mut self.problems);
+                self.docs.push(DocData::of(&record, &mut self.vocab));
+                self.origin.push(None);
+                match was.take() {
+                    Some((_, (r, _), d)) => {
+                        self.same_index &= same_entry(&r, &record);
+                        self.gone.push(d.0);
+                    }
+                    None => self.same_index = false,
+                }
+                self.texts.insert(record.key.to_string(), text);
+                // Hashed only here: a file whose content did not change keeps its hash.
+                self.hashes
+                    .push(self.hashed.then(|| hybrid::text_hash_of(&record)));
+                self.records.push(record);
+                self.files.push(FileInfo {
+                    name,
+                    stat,
+                    checked: self.checked,
+                    key,
+                    warnings: p.warnings,
+                });
+            }
+            Err(e) => {
+                self.problems
+                    .push(Problem::error(&name, e.line(), format!("not loaded: {e}")));
+                self.failed.push(name);
+                self.retire(was.take());
+            }
+        }
+    }
+}
+
 /// The most memories one call edits in place; more are looked at as a whole.
 const IN_PLACE_MAX: usize = 64;
 
@@ -530,9 +634,9 @@ fn by_events(
     if touched.is_empty() {
         return Some(None);
     }
-    let Backend::Dir(root) = &mem.backend else {
+    if !matches!(mem.backend, Backend::Dir(_)) {
         return None;
-    };
+    }
     let mut names: std::collections::BTreeSet<&str> =
         prev.files.iter().map(|f| f.name.as_str()).collect();
     let mut scanned: Vec<Problem> = prev
@@ -542,20 +646,20 @@ fn by_events(
         .cloned()
         .collect();
     for n in &touched {
-        match std::fs::symlink_metadata(root.join(n)) {
-            Ok(m) if m.file_type().is_file() => {
+        match mem.backend.entry(n) {
+            Ok(Some(Entry::File)) => {
                 names.insert(n);
             }
-            Ok(m) => {
+            Ok(Some(kind)) => {
                 names.remove(n.as_str());
-                let found = if m.file_type().is_symlink() {
+                let found = if kind == Entry::Symlink {
                     Found::Symlink(n.clone())
                 } else {
                     Found::NotAFile(n.clone())
                 };
                 scanned.extend(found_problem(found));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None) => {
                 names.remove(n.as_str());
             }
             Err(_) => return None,

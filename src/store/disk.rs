@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::memory::layout::{STATE_DIR, TEMP_PREFIX, TEMP_SUFFIX, TIMELINE_DIR};
 use crate::store::lines::{Line, stream_lines};
-use crate::store::{FileDigest, Found, Stat, TempFile, found_name, is_temp_name};
+use crate::store::{Entry, FileDigest, Found, Stat, TempFile, found_name, is_temp_name};
 
 /// Creates the directory, `timeline/` and `.memdir/` if missing.
 pub(super) fn create(p: &Path) -> Result<()> {
@@ -97,6 +97,17 @@ pub(super) fn stat(root: &Path, rel: &str) -> Option<Stat> {
         .ok()
         .filter(|m| m.file_type().is_file())
         .map(|m| Stat::of(&m))
+}
+
+/// What `rel` is, without following a link; `Ok(None)` when nothing has that name.
+pub(super) fn entry(root: &Path, rel: &str) -> std::io::Result<Option<Entry>> {
+    match fs::symlink_metadata(root.join(rel)) {
+        Ok(m) if m.file_type().is_file() => Ok(Some(Entry::File)),
+        Ok(m) if m.file_type().is_symlink() => Ok(Some(Entry::Symlink)),
+        Ok(_) => Ok(Some(Entry::Other)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// [`stat`] of many files of one folder, with one open folder and `fstatat` per

@@ -45,6 +45,17 @@ pub enum Backend {
     Mem(Mutex<BTreeMap<String, Vec<u8>>>),
 }
 
+/// What a name in the directory is ([`Backend::entry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// A regular file.
+    File,
+    /// A symbolic link (never followed).
+    Symlink,
+    /// A folder, a FIFO, a device: anything else.
+    Other,
+}
+
 /// Size, modification and change times (nanoseconds) and inode of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Stat {
@@ -207,6 +218,16 @@ impl Backend {
         match self {
             Backend::Mem(_) => None,
             Backend::Dir(root) => disk::stat(root, rel),
+        }
+    }
+
+    /// What the name `rel` is in the directory, without following a link:
+    /// `Ok(None)` when nothing has that name (a warm process looks at each name a
+    /// change event mentions).
+    pub fn entry(&self, rel: &str) -> std::io::Result<Option<Entry>> {
+        match self {
+            Backend::Mem(_) => Ok(self.is_file(rel).then_some(Entry::File)),
+            Backend::Dir(root) => disk::entry(root, rel),
         }
     }
 

@@ -1,0 +1,213 @@
+//! MEMORY.md through the façade: planning a rebuild, saving a hand-edited index under
+//! `.memdir/backups/`, and writing it with its hash record (spec/index-format.md#rebuild).
+//! It must not write memory files or the timeline.
+
+use crate::engine::Memory;
+use crate::engine::types::{IndexOutcome, Problem};
+use crate::error::Result;
+use crate::memory::Record;
+use crate::memory::index;
+use crate::memory::layout::{BACKUPS_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_MEMORY_FILE};
+use crate::store::FileDigest;
+
+impl Memory {
+    /// Rebuilds MEMORY.md if it differs from what the memories say.
+    pub fn index(&self) -> Result<IndexOutcome> {
+        self.index_with_problems().map(|(outcome, _)| outcome)
+    }
+
+    /// Rebuilds MEMORY.md like [`Memory::index`] and returns the problems met loading
+    /// the store on the way (one load serves both).
+    pub fn index_with_problems(&self) -> Result<(IndexOutcome, Vec<Problem>)> {
+        self.require_dir()?;
+        let _g = self.backend.lock(&self.mem_lock)?;
+        let snap = self.load()?;
+        Ok((self.write_index(&snap.records)?, snap.problems))
+    }
+
+    /// Rebuilds MEMORY.md only when it is stale (cheap check without the lock first).
+    /// Returns the generated text and what the rebuild did. The check compares the
+    /// file's size, then streams it against the rendered text, so an index of any size
+    /// is fine (spec/index-format.md#rebuild).
+    pub(super) fn refresh_index_if_stale(
+        &self,
+        records: &[Record],
+    ) -> Result<(String, IndexOutcome)> {
+        let want = index::render(records);
+        let outcome = if !self
+            .backend
+            .holds(INDEX_FILE, want.as_bytes())
+            .unwrap_or(false)
+        {
+            self.index()?
+        } else {
+            IndexOutcome::default()
+        };
+        Ok((want, outcome))
+    }
+
+    /// Writes MEMORY.md for `records`; caller holds the lock. A MEMORY.md that memdir
+    /// did not write (a person edited it) is saved under `.memdir/backups/` first.
+    pub(super) fn write_index(&self, records: &[Record]) -> Result<IndexOutcome> {
+        let mut plan = self.plan_index(records)?;
+        self.save_index_backup(&mut plan)?;
+        self.write_index_file(&plan)
+    }
+
+    /// Decides what rebuilding MEMORY.md for `records` takes, reading but writing
+    /// nothing, so a command can fail before it changes anything. MEMORY.md is streamed,
+    /// never read whole: any size is fine.
+    pub(super) fn plan_index(&self, records: &[Record]) -> Result<IndexPlan> {
+        let want = index::render(records);
+        let want_digest = FileDigest::of(want.as_bytes());
+        let have = self.backend.digest(INDEX_FILE)?;
+        let (replace, backup) = match have {
+            Some(h) if h == want_digest => (false, false),
+            None => (true, false),
+            Some(h) => (true, !self.index_is_ours(&h)?),
+        };
+        Ok(IndexPlan {
+            want,
+            want_digest,
+            have,
+            replace,
+            backup,
+            backup_name: None,
+        })
+    }
+
+    /// Whether the MEMORY.md on disk (digest `have`) is one memdir wrote: its hash is
+    /// recorded in `.memdir/index.sha256`, or, with no record (a fresh clone), it holds
+    /// only lines the generator produces (checked while streaming it).
+    fn index_is_ours(&self, have: &FileDigest) -> Result<bool> {
+        let record = self
+            .backend
+            .read_text(INDEX_HASH_FILE, 1024)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let hashes: Vec<&str> = record
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        if !hashes.is_empty() {
+            return Ok(hashes.contains(&have.hex().as_str()));
+        }
+        let mut check = index::GeneratedLines::default();
+        let mut ends_with_newline = true;
+        self.backend
+            .for_each_line(INDEX_FILE, MAX_MEMORY_FILE, |l| {
+                ends_with_newline = l.terminated;
+                match l.bytes.ok().map(std::str::from_utf8) {
+                    Some(Ok(t)) => check.line(t.strip_suffix('\r').unwrap_or(t)),
+                    _ => check.bad_line(),
+                }
+            })?;
+        Ok(check.finish(ends_with_newline))
+    }
+
+    /// Saves a hand-edited MEMORY.md under `.memdir/backups/` (streamed), when the
+    /// plan says so; caller holds the lock.
+    pub(super) fn save_index_backup(&self, plan: &mut IndexPlan) -> Result<()> {
+        if !plan.backup || plan.backup_name.is_some() {
+            return Ok(());
+        }
+        let name = format!(
+            "{BACKUPS_DIR}/MEMORY.md.{}",
+            self.now().format("%Y%m%dT%H%M%S%.3fZ")
+        );
+        let name = self.unused_name(&name)?;
+        self.backend.copy_atomic(INDEX_FILE, &name)?;
+        plan.backup_name = Some(name);
+        Ok(())
+    }
+
+    /// Writes MEMORY.md as planned; caller holds the lock and has saved the backup.
+    /// The new hash is recorded before the rename, next to the hash of the file being
+    /// replaced, so a process killed between the two writes leaves a MEMORY.md that
+    /// the record still calls memdir's (no false "edited by hand" backup).
+    pub(super) fn write_index_file(&self, plan: &IndexPlan) -> Result<IndexOutcome> {
+        if !plan.replace {
+            return Ok(IndexOutcome::default());
+        }
+        let mut record = plan.want_digest.hex();
+        record.push('\n');
+        if let Some(h) = &plan.have {
+            record.push_str(&h.hex());
+            record.push('\n');
+        }
+        self.backend
+            .write_atomic(INDEX_HASH_FILE, record.as_bytes())?;
+        self.backend
+            .write_atomic(INDEX_FILE, plan.want.as_bytes())?;
+        Ok(IndexOutcome {
+            written: true,
+            backup: plan.backup_name.clone(),
+        })
+    }
+
+    pub(super) fn unused_name(&self, base: &str) -> Result<String> {
+        let mut name = base.to_string();
+        let mut i = 1;
+        while self.backend.is_file(&name) {
+            name = format!("{base}.{i}");
+            i += 1;
+        }
+        Ok(name)
+    }
+}
+
+/// What rebuilding MEMORY.md takes, decided before anything is written.
+#[derive(Debug)]
+pub(super) struct IndexPlan {
+    want: String,
+    want_digest: FileDigest,
+    /// The MEMORY.md on disk now.
+    have: Option<FileDigest>,
+    /// MEMORY.md differs from `want`.
+    replace: bool,
+    /// MEMORY.md was edited by hand and must be saved first.
+    backup: bool,
+    /// Where it was saved.
+    backup_name: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::testing::{dir_store, draft};
+    use crate::memory::index;
+    use crate::memory::layout::{BACKUPS_DIR, INDEX_FILE};
+
+    // spec/index-format.md#rebuild: every write rebuilds MEMORY.md; a MEMORY.md
+    // memdir did not write is saved under `.memdir/backups/` before it is replaced.
+    #[test]
+    fn the_index_is_rebuilt_on_write_and_a_hand_edited_one_is_saved() {
+        let (_tmp, mem) = dir_store();
+        let index_path = mem.root().join(INDEX_FILE);
+        let (_, out) = mem.write_and_index(&draft("a", "user", "x")).unwrap();
+        assert!(out.written);
+        assert_eq!(out.backup, None);
+        let want = index::render(&mem.load().unwrap().records);
+        assert_eq!(std::fs::read_to_string(&index_path).unwrap(), want);
+        assert!(want.contains("about a"));
+        // Nothing to do when it is up to date.
+        assert!(!mem.index().unwrap().written);
+
+        let edited = format!("{want}my own notes\n");
+        std::fs::write(&index_path, &edited).unwrap();
+        let (_, out) = mem.write_and_index(&draft("b", "user", "y")).unwrap();
+        let backup = format!("{BACKUPS_DIR}/MEMORY.md.20260414T120000.000Z");
+        assert_eq!(out.backup.as_deref(), Some(backup.as_str()));
+        assert_eq!(
+            std::fs::read_to_string(mem.root().join(&backup)).unwrap(),
+            edited
+        );
+        let want = index::render(&mem.load().unwrap().records);
+        assert!(want.contains("about b"));
+        assert_eq!(std::fs::read_to_string(&index_path).unwrap(), want);
+        // memdir's own index is not saved again.
+        let (_, out) = mem.write_and_index(&draft("c", "user", "z")).unwrap();
+        assert_eq!(out.backup, None);
+    }
+}

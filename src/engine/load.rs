@@ -1,0 +1,431 @@
+//! Loading the store: listing the memory files, taking what the search index vouches
+//! for, reading, parsing and analyzing the rest on all cores, and saving the index
+//! (spec/architecture.md#search-index). It must not write a memory file or MEMORY.md.
+
+use std::collections::HashMap;
+
+use crate::engine::Memory;
+use crate::engine::found_problem;
+use crate::engine::types::{Problem, SearchIndexReport, Snapshot, short_io};
+use crate::engine::warm;
+use crate::error::Result;
+use crate::memory::frontmatter::{self, Parsed};
+use crate::memory::layout::MAX_MEMORY_FILE;
+use crate::memory::{Key, Record};
+use crate::retrieval::search;
+use crate::store::cache::{self, Cache};
+use crate::store::{self, Found};
+
+impl Memory {
+    /// Loads every memory, collecting problems instead of failing on bad files.
+    ///
+    /// A file the search index vouches for by its stat is not opened; the others are
+    /// read and hashed on all cores, and parsed (on all cores) unless the index has
+    /// the parse for that content (spec/architecture.md#search-index).
+    pub fn load(&self) -> Result<Snapshot> {
+        self.load_with(false).map(|(snap, _, _)| snap)
+    }
+
+    /// The memory files of the directory, with a problem for each entry that is not
+    /// one memdir reads.
+    pub(super) fn scan_names(&self, problems: &mut Vec<Problem>) -> Result<Vec<String>> {
+        let mut names: Vec<String> = Vec::new();
+        for found in self.backend.scan_memories()? {
+            match found {
+                Found::File(n) => names.push(n),
+                other => problems.extend(found_problem(other)),
+            }
+        }
+        Ok(names)
+    }
+
+    /// Brings the search index under `.memdir/cache/` up to date, term data included,
+    /// and says what that took (spec/architecture.md#search-index). Every query does
+    /// the same on its way; this is for building it ahead of time and for measuring.
+    pub fn search_index(&self) -> Result<SearchIndexReport> {
+        let (_, _, report) = self.load_with(true)?;
+        Ok(report)
+    }
+
+    /// Loads like [`Memory::load`]; with `terms`, also the corpus of term statistics
+    /// query-aware calls need, from the search index where it has them and computed
+    /// (and saved) for the rest.
+    pub(super) fn load_with(
+        &self,
+        terms: bool,
+    ) -> Result<(Snapshot, Option<search::Corpus>, SearchIndexReport)> {
+        self.load_files(terms, true)
+            .map(|(snap, corpus, report, _)| (snap, corpus, report))
+    }
+
+    /// [`Memory::load_with`] without the files' texts (`Snapshot::texts` empty): for
+    /// a read that needs only the records.
+    pub(super) fn load_records(
+        &self,
+        terms: bool,
+    ) -> Result<(Snapshot, Option<search::Corpus>, SearchIndexReport)> {
+        self.load_files(terms, false)
+            .map(|(snap, corpus, report, _)| (snap, corpus, report))
+    }
+
+    /// [`Memory::load_with`], with what was found of each record's file; the
+    /// files' texts (`Snapshot::texts`) only with `texts`.
+    pub(super) fn load_files(
+        &self,
+        terms: bool,
+        texts: bool,
+    ) -> Result<(
+        Snapshot,
+        Option<search::Corpus>,
+        SearchIndexReport,
+        Vec<warm::FileInfo>,
+    )> {
+        self.require_dir()?;
+        // Taken before any stat: what the index records as the time of the read.
+        let checked = warm::now_ns();
+        let mut snap = Snapshot::default();
+        let (mut cache, listed) = self.list_with_index(terms);
+        let (mut names, stats, problems) = listed?;
+        snap.problems.extend(problems);
+        let mut files = vouched_files(&mut cache, &names, &stats, texts);
+        let to_read: Vec<usize> = (0..names.len()).filter(|&i| files[i].is_none()).collect();
+        let mut report = SearchIndexReport {
+            vouched: names.len() - to_read.len(),
+            read: to_read.len(),
+            ..SearchIndexReport::default()
+        };
+        let (gone, parsed) = self.read_files(
+            &mut cache,
+            &names,
+            &to_read,
+            checked,
+            &mut files,
+            &mut snap.problems,
+        );
+        report.parsed = parsed;
+        let mut kept = keep_records(&names, files, &gone, &mut snap);
+        let mut vocab = cache.take_vocab();
+        if terms {
+            analyze(&mut kept, &snap.records, &mut vocab, &mut report);
+        }
+        let items: Vec<cache::Item<'_>> = kept
+            .iter()
+            .zip(&snap.records)
+            .map(|((i, f), r)| cache::Item {
+                file: &names[*i],
+                stat: f.stat,
+                checked: f.checked,
+                key: &f.key,
+                text: f.text.parts(&r.body),
+                meta: &r.meta,
+                warnings: &f.warnings,
+                data: f.data.as_ref(),
+            })
+            .collect();
+        report.bytes = cache.save(&self.backend, &vocab, &items);
+        report.memories = items.len();
+        report.terms = vocab.len();
+        drop(items);
+        let mut docs = Vec::with_capacity(kept.len());
+        let mut infos = Vec::with_capacity(kept.len());
+        for ((i, f), r) in kept.into_iter().zip(&snap.records) {
+            docs.push(f.data);
+            if texts {
+                snap.texts.insert(r.key.to_string(), f.text.whole(&r.body));
+            }
+            infos.push(warm::FileInfo {
+                name: std::mem::take(&mut names[i]),
+                stat: f.stat,
+                checked: f.checked,
+                key: f.key,
+                warnings: f.warnings,
+            });
+        }
+        finish_problems(&mut snap.problems, &snap.records);
+        let corpus = terms.then(|| {
+            search::Corpus::from_parts(
+                vocab,
+                docs.into_iter().map(Option::unwrap_or_default).collect(),
+            )
+        });
+        Ok((snap, corpus, report, infos))
+    }
+}
+
+/// Files a load reads, parses or analyzes on all cores from (fewer run on the
+/// calling thread: spawning costs more than it saves).
+pub(super) const PARALLEL_FROM: usize = 256;
+
+/// Sorts a load's problems in file order (whatever order threads met them in) and
+/// adds a warning for keys that differ only by case.
+pub(super) fn finish_problems(problems: &mut Vec<Problem>, records: &[Record]) {
+    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
+    for r in records {
+        lower
+            .entry(r.key.as_str().to_lowercase())
+            .or_default()
+            .push(r.key.as_str());
+    }
+    let mut dupes: Vec<Problem> = lower
+        .values()
+        .filter(|v| v.len() > 1)
+        .map(|v| {
+            Problem::warning(
+                &format!("{}.md", v[0]),
+                None,
+                format!("keys differ only by case: {}", v.join(", ")),
+            )
+        })
+        .collect();
+    dupes.sort_by(|a, b| a.path.cmp(&b.path));
+    problems.extend(dupes);
+}
+
+/// One memory file during a load.
+struct LoadedFile {
+    stat: Option<store::Stat>,
+    checked: i64,
+    key: String,
+    text: Text,
+    parsed: std::result::Result<Parsed, frontmatter::FrontmatterError>,
+    /// The parse's warnings, once the parse has become a record.
+    warnings: Vec<frontmatter::Warning>,
+    data: Option<search::DocData>,
+}
+
+/// A memory file's text as loaded: whole, or what surrounds its body (which the
+/// record holds) when the body was taken from the text in place.
+enum Text {
+    Whole(String),
+    Around { head: String, tail: String },
+}
+
+impl Text {
+    /// The text in up to three parts, given the record's body.
+    fn parts<'a>(&'a self, body: &'a str) -> [&'a str; 3] {
+        match self {
+            Text::Whole(t) => [t, "", ""],
+            Text::Around { head, tail } => [head, body, tail],
+        }
+    }
+
+    /// The whole text, given the record's body.
+    fn whole(self, body: &str) -> String {
+        match self {
+            Text::Whole(t) => t,
+            Text::Around { head, tail } => [head.as_str(), body, &tail].concat(),
+        }
+    }
+}
+
+/// The memory files of a listing, their stats, and the problems the listing met.
+type Listing = (Vec<String>, Vec<Option<store::Stat>>, Vec<Problem>);
+
+/// A file read for a load: its content key, its text and its stat (`None` when it
+/// was removed between the scan and the read).
+type Read = Result<Option<(String, String, Option<store::Stat>)>>;
+
+/// The steps of [`Memory::load_files`].
+impl Memory {
+    /// The search index, read and decoded while the directory is listed and stat'ed.
+    fn list_with_index(&self, terms: bool) -> (Cache, Result<Listing>) {
+        std::thread::scope(|scope| {
+            let cache = scope.spawn(|| Cache::load(&self.backend, terms));
+            let mut problems = Vec::new();
+            let listed = self.scan_names(&mut problems).map(|names| {
+                let stats: Vec<Option<store::Stat>> = self.backend.stats(&names);
+                (names, stats, problems)
+            });
+            let cache = cache
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (cache, listed)
+        })
+    }
+
+    /// Reads the files `to_read` (indexes into `names`) on all cores into `files`:
+    /// from the index when it has the parse of that content, else parsed on all
+    /// cores. Returns which files are gone (removed since the scan, or unreadable,
+    /// with a problem) and how many were parsed.
+    fn read_files(
+        &self,
+        cache: &mut Cache,
+        names: &[String],
+        to_read: &[usize],
+        checked: i64,
+        files: &mut [Option<LoadedFile>],
+        problems: &mut Vec<Problem>,
+    ) -> (Vec<bool>, usize) {
+        let read: Vec<Read> = store::par_map(to_read, PARALLEL_FROM, |&i| {
+            Ok(self
+                .backend
+                .read_text_stat(&names[i], MAX_MEMORY_FILE)?
+                .map(|(t, st)| (cache::content_key(t.as_bytes()), t, st)))
+        });
+        // Index lookups by content are serial (cheap); the parses of what missed run
+        // in parallel.
+        let mut misses: Vec<(usize, String, String, Option<store::Stat>)> = Vec::new();
+        let mut gone: Vec<bool> = vec![false; names.len()];
+        for (&i, r) in to_read.iter().zip(read) {
+            match r {
+                Ok(Some((key, text, st))) => match cache.by_content(&names[i], &key) {
+                    Some(hit) => {
+                        files[i] = Some(LoadedFile {
+                            stat: st,
+                            checked,
+                            parsed: frontmatter::body_of(&text).map(|body| Parsed {
+                                meta: hit.meta,
+                                body,
+                                warnings: hit.warnings,
+                            }),
+                            key,
+                            text: Text::Whole(text),
+                            warnings: Vec::new(),
+                            data: hit.data,
+                        });
+                    }
+                    None => misses.push((i, key, text, st)),
+                },
+                Ok(None) => gone[i] = true, // removed between the scan and the read
+                Err(e) => {
+                    gone[i] = true;
+                    problems.push(Problem::error(&names[i], None, short_io(&e)));
+                }
+            }
+        }
+        let parsed_count = misses.len();
+        let parsed: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
+            store::par_map(&misses, PARALLEL_FROM, |(_, _, text, _)| {
+                frontmatter::parse_read(text)
+            });
+        for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
+            files[i] = Some(LoadedFile {
+                stat: st,
+                checked,
+                key,
+                text: Text::Whole(text),
+                parsed,
+                warnings: Vec::new(),
+                data: None,
+            });
+        }
+        (gone, parsed_count)
+    }
+}
+
+/// What the index vouches for by stat (taken from the index in order, then turned
+/// into files on all cores); `None` for each file to read.
+fn vouched_files(
+    cache: &mut Cache,
+    names: &[String],
+    stats: &[Option<store::Stat>],
+    texts: bool,
+) -> Vec<Option<LoadedFile>> {
+    let vouched: Vec<Option<(store::Stat, cache::Vouched)>> = names
+        .iter()
+        .zip(stats)
+        .map(|(n, st)| {
+            let st = (*st)?;
+            Some((st, cache.by_stat(n, &st)?))
+        })
+        .collect();
+    store::par_map_owned(vouched, PARALLEL_FROM, |vouched| {
+        let (st, vouched) = vouched?;
+        vouched_file(st, vouched.hit()?, texts)
+    })
+}
+
+/// One file the index vouches for, with its parse from the index; without `texts`,
+/// the body is cut from the text in place.
+fn vouched_file(st: store::Stat, hit: cache::Hit, texts: bool) -> Option<LoadedFile> {
+    let (text, body) = match frontmatter::body_span(&hit.text).filter(|_| !texts) {
+        // The text becomes the body in place; the file's text is kept as
+        // what surrounds it.
+        Some((start, end)) => {
+            let mut body = hit.text;
+            let tail = body[end..].to_string();
+            body.truncate(end);
+            let head = body[..start].to_string();
+            body.drain(..start);
+            (Text::Around { head, tail }, Ok(body))
+        }
+        None => {
+            let body = frontmatter::body_of(&hit.text);
+            (Text::Whole(hit.text), body)
+        }
+    };
+    Some(LoadedFile {
+        stat: Some(st),
+        checked: hit.checked,
+        key: hit.key,
+        parsed: body.map(|body| Parsed {
+            meta: hit.meta,
+            body,
+            warnings: hit.warnings,
+        }),
+        text,
+        warnings: Vec::new(),
+        data: hit.data,
+    })
+}
+
+/// The records of the files that parsed, into `snap` in file order, each kept
+/// with its file; a problem for each file that did not parse.
+fn keep_records(
+    names: &[String],
+    files: Vec<Option<LoadedFile>>,
+    gone: &[bool],
+    snap: &mut Snapshot,
+) -> Vec<(usize, LoadedFile)> {
+    let mut kept: Vec<(usize, LoadedFile)> = Vec::with_capacity(names.len());
+    for (i, f) in files.into_iter().enumerate() {
+        if gone[i] {
+            continue;
+        }
+        let Some(mut f) = f else { continue };
+        match std::mem::replace(&mut f.parsed, Err(frontmatter::FrontmatterError::Missing)) {
+            Ok(p) => {
+                let name = &names[i];
+                let key = Key::from_file_stem(&name[..name.len() - 3]);
+                warm::push_problems(name, &p.warnings, &mut snap.problems);
+                f.warnings = p.warnings;
+                snap.records.push(Record {
+                    key,
+                    meta: p.meta,
+                    body: p.body,
+                });
+                kept.push((i, f));
+            }
+            Err(e) => snap.problems.push(Problem::error(
+                &names[i],
+                e.line(),
+                format!("not loaded: {e}"),
+            )),
+        }
+    }
+    kept
+}
+
+/// Computes the term data of the kept files the index had none for.
+fn analyze(
+    kept: &mut [(usize, LoadedFile)],
+    records: &[Record],
+    vocab: &mut search::Vocab,
+    report: &mut SearchIndexReport,
+) {
+    // Tokenized on all cores, then interned in file order (the ids a
+    // one-thread analysis gives).
+    let todo: Vec<usize> = (0..kept.len())
+        .filter(|&k| kept[k].1.data.is_none())
+        .collect();
+    // In batches, so that the terms as text of a large store are never all
+    // held at once.
+    for batch in todo.chunks(2048) {
+        let analyzed = store::par_map(batch, PARALLEL_FROM, |&k| search::Analyzed::of(&records[k]));
+        for (&k, a) in batch.iter().zip(analyzed) {
+            kept[k].1.data = Some(search::DocData::intern(&a, vocab));
+            report.analyzed += 1;
+        }
+    }
+}

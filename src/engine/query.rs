@@ -1,0 +1,461 @@
+//! The read-only queries of the façade: `list`, `recall` and `context`
+//! (spec/ranking.md), on the warm store when there is one and on a fresh load
+//! otherwise. It must not change a memory file (only a stale MEMORY.md is rebuilt).
+
+use chrono::{DateTime, Utc};
+
+use crate::engine::Memory;
+use crate::engine::access;
+use crate::engine::hybrid;
+use crate::engine::types::{Context, Hit, IndexOutcome, Listed, Problem, Recall};
+use crate::error::{Error, Result};
+use crate::memory::Record;
+use crate::retrieval::context::{self, Block};
+use crate::retrieval::filter::{Filter, Lifecycle};
+use crate::retrieval::rank;
+use crate::retrieval::search;
+use crate::store;
+
+impl Memory {
+    /// Lists memories in rank order, optionally of one type (an unknown type is an
+    /// error, as in [`Memory::list_filtered`]).
+    pub fn list(&self, kind: Option<&str>) -> Result<(Vec<Listed>, Vec<Problem>)> {
+        self.list_filtered(&Filter::default().types(kind))
+    }
+
+    /// Lists the memories that pass `filter`, in rank order (spec/ranking.md#filters).
+    pub fn list_filtered(&self, filter: &Filter) -> Result<(Vec<Listed>, Vec<Problem>)> {
+        self.list_and_index(filter).map(|(l, p, _)| (l, p))
+    }
+
+    /// Lists like [`Memory::list_filtered`], and says what the stale-index rebuild did.
+    pub fn list_and_index(
+        &self,
+        filter: &Filter,
+    ) -> Result<(Vec<Listed>, Vec<Problem>, IndexOutcome)> {
+        let snap = self.load()?;
+        check_filter(filter, &snap.records)?;
+        let (_, index) = self.refresh_index_if_stale(&snap.records)?;
+        let now = self.now();
+        let life = Lifecycle::of(&snap.records, now.date_naive());
+        let last_read = access::last_reads(&self.backend);
+        let out = rank::order(&snap.records, now)
+            .into_iter()
+            .map(|(i, score)| (&snap.records[i], score))
+            .filter(|(r, _)| filter.admits(r, &life))
+            .map(|(r, score)| Listed {
+                key: r.key.to_string(),
+                kind: r.meta.kind.to_string(),
+                name: r.meta.name.clone(),
+                description: r.meta.description.clone(),
+                updated: r.meta.updated.text.clone(),
+                score,
+                superseded_by: life.superseded_by(r.key.as_str()).to_vec(),
+                expired: life.expired(r),
+                last_read: last_read.get(r.key.as_str()).cloned(),
+            })
+            .collect();
+        Ok((out, snap.problems, index))
+    }
+
+    /// Memories relevant to `query`, best first (spec/ranking.md#recall).
+    pub fn recall(&self, query: &str, limit: usize) -> Result<(Vec<Hit>, Vec<Problem>)> {
+        self.recall_filtered(query, limit, &Filter::default())
+    }
+
+    /// Memories that pass `filter` and are relevant to `query`, best first
+    /// (spec/ranking.md#filters): the hits of [`Memory::recall`] with the others
+    /// left out before the limit is applied; scores do not change.
+    pub fn recall_filtered(
+        &self,
+        query: &str,
+        limit: usize,
+        filter: &Filter,
+    ) -> Result<(Vec<Hit>, Vec<Problem>)> {
+        self.recall_report(query, limit, filter)
+            .map(|r| (r.hits, r.problems))
+    }
+
+    /// [`Memory::recall_filtered`] with the ranking that ran: with `[embeddings]`
+    /// configured, keyword and vector ranks fused, or keyword ranking and why it fell
+    /// back (spec/ranking.md#hybrid-recall). Embeddings never fail the call.
+    pub fn recall_report(&self, query: &str, limit: usize, filter: &Filter) -> Result<Recall> {
+        if query.trim().is_empty() {
+            return Err(Error::EmptyQuery);
+        }
+        // With [embeddings], the records are looked at once to find what to embed, the
+        // network is reached with no lock held, and the ranking runs on the records as
+        // they are then (spec/ranking.md#hybrid-recall). Without, this is one pass.
+        let mut hy = hybrid::State::start(&self.backend);
+        if hy.wants_records()
+            && let Some(r) = self.with_warm(|w| {
+                w.prepare_hybrid(&mut hy);
+                Ok(())
+            })
+        {
+            r?;
+            hy.fetch(query);
+        }
+        let warm = self.with_warm(|w| {
+            check_filter(filter, w.records())?;
+            let keyword = w.corpus().relevance(w.records(), query);
+            let (rel, report) = w.finish_hybrid(&mut hy, keyword);
+            let hits = recall_rel(w.records(), rel, limit, filter, self.now());
+            Ok(((hits, report), w.problems().to_vec()))
+        });
+        let ((hits, embeddings), problems) = match warm {
+            Some(r) => {
+                let out = r?;
+                self.save_warm_vectors();
+                out
+            }
+            None => {
+                let (snap, corpus, _) = self.load_records(true)?;
+                check_filter(filter, &snap.records)?;
+                let corpus = corpus.expect("a corpus was asked for");
+                if hy.wants_records() {
+                    hy.prepare(&snap.records);
+                    hy.fetch(query);
+                }
+                let keyword = corpus.relevance(&snap.records, query);
+                let (rel, report) = hy.finish(&snap.records, keyword);
+                let hits = recall_rel(&snap.records, rel, limit, filter, self.now());
+                store::drop_later((snap.records, corpus));
+                ((hits, report), snap.problems)
+            }
+        };
+        access::record(
+            &self.backend,
+            self.now(),
+            hits.iter().map(|h| h.key.as_str()),
+            access::Via::Recall,
+        );
+        Ok(Recall {
+            hits,
+            problems,
+            embeddings,
+        })
+    }
+
+    /// Embeds every memory without a cached vector (`memdir index --embeddings`,
+    /// spec/ranking.md#hybrid-recall).
+    pub fn index_embeddings(
+        &self,
+    ) -> Result<std::result::Result<hybrid::Summary, crate::embed::EmbedError>> {
+        let (snap, _, _) = self.load_with(false)?;
+        Ok(hybrid::index(&self.backend, &snap.records))
+    }
+
+    /// Builds the context block (spec/ranking.md#packing-the-context-block).
+    pub fn context(&self, max_tokens: usize, query: Option<&str>) -> Result<Block> {
+        self.context_with_problems(max_tokens, query)
+            .map(|(b, _)| b)
+    }
+
+    /// Builds the context block and returns the problems met loading the store.
+    pub fn context_with_problems(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+    ) -> Result<(Block, Vec<Problem>)> {
+        self.context_filtered(max_tokens, query, &Filter::default())
+    }
+
+    /// Builds the context block with only the memories that pass `filter` packed
+    /// (spec/ranking.md#filters; the index section stays the store's), and returns
+    /// the problems met loading the store.
+    pub fn context_filtered(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+    ) -> Result<(Block, Vec<Problem>)> {
+        self.context_report(max_tokens, query, filter)
+            .map(|c| (c.block, c.problems))
+    }
+
+    /// [`Memory::context_filtered`] with the ranking that ran: with `[embeddings]`
+    /// configured and a query, the memory order by hybrid relevance, or by keyword
+    /// relevance and why it fell back (spec/ranking.md#hybrid-recall).
+    pub fn context_report(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+    ) -> Result<Context> {
+        // Hybrid memory order as for recall: the network with no lock held.
+        let query_text = query.filter(|q| !q.trim().is_empty());
+        let mut hy = match query_text {
+            Some(_) => hybrid::State::start(&self.backend),
+            None => hybrid::State::Off,
+        };
+        if let Some(q) = query_text
+            && hy.wants_records()
+            && let Some(r) = self.with_warm(|w| {
+                w.prepare_hybrid(&mut hy);
+                Ok(())
+            })
+        {
+            r?;
+            hy.fetch(q);
+        }
+        if let Some(out) = self.context_warm(max_tokens, query, filter, &mut hy) {
+            if let Ok(c) = &out {
+                self.save_warm_vectors();
+                access::record(
+                    &self.backend,
+                    self.now(),
+                    c.block.memories.iter().map(|m| m.key.as_str()),
+                    access::Via::Context,
+                );
+            }
+            return out;
+        }
+        self.context_loaded(max_tokens, query, filter, &mut hy)
+    }
+
+    /// Loads the store once for many context blocks (a benchmark, a server answering
+    /// many turns): `prepared.block(max_tokens, query)` is exactly what
+    /// [`Memory::context`] returns for the store as it was loaded here.
+    pub fn prepare_context(&self) -> Result<(context::Prepared, Vec<Problem>)> {
+        let (snap, corpus, _) = self.load_with(true)?;
+        self.refresh_index_if_stale(&snap.records)?;
+        let events = self.events()?;
+        let mut problems = snap.problems;
+        problems.extend(events.problems);
+        let mut prepared = context::Prepared::new(snap.records, events.events, self.now());
+        if let Some(c) = corpus {
+            prepared.set_corpus(c);
+        }
+        Ok((prepared, problems))
+    }
+}
+
+/// The hits of a recall from the relevance of every record.
+fn recall_rel(
+    records: &[Record],
+    rel: Vec<f64>,
+    limit: usize,
+    filter: &Filter,
+    now: DateTime<Utc>,
+) -> Vec<Hit> {
+    let life = Lifecycle::of(records, now.date_naive());
+    let mut hits: Vec<(usize, f64, f64)> = rel
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| **r > 0.0 && filter.admits(&records[*i], &life))
+        .map(|(i, r)| {
+            let m = &records[i].meta;
+            (
+                i,
+                search::blend(*r, rank::salience(m), rank::recency(m, now)),
+                *r,
+            )
+        })
+        .collect();
+    hits.sort_by(|a, b| rank::compare((&records[a.0], a.1), (&records[b.0], b.1)));
+    hits.truncate(limit);
+    hits.into_iter()
+        .map(|(i, score, relevance)| {
+            let r = &records[i];
+            Hit {
+                key: r.key.to_string(),
+                kind: r.meta.kind.to_string(),
+                name: r.meta.name.clone(),
+                description: r.meta.description.clone(),
+                updated: r.meta.updated.text.clone(),
+                score,
+                relevance,
+                superseded_by: life.superseded_by(r.key.as_str()).to_vec(),
+                expired: life.expired(r),
+            }
+        })
+        .collect()
+}
+
+/// The relevance a context block is built with: the fused one when hybrid ranking
+/// ran; none when it fell back, so that the block is the keyword block exactly
+/// (its memory prior weighed by the keyword match's strength, spec/ranking.md).
+fn fused(rel: Vec<f64>, report: Option<&hybrid::Report>) -> Option<Vec<f64>> {
+    report.is_some_and(|r| r.mode == "hybrid").then_some(rel)
+}
+
+/// A filter's values that need the store: its types must be standard or present.
+fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
+    let bad = |source| Error::Filter {
+        arg: String::new(),
+        source,
+    };
+    filter.check().map_err(bad)?;
+    filter
+        .unknown_type(records.iter().map(|r| &r.meta.kind))
+        .map_err(bad)
+}
+
+/// The steps of [`Memory::context_report`].
+impl Memory {
+    /// The context block on the warm store, with `hy` prepared and fetched;
+    /// `None` when this memory is not kept warm.
+    fn context_warm(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+        hy: &mut hybrid::State,
+    ) -> Option<Result<Context>> {
+        let query_text = query.filter(|q| !q.trim().is_empty());
+        self.with_warm(|w| {
+            check_filter(filter, w.records())?;
+            let index_text = w.index_text(self)?.to_string();
+            let events = self.recent_events(max_tokens.saturating_mul(4))?;
+            let mut problems = w.problems().to_vec();
+            problems.extend(events.problems);
+            // `None` without [embeddings]: the keyword block exactly.
+            let (relevance, embeddings) = match query_text {
+                Some(q) if !matches!(*hy, hybrid::State::Off) => {
+                    let keyword = w.corpus().relevance(w.records(), q);
+                    let (rel, report) = w.finish_hybrid(hy, keyword);
+                    (fused(rel, report.as_ref()), report)
+                }
+                _ => (None, None),
+            };
+            let parts = context::Parts {
+                records: w.records(),
+                corpus: Some(w.corpus()),
+                index_text: &index_text,
+                events: &events.events,
+                now: self.now(),
+            };
+            Ok(Context {
+                block: context::build_with(&parts, max_tokens, query, filter, relevance),
+                problems,
+                embeddings,
+            })
+        })
+    }
+
+    /// The context block on a fresh load, with `hy` started (hybrid ranking
+    /// prepared and fetched here, on the loaded records).
+    fn context_loaded(
+        &self,
+        max_tokens: usize,
+        query: Option<&str>,
+        filter: &Filter,
+        hy: &mut hybrid::State,
+    ) -> Result<Context> {
+        let query_text = query.filter(|q| !q.trim().is_empty());
+        let has_query = query.is_some_and(|q| !q.trim().is_empty());
+        let (snap, corpus, _) = self.load_records(has_query)?;
+        check_filter(filter, &snap.records)?;
+        let events = self.recent_events(max_tokens.saturating_mul(4))?;
+        let mut problems = snap.problems;
+        problems.extend(events.problems);
+        // MEMORY.md comes with the block (`block_while`).
+        let mut prepared =
+            context::Prepared::with_index(snap.records, String::new(), events.events, self.now());
+        if let Some(c) = corpus {
+            prepared.set_corpus(c);
+        }
+        // With [embeddings] configured, the memory order uses hybrid relevance
+        // (spec/ranking.md#hybrid-recall); without, this is `block_filtered` exactly.
+        if let Some(q) = query_text
+            && hy.wants_records()
+        {
+            hy.prepare(prepared.records());
+            hy.fetch(q);
+        }
+        let (relevance, embeddings) = match query_text {
+            Some(q) if !matches!(*hy, hybrid::State::Off) => {
+                let keyword = prepared.keyword_relevance(q);
+                let (rel, report) = hy.finish(prepared.records(), keyword);
+                (fused(rel, report.as_ref()), report)
+            }
+            _ => (None, None),
+        };
+        // MEMORY.md is rendered and checked (rebuilt when stale) while the memories
+        // and lines are scored.
+        let block = prepared.block_while(
+            |records| self.refresh_index_if_stale(records).map(|(text, _)| text),
+            max_tokens,
+            query,
+            filter,
+            relevance,
+        )?;
+        store::drop_later(prepared);
+        access::record(
+            &self.backend,
+            self.now(),
+            block.memories.iter().map(|m| m.key.as_str()),
+            access::Via::Context,
+        );
+        Ok(Context {
+            block,
+            problems,
+            embeddings,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Memory;
+    use crate::engine::testing::{NOW, at, draft};
+    use crate::error::Error;
+
+    fn store() -> Memory {
+        let mem = Memory::in_memory().with_clock(at(NOW));
+        mem.write(&draft(
+            "user_role",
+            "user",
+            "Argentina fan, plays on Saturdays.",
+        ))
+        .unwrap();
+        mem.write(&draft(
+            "project_db",
+            "project",
+            "The database is Postgres 16.",
+        ))
+        .unwrap();
+        mem
+    }
+
+    // spec/ranking.md#recall: recall finds the memory that holds the query's terms,
+    // and only memories that do.
+    #[test]
+    fn recall_finds_a_written_memory() {
+        let mem = store();
+        let (hits, problems) = mem.recall("postgres", 10).unwrap();
+        assert!(problems.is_empty());
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].key, "project_db");
+        assert_eq!(hits[0].kind, "project");
+        assert!(hits[0].relevance > 0.0);
+        assert!(mem.recall("cricket", 10).unwrap().0.is_empty());
+        assert!(matches!(mem.recall("  ", 10), Err(Error::EmptyQuery)));
+    }
+
+    // spec/cli.md#filters: `list` of one type lists only that type; an unknown type
+    // is an error.
+    #[test]
+    fn list_filters_by_type() {
+        let mem = store();
+        let (all, _) = mem.list(None).unwrap();
+        let mut keys: Vec<&str> = all.iter().map(|l| l.key.as_str()).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["project_db", "user_role"]);
+        let (users, _) = mem.list(Some("user")).unwrap();
+        assert_eq!(users.len(), 1);
+        assert_eq!(users[0].key, "user_role");
+        assert!(mem.list(Some("nonsense")).is_err());
+    }
+
+    // spec/ranking.md#packing-the-context-block: the block holds the memories'
+    // bodies.
+    #[test]
+    fn the_context_block_holds_the_memories() {
+        let mem = store();
+        let block = mem.context(4096, Some("postgres")).unwrap();
+        assert!(block.text.contains("Postgres 16"));
+        assert!(block.memories.iter().any(|m| m.key == "project_db"));
+    }
+}

@@ -1,0 +1,326 @@
+//! The engine's public result types (`Problem`, `Snapshot`, `Draft`, `Hit`,
+//! `CheckReport`, `ImportReport`, …) and the wording of a problem found on a file.
+//! It must not read or write the store: these are plain data.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::engine::TimelineRepair;
+use crate::engine::hybrid;
+use crate::error::Error;
+use crate::exchange::blob::{self, Skipped};
+use crate::exchange::merge::{Counts, Decision, Strategy};
+use crate::memory::Record;
+use crate::memory::timeline::Event;
+use crate::retrieval::context::Block;
+use crate::store::Found;
+
+/// What a folder (or FIFO, socket) named like a memory or day file is told: memdir
+/// cannot write that key or day while it is there (spec/architecture.md#nothing-outside-the-directory).
+pub(super) const NOT_A_FILE: &str = "not a regular file (a folder?): memdir neither reads nor replaces it, and cannot write this name while it is there; rename or remove it";
+
+/// What a scan reports of an entry that is not a regular memory file (`None` for
+/// one that is).
+pub(crate) fn found_problem(found: Found) -> Option<Problem> {
+    match found {
+        Found::File(_) => None,
+        Found::Symlink(n) => Some(Problem::error(
+            &n,
+            None,
+            "symbolic link not followed; memdir only reads regular files inside the directory",
+        )),
+        Found::BadName(n) => Some(Problem::error(
+            &n,
+            None,
+            "file name is not valid UTF-8; skipped",
+        )),
+        Found::NotAFile(n) => Some(Problem::error(&n, None, NOT_A_FILE)),
+    }
+}
+
+/// How serious a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The file or line is not loaded.
+    Error,
+    /// Loaded, but something deserves attention.
+    Warning,
+}
+
+/// A problem found while loading: which file and line, and what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// Path relative to the memory directory.
+    pub path: String,
+    pub line: Option<usize>,
+    pub severity: Severity,
+    pub message: String,
+}
+
+impl Problem {
+    pub(super) fn error(path: &str, line: Option<usize>, message: impl Into<String>) -> Problem {
+        Problem {
+            path: path.to_string(),
+            line,
+            severity: Severity::Error,
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn warning(path: &str, line: Option<usize>, message: impl Into<String>) -> Problem {
+        Problem {
+            severity: Severity::Warning,
+            ..Problem::error(path, line, message)
+        }
+    }
+
+    /// `path:line: message`.
+    pub fn location(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.path),
+            None => self.path.clone(),
+        }
+    }
+}
+
+/// What bringing the search index up to date took
+/// ([`Memory::search_index`](super::Memory::search_index)).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SearchIndexReport {
+    /// Memories loaded.
+    pub memories: usize,
+    /// Files the index vouched for by their stat (not opened).
+    pub vouched: usize,
+    /// Files read (new, changed, or too recently changed to be vouched for).
+    pub read: usize,
+    /// Files parsed (read, and of content the index did not have).
+    pub parsed: usize,
+    /// Memories whose term data was computed.
+    pub analyzed: usize,
+    /// Terms in the vocabulary.
+    pub terms: usize,
+    /// Size of the index files afterwards, in bytes.
+    pub bytes: u64,
+}
+
+/// The memories of a store and the problems met loading them.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub records: Vec<Record>,
+    /// File text of each record, by key, exactly as read (for export and resources).
+    pub texts: BTreeMap<String, String>,
+    pub problems: Vec<Problem>,
+}
+
+/// Timeline events and the problems met reading them.
+#[derive(Debug, Clone, Default)]
+pub struct Events {
+    /// In time order (stable for equal times: file order).
+    pub events: Vec<Event>,
+    pub problems: Vec<Problem>,
+}
+
+/// A request to create or update a memory.
+#[derive(Debug, Clone, Default)]
+pub struct Draft {
+    pub key: String,
+    pub name: String,
+    pub description: String,
+    /// `user`, `feedback`, `project` or `reference`.
+    pub kind: String,
+    pub body: String,
+    /// `None` keeps the existing tags (none for a new memory).
+    pub tags: Option<Vec<String>>,
+    /// `None` keeps the existing flag.
+    pub important: Option<bool>,
+    /// `never` or `<N>d`; `None` keeps the existing value.
+    pub decay: Option<String>,
+    /// `None` keeps the existing value.
+    pub source: Option<String>,
+    /// Keys of the memories this one replaces (spec/memory-format.md#supersedes);
+    /// `None` keeps the existing list, `Some(vec![])` clears it.
+    pub supersedes: Option<Vec<String>>,
+    /// The last day the memory holds (`YYYY-MM-DD`); `None` keeps the existing
+    /// value, `Some("")` clears it.
+    pub valid_until: Option<String>,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteOutcome {
+    Created,
+    Updated,
+    /// Identical content: nothing was touched.
+    Unchanged,
+}
+
+impl WriteOutcome {
+    /// `created`, `updated` or `unchanged`: the word the outputs use (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteOutcome::Created => "created",
+            WriteOutcome::Updated => "updated",
+            WriteOutcome::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// What an index rebuild did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct IndexOutcome {
+    /// MEMORY.md was (re)written.
+    pub written: bool,
+    /// Where a hand-edited MEMORY.md was saved before being replaced.
+    pub backup: Option<String>,
+}
+
+/// One memory in a listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Listed {
+    pub key: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    pub description: String,
+    pub updated: String,
+    pub score: f64,
+    /// Keys of the memories that supersede this one (listed only with
+    /// `include_superseded`; spec/ranking.md#superseded-and-expired).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded_by: Vec<String>,
+    /// Its `valid_until` day has passed (listed only with `include_expired`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
+    /// When this device last read it (`.memdir/cache/access.jsonl`; spec/cli.md#access-log).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_read: Option<String>,
+}
+
+/// The result of a recall: hits, the problems met loading, and the ranking that ran.
+#[derive(Debug, Clone)]
+pub struct Recall {
+    pub hits: Vec<Hit>,
+    pub problems: Vec<Problem>,
+    /// `None` when embeddings are not configured (keyword ranking, nothing to say).
+    pub embeddings: Option<hybrid::Report>,
+}
+
+/// A context block, the problems met loading, and the ranking that ran.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub block: Block,
+    pub problems: Vec<Problem>,
+    /// `None` without `[embeddings]` or without a query (nothing to say).
+    pub embeddings: Option<hybrid::Report>,
+}
+
+/// One recall hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub key: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: String,
+    pub description: String,
+    pub updated: String,
+    /// Relevance blended with salience and recency (spec/ranking.md).
+    pub score: f64,
+    pub relevance: f64,
+    /// Keys of the memories that supersede this one (only with `include_superseded`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded_by: Vec<String>,
+    /// Its `valid_until` day has passed (only with `include_expired`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
+}
+
+/// The text marker of a superseded or expired memory: ` [superseded by k; expired]`,
+/// or nothing.
+pub fn lifecycle_mark(superseded_by: &[String], expired: bool) -> String {
+    let mut parts = Vec::new();
+    if !superseded_by.is_empty() {
+        parts.push(format!("superseded by {}", superseded_by.join(", ")));
+    }
+    if expired {
+        parts.push("expired".to_string());
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", parts.join("; "))
+    }
+}
+
+/// One line per hit, as the CLI prints it and the MCP `recall` tool returns it:
+/// `score  key  name — description`.
+impl std::fmt::Display for Hit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.3}  {}  {} — {}{}",
+            self.score,
+            self.key,
+            self.name,
+            self.description,
+            lifecycle_mark(&self.superseded_by, self.expired)
+        )
+    }
+}
+
+/// The result of `check`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CheckReport {
+    pub memories: usize,
+    pub events: usize,
+    pub problems: Vec<Problem>,
+    /// What `--fix` repaired.
+    pub fixed: Vec<String>,
+    /// Timeline day files repaired by `--fix` (without it: that need repair),
+    /// spec/timeline-format.md#repair.
+    pub timeline_repairs: Vec<TimelineRepair>,
+}
+
+impl CheckReport {
+    /// Whether any problem is an error.
+    pub fn has_errors(&self) -> bool {
+        self.problems.iter().any(|p| p.severity == Severity::Error)
+    }
+}
+
+/// The result of an import.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportReport {
+    /// The input format (`blob`, `claude-code`, `mcp-memory`, `basic-memory`).
+    pub format: &'static str,
+    pub strategy: Strategy,
+    pub dry_run: bool,
+    #[serde(flatten)]
+    pub counts: Counts,
+    pub events_added: usize,
+    pub plan: Vec<Decision>,
+    /// What was skipped and why (the count is `skipped`).
+    pub skipped_items: Vec<Skipped>,
+    /// Files with a value read the three.ws way rather than as YAML, imported
+    /// rewritten as YAML, each with the reason.
+    pub converted: Vec<blob::Converted>,
+    /// Links of a foreign import whose target was not imported, kept as written
+    /// (spec/import-formats.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<Skipped>,
+}
+
+/// An IO error as a short message for a problem line (the path is already there).
+pub(super) fn short_io(e: &Error) -> String {
+    match e {
+        Error::TooLarge { size, limit, .. } => {
+            format!("not loaded: {size} bytes is over the limit of {limit} bytes")
+        }
+        Error::NotUtf8 { .. } => "not loaded: not valid UTF-8 text".into(),
+        Error::Symlink { .. } => "symbolic link not followed".into(),
+        Error::Io { source, .. } => format!("not loaded: {source}"),
+        other => format!("not loaded: {other}"),
+    }
+}

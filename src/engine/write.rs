@@ -1,0 +1,383 @@
+//! Creating, updating and forgetting a memory (spec/cli.md#write, spec/cli.md#forget):
+//! the draft's checks, the new frontmatter from the old, and the index rebuilt before
+//! the lock is released. It must not read the timeline beyond appending `forgot`.
+
+use serde_json::{Map, Value};
+
+use crate::engine::Memory;
+use crate::engine::events::check_event_size;
+use crate::engine::types::{Draft, IndexOutcome, WriteOutcome};
+use crate::error::{Error, Result};
+use crate::memory::frontmatter;
+use crate::memory::layout::{MAX_BODY, MAX_MEMORY_FILE};
+use crate::memory::secrets;
+use crate::memory::timeline::Event;
+use crate::memory::{Decay, Key, Kind, Meta, Record, Stamp};
+
+impl Memory {
+    /// Creates or updates a memory. Identical content is a no-op.
+    pub fn write(&self, d: &Draft) -> Result<WriteOutcome> {
+        self.write_and_index(d).map(|(outcome, _)| outcome)
+    }
+
+    /// Creates or updates a memory like [`Memory::write`], and says what the MEMORY.md
+    /// rebuild did (a hand-edited index saved under `.memdir/backups/`).
+    ///
+    /// Everything that can fail short of the disk itself (reading the store, checking
+    /// MEMORY.md, saving a hand-edited one) happens before the memory file is written;
+    /// if writing the index then fails, the memory file is put back as it was, so an
+    /// error means nothing changed (spec/architecture.md#a-command-that-fails-changed-nothing).
+    pub fn write_and_index(&self, d: &Draft) -> Result<(WriteOutcome, IndexOutcome)> {
+        let key = Key::parse(&d.key)?;
+        let kind = Kind::parse_strict(d.kind.trim()).ok_or_else(|| Error::Type {
+            value: d.kind.clone(),
+        })?;
+        let decay = parse_decay(d.decay.as_deref())?;
+        check_draft(&key, d)?;
+        self.backend.create()?;
+        let _g = self.backend.lock(&self.mem_lock)?;
+        self.write_locked(&key, kind, decay, d)
+    }
+
+    /// Writes the checked draft `d` as the memory `key`; the caller holds the lock.
+    /// Identical content is a no-op; if writing the index fails, the memory file is
+    /// put back as it was.
+    pub(super) fn write_locked(
+        &self,
+        key: &Key,
+        kind: Kind,
+        decay: Option<Decay>,
+        d: &Draft,
+    ) -> Result<(WriteOutcome, IndexOutcome)> {
+        self.write_locked_with(key, kind, decay, d, &[])
+    }
+
+    /// [`Memory::write_locked`], also setting the frontmatter keys `extra` beyond the
+    /// known ones (a session summary's `summarizes`, spec/memory-format.md).
+    pub(super) fn write_locked_with(
+        &self,
+        key: &Key,
+        kind: Kind,
+        decay: Option<Decay>,
+        d: &Draft,
+        extra: &[(&str, Value)],
+    ) -> Result<(WriteOutcome, IndexOutcome)> {
+        let key = key.clone();
+        let name = key.file_name();
+        let before = self.backend.read_text(&name, MAX_MEMORY_FILE)?;
+        let existing = match &before {
+            None => None,
+            Some(text) => Some(frontmatter::parse(text).map_err(|source| Error::Malformed {
+                path: self.backend.display_path(&name),
+                source,
+            })?),
+        };
+        let today = Stamp::from_date(self.now().date_naive());
+        let old = existing.as_ref().map(|p| &p.meta);
+        let mut meta = draft_meta(d, kind, decay, old, &today);
+        for (k, v) in extra {
+            meta.extra.set(k, v.clone());
+        }
+        if let Some(p) = &existing
+            && crate::memory::content_hash(&meta, &d.body)
+                == crate::memory::content_hash(&p.meta, &p.body)
+        {
+            return Ok((WriteOutcome::Unchanged, IndexOutcome::default()));
+        }
+        meta.updated = today;
+        let text = frontmatter::render(&meta, &d.body);
+        // The store as it will be, to plan the index before writing anything.
+        let parsed = frontmatter::parse(&text).map_err(|source| Error::Malformed {
+            path: self.backend.display_path(&name),
+            source,
+        })?;
+        let mut records = self.load()?.records;
+        records.retain(|r| r.key != key);
+        records.push(Record {
+            key: key.clone(),
+            meta: parsed.meta,
+            body: parsed.body,
+        });
+        let mut plan = self.plan_index(&records)?;
+        self.save_index_backup(&mut plan)?;
+        self.backend.write_atomic(&name, text.as_bytes())?;
+        let index = match self.write_index_file(&plan) {
+            Ok(o) => o,
+            Err(e) => {
+                // Put the memory back so that the failure changed nothing.
+                let _ = match &before {
+                    Some(b) => self.backend.write_atomic(&name, b.as_bytes()),
+                    None => self.backend.remove(&name),
+                };
+                return Err(e);
+            }
+        };
+        let outcome = if existing.is_some() {
+            WriteOutcome::Updated
+        } else {
+            WriteOutcome::Created
+        };
+        Ok((outcome, index))
+    }
+
+    /// Deletes a memory, rebuilds the index and logs a `forgot` event.
+    pub fn forget(&self, key: &str, reason: Option<&str>) -> Result<Event> {
+        self.forget_and_index(key, reason).map(|(e, _)| e)
+    }
+
+    /// Forgets like [`Memory::forget`], and says what the MEMORY.md rebuild did.
+    ///
+    /// The `forgot` event is logged before the file is deleted, so a process killed in
+    /// between leaves the memory and its tombstone, never a memory gone without one;
+    /// everything that can fail (reading the store, the timeline folder, MEMORY.md)
+    /// fails before the file is touched (spec/timeline-format.md#events-memdir-writes).
+    pub fn forget_and_index(
+        &self,
+        key: &str,
+        reason: Option<&str>,
+    ) -> Result<(Event, IndexOutcome)> {
+        self.require_dir()?;
+        let key = self.resolve_key(key)?;
+        let _g = self.backend.lock(&self.mem_lock)?;
+        let name = key.file_name();
+        let Some(before) = self.backend.read(&name, u64::MAX)? else {
+            return Err(Error::NotFound {
+                key: key.to_string(),
+            });
+        };
+        let mut fields = Map::new();
+        fields.insert("key".into(), Value::String(key.to_string()));
+        if let Some(r) = reason {
+            if let Some(kind) = secrets::find_secret(r) {
+                return Err(Error::Secret {
+                    key: key.to_string(),
+                    field: "reason",
+                    kind,
+                });
+            }
+            fields.insert("reason".into(), Value::String(r.to_string()));
+        }
+        let event = Event::new(self.now(), "forgot", fields)?;
+        let line = event.encode();
+        check_event_size(&event, &line)?;
+        let mut records = self.load()?.records;
+        records.retain(|r| r.key != key);
+        let mut plan = self.plan_index(&records)?;
+        self.save_index_backup(&mut plan)?;
+        // The intent first: a tombstone without a deletion is harmless (the memory is
+        // still here), a deletion without a tombstone lets an old export bring it back.
+        self.backend.append_line(&event.day_file(), &line)?;
+        self.backend.remove(&name)?;
+        let index = match self.write_index_file(&plan) {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = self.backend.write_atomic(&name, &before);
+                return Err(e);
+            }
+        };
+        Ok((event, index))
+    }
+}
+
+/// A `decay` value given by a caller, checked.
+pub(super) fn parse_decay(decay: Option<&str>) -> Result<Option<Decay>> {
+    match decay {
+        None => Ok(None),
+        Some(s) => Decay::parse(s)
+            .map(Some)
+            .ok_or_else(|| Error::Decay { value: s.into() }),
+    }
+}
+
+/// Checks what a write would store, before the lock: required fields, the body's
+/// size, and no secret in any text field.
+pub(super) fn check_draft(key: &Key, d: &Draft) -> Result<()> {
+    if let Some(v) = d.valid_until.as_deref().map(str::trim)
+        && !v.is_empty()
+        && crate::memory::parse_day(v).is_none()
+    {
+        return Err(Error::ValidUntil { value: v.into() });
+    }
+    for k in d.supersedes.iter().flatten() {
+        if Key::parse(k.trim())? == *key {
+            return Err(Error::SupersedesSelf {
+                key: key.to_string(),
+            });
+        }
+    }
+    if d.name.trim().is_empty() {
+        return Err(Error::Empty { field: "name" });
+    }
+    if d.description.trim().is_empty() {
+        return Err(Error::Empty {
+            field: "description",
+        });
+    }
+    if d.body.len() > MAX_BODY {
+        return Err(Error::BodyTooLarge {
+            size: d.body.len(),
+            limit: MAX_BODY,
+        });
+    }
+    let mut fields: Vec<(&'static str, &str)> = vec![
+        ("name", &d.name),
+        ("description", &d.description),
+        ("body", &d.body),
+    ];
+    if let Some(s) = &d.source {
+        fields.push(("source", s));
+    }
+    for t in d.tags.iter().flatten() {
+        fields.push(("tags", t));
+    }
+    for (field, text) in fields {
+        if let Some(kind) = secrets::find_secret(text) {
+            return Err(Error::Secret {
+                key: key.to_string(),
+                field,
+                kind,
+            });
+        }
+    }
+
+    Ok(())
+}
+
+/// The frontmatter a write of the draft `d` stores: the draft's values, the old
+/// memory's (`old`) where the draft keeps them, and `today` for a new memory's dates
+/// (`updated` is set by the caller once the content is known to change).
+fn draft_meta(
+    d: &Draft,
+    kind: Kind,
+    decay: Option<Decay>,
+    old: Option<&Meta>,
+    today: &Stamp,
+) -> Meta {
+    Meta {
+        name: d.name.trim().to_string(),
+        description: d.description.trim().to_string(),
+        kind,
+        created: old
+            .map(|m| m.created.clone())
+            .unwrap_or_else(|| today.clone()),
+        updated: old
+            .map(|m| m.updated.clone())
+            .unwrap_or_else(|| today.clone()),
+        source: d
+            .source
+            .clone()
+            .or_else(|| old.and_then(|m| m.source.clone())),
+        decay: decay.or_else(|| old.and_then(|m| m.decay)),
+        tags: d
+            .tags
+            .clone()
+            .or_else(|| old.map(|m| m.tags.clone()))
+            .unwrap_or_default(),
+        important: d.important.or(old.map(|m| m.important)).unwrap_or(false),
+        supersedes: match &d.supersedes {
+            Some(keys) => {
+                let mut out: Vec<String> = Vec::new();
+                for k in keys {
+                    let k = Key::parse(k.trim())
+                        .map_or_else(|_| k.trim().to_string(), |k| k.to_string());
+                    if !out.contains(&k) {
+                        out.push(k);
+                    }
+                }
+                out
+            }
+            None => old.map(|m| m.supersedes.clone()).unwrap_or_default(),
+        },
+        valid_until: match d.valid_until.as_deref().map(str::trim) {
+            Some("") => None,
+            Some(v) => Some(v.to_string()),
+            None => old.and_then(|m| m.valid_until.clone()),
+        },
+        extra: old.map(|m| m.extra.clone()).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::testing::{NOW, at, dir_store, draft};
+    use crate::engine::{Memory, WriteOutcome};
+    use crate::error::Error;
+
+    // spec/cli.md#commands (`write`, `read`): what is written reads back.
+    #[test]
+    fn a_write_reads_back() {
+        let mem = Memory::in_memory().with_clock(at(NOW));
+        let mut d = draft("user_role", "user", "Argentina fan.\n");
+        d.tags = Some(vec!["football".into()]);
+        d.important = Some(true);
+        assert_eq!(mem.write(&d).unwrap(), WriteOutcome::Created);
+        let r = mem.read("user_role").unwrap();
+        assert_eq!(r.key.as_str(), "user_role");
+        assert_eq!(r.meta.name, "user role");
+        assert_eq!(r.meta.description, "about user_role");
+        assert_eq!(r.meta.kind.to_string(), "user");
+        assert_eq!(r.meta.tags, vec!["football".to_string()]);
+        assert!(r.meta.important);
+        assert_eq!(r.meta.created.text, "2026-04-14");
+        assert_eq!(r.meta.updated.text, "2026-04-14");
+        assert_eq!(r.body.trim_end(), "Argentina fan.");
+    }
+
+    // spec/cli.md#commands: identical content is a no-op (`unchanged`), and keeps
+    // `updated`; a change bumps `updated` and keeps `created`.
+    #[test]
+    fn an_identical_write_is_a_no_op() {
+        let (tmp, mem) = dir_store();
+        mem.write(&draft("k", "project", "body")).unwrap();
+        let later = Memory::open(tmp.path().join("m"))
+            .unwrap()
+            .with_clock(at("2026-05-01T09:00:00Z"));
+        assert_eq!(
+            later.write(&draft("k", "project", "body")).unwrap(),
+            WriteOutcome::Unchanged
+        );
+        assert_eq!(later.read("k").unwrap().meta.updated.text, "2026-04-14");
+        assert_eq!(
+            later.write(&draft("k", "project", "new body")).unwrap(),
+            WriteOutcome::Updated
+        );
+        let r = later.read("k").unwrap();
+        assert_eq!(r.meta.created.text, "2026-04-14");
+        assert_eq!(r.meta.updated.text, "2026-05-01");
+    }
+
+    // spec/architecture.md#a-command-that-fails-changed-nothing: a refused draft
+    // writes nothing.
+    #[test]
+    fn a_refused_draft_writes_nothing() {
+        let (_tmp, mem) = dir_store();
+        let mut d = draft("k", "user", "body");
+        d.name = "  ".into();
+        assert!(matches!(mem.write(&d), Err(Error::Empty { field: "name" })));
+        let mut d = draft("k", "user", "body");
+        d.supersedes = Some(vec!["k".into()]);
+        assert!(matches!(mem.write(&d), Err(Error::SupersedesSelf { .. })));
+        let d = draft("k", "nonsense", "body");
+        assert!(matches!(mem.write(&d), Err(Error::Type { .. })));
+        assert!(!mem.root().join("k.md").exists());
+    }
+
+    // spec/timeline-format.md#events-memdir-writes: `forget` logs a `forgot` event
+    // (with its reason) and deletes the file; an unknown key changes nothing.
+    #[test]
+    fn forget_logs_a_forgot_event_then_deletes() {
+        let (_tmp, mem) = dir_store();
+        mem.write(&draft("k", "user", "body")).unwrap();
+        let event = mem.forget("k", Some("outdated")).unwrap();
+        assert_eq!(event.kind, "forgot");
+        assert_eq!(event.fields["key"], "k");
+        assert_eq!(event.fields["reason"], "outdated");
+        assert!(!mem.root().join("k.md").exists());
+        let events = mem.events().unwrap();
+        assert_eq!(events.events.len(), 1);
+        assert_eq!(events.events[0].kind, "forgot");
+        assert!(matches!(mem.read("k"), Err(Error::NotFound { .. })));
+        assert!(matches!(mem.forget("k", None), Err(Error::NotFound { .. })));
+        assert_eq!(mem.events().unwrap().events.len(), 1);
+    }
+}
