@@ -162,6 +162,7 @@ impl Memory {
     /// The store's backend, for the wings inside the crate that need the raw files
     /// (sync, the front ends). Not public: a program outside the crate writes through
     /// `Memory`'s methods, under the lock.
+    #[cfg_attr(not(any(feature = "cli", feature = "mcp")), allow(dead_code))]
     pub(crate) fn backend(&self) -> &Backend {
         &self.backend
     }
