@@ -70,44 +70,7 @@ impl HttpServer {
     /// One HTTP/1.1 request over a fresh TCP connection; the status and the whole
     /// response (the connection is closed by `Connection: close`).
     fn post(&self, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(WAIT)).unwrap();
-        let body = body.to_string();
-        let mut req = format!(
-            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-            body.len()
-        );
-        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-            req.push_str(&format!("Host: {}\r\n", self.addr));
-        }
-        for (k, v) in headers {
-            req.push_str(&format!("{k}: {v}\r\n"));
-        }
-        req.push_str("\r\n");
-        req.push_str(&body);
-        s.write_all(req.as_bytes()).unwrap();
-        // Read until the response holds what we need: an error response is short; a
-        // response to initialize is an event stream that ends with the JSON-RPC reply.
-        let mut out = Vec::new();
-        let mut buf = [0u8; 4096];
-        let deadline = Instant::now() + WAIT;
-        while Instant::now() < deadline {
-            match s.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-            }
-            let text = String::from_utf8_lossy(&out);
-            if text.contains("\"jsonrpc\"") && text.contains("\n\n") && text.contains("\"id\"") {
-                break;
-            }
-        }
-        let text = String::from_utf8_lossy(&out).into_owned();
-        let status = text
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
-        (status, text)
+        post_to(&self.addr, headers, body)
     }
 
     /// Sends SIGTERM and waits (bounded) for the exit code.
@@ -131,6 +94,49 @@ impl Drop for HttpServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// One HTTP/1.1 request to `addr` over a fresh TCP connection; the status and the
+/// whole response (the connection is closed by `Connection: close`).
+fn post_to(addr: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let body = body.to_string();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(&body);
+    s.write_all(req.as_bytes()).unwrap();
+    // Read until the response holds what we need: an error response is short; a
+    // response to initialize is an event stream that ends with the JSON-RPC reply.
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+        let text = String::from_utf8_lossy(&out);
+        if text.contains("\"jsonrpc\"") && text.contains("\n\n") && text.contains("\"id\"") {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
+    (status, text)
 }
 
 fn initialize() -> Value {
@@ -250,6 +256,217 @@ fn http_on_loopback_without_a_token() {
     let (status, text) = server.post(&[], &initialize());
     assert_eq!(status, 200, "{text}");
     let _ = &server.stderr;
+    assert_eq!(server.terminate(), Some(0));
+}
+
+/// Opens a TCP connection to `addr` from the loopback address `from` (any of
+/// 127.0.0.0/8 is this machine on Linux), so a test can be two clients.
+fn connect_from(from: &str, addr: &str) -> std::io::Result<TcpStream> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let s = tokio::net::TcpSocket::new_v4()?;
+        s.bind(format!("{from}:0").parse().unwrap())?;
+        let stream = tokio::time::timeout(WAIT, s.connect(addr.parse().unwrap()))
+            .await
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+        stream.into_std()
+    })
+}
+
+/// Whether the server has closed `s` (end of stream or reset), waiting at most `wait`.
+fn closed_within(s: &mut TcpStream, wait: Duration) -> bool {
+    s.set_nonblocking(false).unwrap();
+    s.set_read_timeout(Some(wait.max(Duration::from_millis(1))))
+        .unwrap();
+    let mut buf = [0u8; 64];
+    match s.read(&mut buf) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    }
+}
+
+// spec/mcp.md#remote-clients (connections): 300 connections that send nothing, from
+// one address, with the server's file limit at 256 (issue 31, defect 1). Those over
+// the per-address cap are closed at once, the rest after the header timeout, and a
+// client with the right token from another address is answered meanwhile; one
+// warning line for the burst.
+#[cfg(target_os = "linux")]
+#[test]
+fn idle_connections_do_not_shut_out_a_client() {
+    use std::os::unix::process::CommandExt;
+    const IDLE: usize = 300;
+    const PER_ADDRESS: usize = 64;
+    const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let token_file = tmp.path().join("token");
+    std::fs::write(&token_file, "t0k3n-for-tests\n").unwrap();
+    let mut cmd = memdir(&dir);
+    cmd.env_remove("MEMDIR_MCP_TOKEN").args([
+        "mcp",
+        "--http",
+        "127.0.0.1:0",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 256,
+                rlim_max: 256,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let server = HttpServer::start(cmd);
+
+    let mut idle: Vec<TcpStream> = (0..IDLE)
+        .map(|i| connect_from("127.0.0.2", &server.addr).unwrap_or_else(|e| panic!("{i}: {e}")))
+        .collect();
+    let opened = Instant::now();
+
+    // The real client, from another address, is answered within a few seconds.
+    let auth = ("Authorization", "Bearer t0k3n-for-tests");
+    let (tx, rx) = mpsc::channel();
+    let addr = server.addr.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(post_to(&addr, &[auth], &initialize()));
+    });
+    let (status, text) = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a client with the right token was not answered within 5 s");
+    assert_eq!(status, 200, "{text}");
+
+    // Those over the per-address cap were closed at once, before the header timeout.
+    let early: usize = idle
+        .iter_mut()
+        .filter_map(|s| closed_within(s, Duration::from_millis(1)).then_some(()))
+        .count();
+    assert!(opened.elapsed() < HEADER_TIMEOUT, "took too long to check");
+    assert!(
+        early >= IDLE - PER_ADDRESS,
+        "only {early} of {IDLE} idle connections were closed at once"
+    );
+
+    // The rest are closed by the header timeout.
+    let deadline = opened + HEADER_TIMEOUT + Duration::from_secs(5);
+    for (i, s) in idle.iter_mut().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(
+            closed_within(s, left),
+            "idle connection {i} still open {:?} after it was opened",
+            opened.elapsed()
+        );
+    }
+    // And then the same address may connect again.
+    let mut again = connect_from("127.0.0.2", &server.addr).unwrap();
+    assert!(!closed_within(&mut again, Duration::from_millis(200)));
+    drop(again);
+
+    let stderr: Vec<String> = server.stderr.try_iter().collect();
+    let warnings = stderr
+        .iter()
+        .filter(|l| l.contains("connection limit"))
+        .count();
+    assert_eq!(warnings, 1, "one warning for the burst: {stderr:#?}");
+    assert!(
+        !stderr.iter().any(|l| l.contains("Too many open files")),
+        "{stderr:#?}"
+    );
+    assert_eq!(server.terminate(), Some(0));
+}
+
+/// The `Mcp-Session-Id` of a response.
+fn session_id(text: &str) -> String {
+    text.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session id: {text}"))
+}
+
+/// The resident memory of a process in KiB (Linux), if known.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+// spec/mcp.md#remote-clients (sessions): at most 64 sessions live; a new one evicts
+// the least recently used, whose next request gets 404 (issue 31, defect 2); memory
+// stays bounded however many clients initialize.
+#[test]
+fn sessions_are_capped_least_recently_used_first() {
+    const CAP: usize = 64;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let mut cmd = memdir(&dir);
+    cmd.env_remove("MEMDIR_MCP_TOKEN")
+        .args(["mcp", "--http", "127.0.0.1:0"]);
+    let server = HttpServer::start(cmd);
+    let open = || -> String {
+        let (status, text) = server.post(&[], &initialize());
+        assert_eq!(status, 200, "{text}");
+        let id = session_id(&text);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let (status, text) = server.post(&[("Mcp-Session-Id", &id)], &note);
+        assert_eq!(status, 202, "{text}");
+        id
+    };
+    let ping = |id: &str| -> (u16, String) {
+        let req = json!({"jsonrpc": "2.0", "id": 7, "method": "ping"});
+        server.post(&[("Mcp-Session-Id", id)], &req)
+    };
+    let alive = |id: &str| {
+        let (status, text) = ping(id);
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains("\"result\""), "{text}");
+    };
+    let evicted = |id: &str| {
+        let (status, text) = ping(id);
+        assert_eq!(status, 404, "{text}");
+        assert!(text.contains("Session not found"), "{text}");
+    };
+
+    let mut ids: Vec<String> = (0..CAP).map(|_| open()).collect();
+    alive(&ids[0]); // now the most recently used
+    ids.push(open()); // over the cap: evicts ids[1], the least recently used
+    evicted(&ids[1]);
+    alive(&ids[0]);
+    alive(&ids[2]);
+    alive(&ids[CAP]);
+
+    // Many more clients: the live ones are the last CAP, and memory stays bounded.
+    let before = rss_kib(server.child.id());
+    for _ in 0..400 {
+        ids.push(open());
+    }
+    let after = rss_kib(server.child.id());
+    let n = ids.len();
+    evicted(&ids[0]);
+    evicted(&ids[n - CAP - 1]);
+    for id in &ids[n - CAP..] {
+        alive(id);
+    }
+    if let (Some(b), Some(a)) = (before, after) {
+        assert!(
+            a.saturating_sub(b) < 64 * 1024,
+            "400 sessions over the cap grew the server from {b} KiB to {a} KiB"
+        );
+    }
     assert_eq!(server.terminate(), Some(0));
 }
 

@@ -6,23 +6,33 @@
 //! rebinding; hyper serves it over HTTP/1.1. This module owns the rules around it:
 //! a server on a non-loopback address needs a bearer token, a configured token is
 //! required on every request (compared in constant time), the allowed hosts and
-//! origins, and a clean stop on SIGINT or SIGTERM. It must not interpret MCP
-//! messages (rmcp does) or print to stdout. spec: spec/mcp.md#remote-clients.
+//! origins, the limits that keep idle or abandoned clients from using up the
+//! process (a header and idle timeout, caps on connections in total and per client
+//! address, a cap on live sessions with the least recently used evicted), and a
+//! clean stop on SIGINT or SIGTERM. It must not interpret MCP messages (rmcp does)
+//! or print to stdout. spec: spec/mcp.md#remote-clients.
 
+use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::ServerSseMessage;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::{
+    SessionId, SessionManager, StreamableHttpServerConfig, StreamableHttpService,
+};
 use sha2::{Digest, Sha256};
 
 /// The address `--http` binds when it is given without one.
@@ -33,6 +43,31 @@ pub const ENDPOINT: &str = "/mcp";
 
 /// How long a stop waits for open requests and streams to finish.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// How long a connection may take to send a request's headers, counted from when it
+/// opens and again from the end of each response: a connection that sends nothing,
+/// or sits idle between requests this long, is closed. A response being streamed
+/// (an event stream) is not idle. Clients open a new connection when they need one.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most connections open at once (fewer when the process may open few files:
+/// at most half its limit, so the store and the watcher keep the rest).
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// The most connections open at once from one client address (an MCP client holds
+/// one or two: its requests and its event stream).
+pub const MAX_CONNECTIONS_PER_ADDRESS: usize = 64;
+
+/// The most live sessions; a new one evicts the least recently used. A session costs
+/// about half a MiB, so this bounds them at some 32 MiB.
+pub const MAX_SESSIONS: usize = 64;
+
+/// A session nobody used for this long ends (rmcp's keep-alive); its client's next
+/// request gets 404 and, as the protocol asks, starts a new session.
+pub const SESSION_IDLE: Duration = Duration::from_secs(300);
+
+/// Refusals closer together than this are one burst, warned about once.
+const BURST_QUIET: Duration = HEADER_TIMEOUT;
 
 /// A bearer token. Its text is never printed (Debug shows it redacted).
 #[derive(Clone)]
@@ -209,6 +244,273 @@ fn unauthorized() -> Response<http_body_util::combinators::BoxBody<Bytes, Infall
     r
 }
 
+/// The cap on connections open at once: [`MAX_CONNECTIONS`], or half the number of
+/// files the process may open when that is lower (never below 8).
+fn connection_cap() -> usize {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the limit into `lim`, which lives across the call.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0
+            && lim.rlim_cur != libc::RLIM_INFINITY
+        {
+            let half = usize::try_from(lim.rlim_cur / 2).unwrap_or(usize::MAX);
+            return MAX_CONNECTIONS.min(half).max(8);
+        }
+    }
+    MAX_CONNECTIONS
+}
+
+/// The connections open now, counted in total and per client address, against caps.
+#[derive(Debug)]
+struct Connections {
+    total_cap: usize,
+    per_address_cap: usize,
+    state: Mutex<ConnectionCount>,
+}
+
+#[derive(Debug, Default)]
+struct ConnectionCount {
+    total: usize,
+    by_address: HashMap<IpAddr, usize>,
+    /// When the last connection was refused (the current burst, if recent).
+    last_refusal: Option<Instant>,
+}
+
+/// A refused connection: whether it starts a burst (warn), and the counts.
+#[derive(Debug, PartialEq)]
+struct Refusal {
+    warn: bool,
+    total: usize,
+    from_address: usize,
+}
+
+/// An admitted connection's place in the count, given back when it is dropped.
+#[derive(Debug)]
+struct Admitted {
+    connections: Arc<Connections>,
+    ip: IpAddr,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mut c = self.connections.lock();
+        c.total = c.total.saturating_sub(1);
+        if let Some(n) = c.by_address.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                c.by_address.remove(&self.ip);
+            }
+        }
+    }
+}
+
+impl Connections {
+    fn new(total_cap: usize, per_address_cap: usize) -> Arc<Connections> {
+        Arc::new(Connections {
+            total_cap,
+            per_address_cap: per_address_cap.min(total_cap),
+            state: Mutex::new(ConnectionCount::default()),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ConnectionCount> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts a connection from `ip` opened at `now`, or refuses it when a cap is
+    /// reached.
+    fn admit(self: &Arc<Self>, ip: IpAddr, now: Instant) -> Result<Admitted, Refusal> {
+        // An IPv4 client on an IPv6 socket is the same client as on an IPv4 one.
+        let ip = ip.to_canonical();
+        let mut c = self.lock();
+        let from_address = c.by_address.get(&ip).copied().unwrap_or(0);
+        if c.total >= self.total_cap || from_address >= self.per_address_cap {
+            let warn = c
+                .last_refusal
+                .is_none_or(|last| now.saturating_duration_since(last) > BURST_QUIET);
+            c.last_refusal = Some(now);
+            return Err(Refusal {
+                warn,
+                total: c.total,
+                from_address,
+            });
+        }
+        c.total += 1;
+        *c.by_address.entry(ip).or_insert(0) += 1;
+        Ok(Admitted {
+            connections: self.clone(),
+            ip,
+        })
+    }
+}
+
+/// The live sessions in order of last use (a tick that grows with every use).
+#[derive(Debug, Default)]
+struct Recency {
+    tick: u64,
+    by_id: HashMap<SessionId, u64>,
+    by_tick: BTreeMap<u64, SessionId>,
+}
+
+impl Recency {
+    /// Marks `id` used now; false when it is not live.
+    fn touch(&mut self, id: &SessionId) -> bool {
+        let Some(t) = self.by_id.get_mut(id) else {
+            return false;
+        };
+        self.by_tick.remove(t);
+        self.tick += 1;
+        *t = self.tick;
+        self.by_tick.insert(self.tick, id.clone());
+        true
+    }
+
+    /// Adds `id` as the most recently used, and takes out (returns) the least
+    /// recently used ones over `cap`.
+    fn insert(&mut self, id: SessionId, cap: usize) -> Vec<SessionId> {
+        self.tick += 1;
+        self.by_id.insert(id.clone(), self.tick);
+        self.by_tick.insert(self.tick, id);
+        let mut evicted = Vec::new();
+        while self.by_id.len() > cap.max(1) {
+            let Some((_, oldest)) = self.by_tick.pop_first() else {
+                break;
+            };
+            self.by_id.remove(&oldest);
+            evicted.push(oldest);
+        }
+        evicted
+    }
+
+    fn remove(&mut self, id: &SessionId) {
+        if let Some(t) = self.by_id.remove(id) {
+            self.by_tick.remove(&t);
+        }
+    }
+}
+
+/// rmcp's in-memory sessions, at most `cap` of them: creating one over the cap ends
+/// the least recently used, whose next request finds no session (404, as the
+/// Streamable HTTP transport asks for an unknown session). A session is used by
+/// every request that names it.
+struct Sessions {
+    inner: Arc<LocalSessionManager>,
+    cap: usize,
+    recency: Mutex<Recency>,
+}
+
+impl Sessions {
+    fn new(cap: usize, idle: Duration) -> Sessions {
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.keep_alive = Some(idle);
+        Sessions {
+            inner: Arc::new(inner),
+            cap,
+            recency: Mutex::new(Recency::default()),
+        }
+    }
+
+    fn recency(&self) -> MutexGuard<'_, Recency> {
+        self.recency.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks `id` used; an error (unknown session) when it is not live.
+    fn touch(&self, id: &SessionId) -> Result<(), LocalSessionManagerError> {
+        if self.recency().touch(id) {
+            Ok(())
+        } else {
+            Err(LocalSessionManagerError::SessionNotFound(id.clone()))
+        }
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = LocalSessionManagerError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let (id, transport) = self.inner.create_session().await?;
+        let evicted = self.recency().insert(id.clone(), self.cap);
+        for old in evicted {
+            // Closing waits on the session's queue; the new client need not.
+            let inner = self.inner.clone();
+            tokio::spawn(async move {
+                let _ = inner.close_session(&old).await;
+            });
+        }
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.touch(id)?;
+        self.inner.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        if !self.recency().touch(id) {
+            return Ok(false);
+        }
+        self.inner.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.recency().remove(id);
+        self.inner.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<
+        impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+        Self::Error,
+    > {
+        self.touch(id)?;
+        self.inner.create_stream(id, message).await
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.touch(id)?;
+        self.inner.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<
+        impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+        Self::Error,
+    > {
+        self.touch(id)?;
+        self.inner.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<
+        impl futures_core::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+        Self::Error,
+    > {
+        self.touch(id)?;
+        self.inner.resume(id, last_event_id).await
+    }
+}
+
 /// Waits for SIGINT or SIGTERM.
 async fn stop_signal() {
     #[cfg(unix)]
@@ -234,7 +536,8 @@ async fn stop_signal() {
 
 /// Serves one MCP server per session (made by `make`) on `listener` until SIGINT
 /// or SIGTERM, then stops taking connections, ends the sessions and waits (bounded)
-/// for open requests.
+/// for open requests. A connection over a cap is closed as accepted, before any
+/// read; one warning line on stderr per burst of them.
 pub async fn serve<S, F>(
     listener: tokio::net::TcpListener,
     opts: &HttpOptions,
@@ -254,15 +557,16 @@ where
     let sessions = config.cancellation_token.clone();
     let service = TowerToHyperService::new(StreamableHttpService::new(
         move || Ok(make()),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(Sessions::new(MAX_SESSIONS, SESSION_IDLE)),
         config,
     ));
+    let connections = Connections::new(connection_cap(), MAX_CONNECTIONS_PER_ADDRESS);
     let token = opts.token.clone().map(Arc::new);
     let graceful = GracefulShutdown::new();
     let stop = stop_signal();
     tokio::pin!(stop);
     loop {
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = &mut stop => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -273,6 +577,24 @@ where
                     continue;
                 }
             },
+        };
+        let admitted = match connections.admit(peer.ip(), Instant::now()) {
+            Ok(a) => a,
+            Err(refusal) => {
+                if refusal.warn {
+                    eprintln!(
+                        "memdir mcp: warning: connection limit reached ({} open, {} from {}; at most {} in all, {} per address): closing new connections until some end (idle ones are closed after {}s)",
+                        refusal.total,
+                        refusal.from_address,
+                        peer.ip().to_canonical(),
+                        connections.total_cap,
+                        connections.per_address_cap,
+                        HEADER_TIMEOUT.as_secs()
+                    );
+                }
+                drop(stream);
+                continue;
+            }
         };
         let (service, token) = (service.clone(), token.clone());
         let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
@@ -287,10 +609,13 @@ where
             }
         });
         let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_TIMEOUT)
             .serve_connection(TokioIo::new(stream), handler);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             let _ = conn.await;
+            drop(admitted);
         });
     }
     eprintln!("memdir mcp: stopping");
@@ -336,6 +661,54 @@ mod tests {
         assert!(check("0.0.0.0:1".parse().unwrap(), None).is_err());
         assert!(check("192.168.1.2:1".parse().unwrap(), None).is_err());
         assert!(check("0.0.0.0:1".parse().unwrap(), Some(&t)).is_ok());
+    }
+
+    // spec/mcp.md#remote-clients (sessions): the least recently used goes first.
+    #[test]
+    fn sessions_are_evicted_least_recently_used_first() {
+        let id = |s: &str| -> SessionId { s.into() };
+        let mut r = Recency::default();
+        assert!(r.insert(id("a"), 3).is_empty());
+        assert!(r.insert(id("b"), 3).is_empty());
+        assert!(r.insert(id("c"), 3).is_empty());
+        assert!(r.touch(&id("a")));
+        assert_eq!(r.insert(id("d"), 3), [id("b")]);
+        assert!(!r.touch(&id("b")));
+        assert_eq!(r.insert(id("e"), 3), [id("c")]);
+        r.remove(&id("a"));
+        assert!(!r.touch(&id("a")));
+        assert!(r.insert(id("f"), 3).is_empty());
+        assert_eq!(r.insert(id("g"), 1), [id("d"), id("e"), id("f")]);
+        assert_eq!((r.by_id.len(), r.by_tick.len()), (1, 1));
+    }
+
+    // spec/mcp.md#remote-clients (connections): caps in all and per address; a
+    // closed connection gives its place back; one warning per burst of refusals.
+    #[test]
+    fn connections_are_capped_in_all_and_per_address() {
+        let c = Connections::new(3, 2);
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let t0 = Instant::now();
+        let a1 = c.admit(a, t0).unwrap();
+        let _a2 = c.admit(a, t0).unwrap();
+        let r = c.admit(a, t0).unwrap_err();
+        assert_eq!((r.warn, r.total, r.from_address), (true, 2, 2));
+        // The same burst: no second warning.
+        assert!(!c.admit(a, t0 + Duration::from_secs(1)).unwrap_err().warn);
+        let _b1 = c.admit(b, t0).unwrap();
+        assert_eq!(c.admit(b, t0).unwrap_err().total, 3);
+        drop(a1);
+        let _a3 = c.admit(a, t0).unwrap();
+        // An IPv4 client seen on an IPv6 socket counts as itself.
+        let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+        let later = t0 + Duration::from_secs(1) + BURST_QUIET * 2;
+        let r = c.admit(mapped, later).unwrap_err();
+        assert_eq!(
+            (r.warn, r.from_address),
+            (true, 2),
+            "a new burst warns again"
+        );
+        assert!(connection_cap() >= 8 && connection_cap() <= MAX_CONNECTIONS);
     }
 
     #[test]

@@ -54,6 +54,9 @@ pub const DEFAULT_MAX_TOKENS: usize = 2048;
 /// How long the server waits for the directory watch to be in place before serving.
 const ARM_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How often a session's change forwarder looks whether its session has ended.
+const SESSION_CHECK: Duration = Duration::from_secs(5);
+
 /// How to run the server.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -282,10 +285,25 @@ impl Running {
 /// Sends changes as plain notifications on a session opened with `initialize` (the
 /// 2025 protocols): `list_changed` always, `updated` for subscribed URIs. Sessions on
 /// the 2026 protocol get them through `subscriptions/listen` instead.
+///
+/// It ends when a send fails or, checked every few seconds, the session has ended
+/// (evicted, expired or closed): otherwise every session that ever was would keep
+/// its task and its place in the hub until the next change (spec/mcp.md#remote-clients).
 pub(crate) async fn forward(peer: Peer<RoleServer>, shared: Arc<Shared>) {
     let mut rx = shared.hub.subscribe();
+    let mut check = tokio::time::interval(SESSION_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let change = match rx.recv().await {
+        let received = tokio::select! {
+            r = rx.recv() => r,
+            _ = check.tick() => {
+                if peer.is_transport_closed() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let change = match received {
             Ok(c) => c,
             Err(RecvError::Lagged(_)) => Change::ListChanged,
             Err(RecvError::Closed) => return,
