@@ -319,3 +319,349 @@ fn check_sees_folders_named_like_files_and_a_timeline_that_is_a_file() {
         b"not a folder"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Bounded inputs and derived files that cannot block (issue 31, items 4 and 5).
+// spec/cli.md#inputs: a file named on the command line and standard input are read
+// up to the limit and one byte more, and only a regular file is read where a file is
+// expected. spec/architecture.md#search-index: a derived file that is not a regular
+// file is treated as absent, never waited on and never removed.
+
+/// What a bounded run of the binary gave: its output and whether it was killed (for
+/// time or memory).
+struct Bounded {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    killed: Option<&'static str>,
+}
+
+/// Runs `c` as a child, killing it after `secs` seconds or past 512 MiB of resident
+/// memory, so that a hang or an unbounded read fails the test instead of the machine.
+/// With `endless_stdin`, standard input is an endless stream of `x`.
+fn run_bounded(c: &mut std::process::Command, secs: u64, endless_stdin: bool) -> Bounded {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    if endless_stdin {
+        c.stdin(Stdio::piped());
+    }
+    let mut child = c.spawn().expect("spawn memdir");
+    let pid = child.id();
+    if let Some(mut si) = child.stdin.take() {
+        std::thread::spawn(move || {
+            let chunk = vec![b'x'; 64 * 1024];
+            while si.write_all(&chunk).is_ok() {}
+        });
+    }
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let ho = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = so.read_to_end(&mut s);
+        s
+    });
+    let he = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = se.read_to_end(&mut s);
+        s
+    });
+    let start = std::time::Instant::now();
+    let mut killed = None;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for memdir") {
+            break status;
+        }
+        let rss_kib = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmRSS:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            })
+            .unwrap_or(0);
+        if killed.is_none() && rss_kib > 512 * 1024 {
+            killed = Some("memory");
+        } else if killed.is_none() && start.elapsed().as_secs() >= secs {
+            killed = Some("time");
+        }
+        if killed.is_some() {
+            let _ = child.kill();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let code = status.code();
+    Bounded {
+        code,
+        stdout: String::from_utf8_lossy(&ho.join().unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&he.join().unwrap()).into_owned(),
+        killed,
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+const WRITE_ARGS: [&str; 7] = [
+    "write",
+    "new_key",
+    "--name",
+    "N",
+    "--type",
+    "user",
+    "--description",
+];
+
+/// Every command that reads a body or value from a file the user names, with FILE
+/// standing for it.
+fn file_inputs() -> Vec<Vec<&'static str>> {
+    let mut write: Vec<&str> = WRITE_ARGS.to_vec();
+    write.extend(["d", "--body-file", "FILE"]);
+    vec![
+        write,
+        vec!["state", "set", "mood", "--value-file", "FILE"],
+        vec![
+            "session",
+            "compact",
+            "s1",
+            "--key",
+            "new_key",
+            "--body-file",
+            "FILE",
+        ],
+        vec!["import", "FILE"],
+        vec!["prune", "--apply", "--plan-file", "FILE"],
+    ]
+}
+
+fn with_file<'a>(args: &[&'a str], file: &'a str) -> Vec<&'a str> {
+    args.iter()
+        .map(|a| if *a == "FILE" { file } else { a })
+        .collect()
+}
+
+#[test]
+fn a_fifo_named_as_an_input_file_is_refused_without_waiting() {
+    let (tmp, dir) = example_copy();
+    let fifo = tmp.path().join("body.fifo");
+    mkfifo(&fifo);
+    let before = tree(&dir);
+    for args in file_inputs() {
+        let b = run_bounded(
+            memdir(&dir).args(with_file(&args, fifo.to_str().unwrap())),
+            15,
+            false,
+        );
+        assert_eq!(b.killed, None, "{args:?} hung on a FIFO");
+        assert_eq!(b.code, Some(1), "{args:?}: {}", b.stderr);
+        assert!(
+            b.stderr
+                .contains(&format!("{}: a FIFO, not a regular file", fifo.display())),
+            "{args:?}: {}",
+            b.stderr
+        );
+        assert_eq!(tree(&dir), before, "{args:?} wrote something");
+    }
+    assert!(is_fifo(&fifo));
+}
+
+#[test]
+fn a_device_named_as_an_input_file_is_refused_without_reading_it() {
+    let (_tmp, dir) = example_copy();
+    let before = tree(&dir);
+    for args in file_inputs() {
+        let b = run_bounded(memdir(&dir).args(with_file(&args, "/dev/zero")), 15, false);
+        assert_eq!(b.killed, None, "{args:?} read /dev/zero");
+        assert_eq!(b.code, Some(1), "{args:?}: {}", b.stderr);
+        assert!(
+            b.stderr
+                .contains("/dev/zero: a character device, not a regular file"),
+            "{args:?}: {}",
+            b.stderr
+        );
+        assert_eq!(tree(&dir), before, "{args:?} wrote something");
+    }
+}
+
+#[test]
+fn an_input_file_over_the_limit_is_refused_before_it_is_read() {
+    let (tmp, dir) = example_copy();
+    // 4 GiB, sparse: costs no disk, and reading it whole would pass the 512 MiB
+    // of memory `run_bounded` allows.
+    let big = tmp.path().join("big.md");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(4 << 30)
+        .unwrap();
+    // An import takes a blob of up to 256 MiB: its file is one byte more, sparse too.
+    let huge = tmp.path().join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len((256 << 20) + 1)
+        .unwrap();
+    let before = tree(&dir);
+    for args in file_inputs() {
+        let file = if args[0] == "import" { &huge } else { &big };
+        let size = std::fs::metadata(file).unwrap().len();
+        let b = run_bounded(
+            memdir(&dir).args(with_file(&args, file.to_str().unwrap())),
+            15,
+            false,
+        );
+        assert_eq!(
+            b.killed, None,
+            "{args:?} read the file before the size check"
+        );
+        assert_eq!(b.code, Some(1), "{args:?}: {}", b.stderr);
+        assert!(
+            b.stderr.contains(&format!(
+                "{}: {size} bytes is over the limit of ",
+                file.display()
+            )),
+            "{args:?}: {}",
+            b.stderr
+        );
+        assert_eq!(tree(&dir), before, "{args:?} wrote something");
+    }
+    // The body's limit is the one a write takes (1 MiB).
+    let mut write: Vec<&str> = WRITE_ARGS.to_vec();
+    write.extend(["d", "--body-file", big.to_str().unwrap()]);
+    let b = run_bounded(memdir(&dir).args(&write), 15, false);
+    assert!(
+        b.stderr.contains("over the limit of 1048576 bytes"),
+        "{}",
+        b.stderr
+    );
+}
+
+#[test]
+fn endless_standard_input_is_refused_at_the_limit() {
+    let (_tmp, dir) = example_copy();
+    let before = tree(&dir);
+    let mut write: Vec<&str> = WRITE_ARGS.to_vec();
+    write.push("d");
+    // (`import -` reads the same way, up to the 256 MiB of a blob: too much memory
+    // for a test.)
+    for args in [write, vec!["state", "set", "mood"]] {
+        let b = run_bounded(memdir(&dir).args(&args), 15, true);
+        assert_eq!(b.killed, None, "{args:?} read standard input without end");
+        assert_eq!(b.code, Some(1), "{args:?}: {}", b.stderr);
+        assert!(
+            b.stderr.contains("<stdin>: more than ") && b.stderr.contains(" bytes, over the limit"),
+            "{args:?}: {}",
+            b.stderr
+        );
+        assert_eq!(tree(&dir), before, "{args:?} wrote something");
+    }
+}
+
+#[test]
+fn an_input_at_the_limit_is_still_read() {
+    let (tmp, dir) = example_copy();
+    let body = tmp.path().join("body.md");
+    std::fs::write(&body, "x".repeat(1024 * 1024)).unwrap();
+    let mut write: Vec<&str> = WRITE_ARGS.to_vec();
+    write.extend(["d", "--body-file", body.to_str().unwrap()]);
+    let b = run_bounded(memdir(&dir).args(&write), 30, false);
+    assert_eq!(b.code, Some(0), "{}", b.stderr);
+    assert!(
+        std::fs::read_to_string(dir.join("new_key.md"))
+            .unwrap()
+            .contains(&"x".repeat(1024 * 1024))
+    );
+}
+
+#[test]
+fn import_of_a_folder_reads_only_regular_files() {
+    let (tmp, dir) = example_copy();
+    let src = tmp.path().join("claude");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("user_x.md"),
+        "---\nname: X\ndescription: d\ntype: user\n---\n\nbody\n",
+    )
+    .unwrap();
+    mkfifo(&src.join("pipe.md"));
+    let b = run_bounded(
+        memdir(&dir).args(["import", src.to_str().unwrap(), "--dry-run"]),
+        15,
+        false,
+    );
+    assert_eq!(b.killed, None, "import waited on a FIFO in the folder");
+    assert_eq!(b.code, Some(0), "{}", b.stderr);
+    assert!(b.stdout.contains("user_x"), "{}", b.stdout);
+}
+
+/// The derived files a FIFO is planted at, relative to the memory directory.
+const DERIVED: [&str; 4] = [
+    ".memdir/cache/access.jsonl",
+    ".memdir/cache/index-v2.bin",
+    ".memdir/cache/index-v2.delta.bin",
+    ".memdir/cache/vectors-0123456789abcdef.bin",
+];
+
+/// The commands that read (or append to) the derived files.
+fn derived_readers() -> Vec<Vec<&'static str>> {
+    vec![
+        vec!["read", "user_role"],
+        vec!["recall", "football"],
+        vec!["context", "--max-tokens", "400"],
+        vec!["list"],
+        vec![
+            "write",
+            "new_key",
+            "--name",
+            "N",
+            "--type",
+            "user",
+            "--description",
+            "d",
+            "--body",
+            "hello",
+        ],
+    ]
+}
+
+#[test]
+fn a_fifo_at_a_derived_path_is_not_waited_on() {
+    for rel in DERIVED {
+        // Twin directories, warmed the same way (the search index and its delta
+        // written), one with a FIFO at `rel`: each command answers in time on both,
+        // with the same output.
+        let (_t1, plain) = example_copy();
+        let (_t2, fifoed) = example_copy();
+        for d in [&plain, &fifoed] {
+            for args in [vec!["list"], vec!["note", "warm", "a=b"], vec!["list"]] {
+                let o = run(memdir(d).args(&args));
+                assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            }
+        }
+        let path = fifoed.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&path);
+        mkfifo(&path);
+        for args in derived_readers() {
+            let want = run_bounded(memdir(&plain).args(&args), 30, false);
+            assert_eq!(want.code, Some(0), "{args:?}: {}", want.stderr);
+            let got = run_bounded(memdir(&fifoed).args(&args), 15, false);
+            assert_eq!(got.killed, None, "{args:?} blocked on a FIFO at {rel}");
+            assert_eq!(
+                got.code,
+                Some(0),
+                "{args:?} with a FIFO at {rel}: {}",
+                got.stderr
+            );
+            assert_eq!(got.stdout, want.stdout, "{args:?} with a FIFO at {rel}");
+            assert!(is_fifo(&path), "{args:?} removed the FIFO at {rel}");
+        }
+        assert_eq!(tree(&fifoed), tree(&plain), "with a FIFO at {rel}");
+    }
+}

@@ -2,10 +2,9 @@
 //! (spec/import-formats.md). Reads the input (a file, standard input or a folder);
 //! the exchange wing converts it and the engine plans and writes.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::Out;
+use super::{Out, input};
 use crate::engine::Memory;
 use crate::error::Error;
 use crate::exchange::blob::MAX_BLOB_BYTES;
@@ -60,27 +59,15 @@ pub struct Args {
     pub dry_run: bool,
 }
 
-/// Reads one input file, refusing one over the blob size bound before reading it.
+/// Reads one input file (or standard input for `-`) within the blob size bound: a
+/// regular file only, refused over the bound before it is read.
 fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
-    if path.as_os_str() == "-" {
-        let mut b = Vec::new();
-        std::io::stdin()
-            .take(MAX_BLOB_BYTES as u64 + 1)
-            .read_to_end(&mut b)
-            .map_err(|e| Error::Io {
-                path: "<stdin>".into(),
-                source: e,
-            })?;
-        return Ok(b);
-    }
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    if meta.len() > MAX_BLOB_BYTES as u64 {
-        return Err(crate::exchange::blob::BlobError::TooLarge {
-            size: meta.len() as usize,
-        }
-        .into());
-    }
-    std::fs::read(path).map_err(|e| Error::io(path, e).into())
+    let limit = MAX_BLOB_BYTES as u64;
+    Ok(if path.as_os_str() == "-" {
+        input::read_stdin(limit)?
+    } else {
+        input::read_file(path, limit)?
+    })
 }
 
 /// Reads every `*.md` file under a folder (dot entries and symbolic links skipped),
@@ -133,10 +120,8 @@ fn read_folder(dir: &Path) -> Result<Vec<SourceFile>, Failure> {
         if total > MAX_BLOB_BYTES {
             return Err(too_much("bytes of `*.md` files", total, MAX_BLOB_BYTES).into());
         }
-        let bytes = std::fs::read(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
-        let text = String::from_utf8(bytes).map_err(|_| Error::NotUtf8 {
-            path: entry.path().to_path_buf(),
-        })?;
+        // Bounded and regular-only again: the file may have changed since the walk.
+        let text = input::read_file_text(entry.path(), MAX_FILE_BYTES as u64)?;
         out.push(SourceFile { path: rel, text });
     }
     Ok(out)

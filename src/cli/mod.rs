@@ -19,6 +19,7 @@ mod graph;
 mod import;
 mod index;
 mod init;
+mod input;
 #[cfg(feature = "sync")]
 mod keygen;
 mod link;

@@ -9,6 +9,7 @@ use super::Out;
 use crate::engine::Memory;
 use crate::engine::prune::{DEFAULT_SUPERSEDED_DAYS, PruneCriteria, PrunePlan};
 use crate::error::Error;
+use crate::memory::layout::MAX_PLAN_FILE;
 use crate::report::Failure;
 
 /// List prune candidates, or forget exactly the planned ones.
@@ -81,10 +82,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let (criteria, expect) = match &a.plan_file {
         None => (criteria, None),
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-                path: path.clone(),
-                source: e,
-            })?;
+            let text = super::input::read_file_text(path, MAX_PLAN_FILE)?;
             let plan: PrunePlan = serde_json::from_str(&text).map_err(|e| Error::Argument {
                 arg: "--plan-file".into(),
                 message: format!(

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::Out;
 use crate::engine::{Draft, Memory};
 use crate::error::Error;
+use crate::memory::layout::MAX_BODY;
 use crate::report::Failure;
 use crate::retrieval::context::DEFAULT_MAX_TOKENS;
 
@@ -102,10 +103,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         Args::Compact(c) => {
             let body = match (&c.body, &c.body_file) {
                 (Some(b), _) => b.clone(),
-                (None, Some(f)) => std::fs::read_to_string(f).map_err(|e| Error::Io {
-                    path: f.clone(),
-                    source: e,
-                })?,
+                (None, Some(f)) => super::input::read_file_text(f, MAX_BODY as u64)?,
                 (None, None) => return Err(Error::Usage("give --body or --body-file").into()),
             };
             let draft = Draft {

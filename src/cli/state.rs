@@ -1,13 +1,14 @@
 //! `memdir state`: get, set, list and unset agent state entries (spec/cli.md#state).
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::Out;
+use super::{Out, input};
 use crate::engine::Memory;
 use crate::error::Error;
+use crate::memory::layout::MAX_BODY;
 use crate::report::Failure;
 
 /// Get, set, list or unset agent state (the memories `state_<key>.md`, type `state`).
@@ -73,22 +74,12 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         Args::Set(s) => {
             let value = match (&s.value, &s.value_file) {
                 (Some(v), _) => v.clone(),
-                (None, Some(f)) => std::fs::read_to_string(f).map_err(|e| Error::Io {
-                    path: f.clone(),
-                    source: e,
-                })?,
+                (None, Some(f)) => input::read_file_text(f, MAX_BODY as u64)?,
                 (None, None) => {
                     if std::io::stdin().is_terminal() {
                         out.note("reading the value from standard input (end with Ctrl-D; or pass VALUE / --value-file)");
                     }
-                    let mut v = String::new();
-                    std::io::stdin()
-                        .read_to_string(&mut v)
-                        .map_err(|e| Error::Io {
-                            path: "<stdin>".into(),
-                            source: e,
-                        })?;
-                    v
+                    input::read_stdin_text(MAX_BODY as u64)?
                 }
             };
             let (outcome, event) = mem.set_state(&s.key, &value)?;

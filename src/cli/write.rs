@@ -1,13 +1,13 @@
 //! `memdir write`: create or update a memory.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::Out;
+use super::{Out, input};
 use crate::engine::{Draft, Memory};
-use crate::error::Error;
+use crate::memory::layout::MAX_BODY;
 use crate::report::Failure;
 
 /// Create or update a memory.
@@ -68,22 +68,12 @@ pub struct Args {
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let body = match (&a.body, &a.body_file) {
         (Some(b), _) => b.clone(),
-        (None, Some(f)) => std::fs::read_to_string(f).map_err(|e| Error::Io {
-            path: f.clone(),
-            source: e,
-        })?,
+        (None, Some(f)) => input::read_file_text(f, MAX_BODY as u64)?,
         (None, None) => {
             if std::io::stdin().is_terminal() {
                 out.note("reading the body from standard input (end with Ctrl-D; or pass --body / --body-file)");
             }
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| Error::Io {
-                    path: "<stdin>".into(),
-                    source: e,
-                })?;
-            s
+            input::read_stdin_text(MAX_BODY as u64)?
         }
     };
     let draft = Draft {

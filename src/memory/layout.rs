@@ -57,6 +57,9 @@ pub const MAX_MEMORY_FILE: u64 = 4 * 1024 * 1024;
 pub const MAX_TIMELINE_LINE: u64 = 64 * 1024 * 1024;
 /// Largest body a write takes (1 MiB).
 pub const MAX_BODY: usize = 1024 * 1024;
+/// Largest prune plan (`prune --apply --plan-file`) read (16 MiB: the keys of a
+/// store of a hundred thousand memories, with room to spare).
+pub const MAX_PLAN_FILE: u64 = 16 * 1024 * 1024;
 /// Largest timeline event memdir writes, as its encoded line (1 MiB): a note, or the
 /// reason of a `forget` (spec/timeline-format.md#lines).
 pub const MAX_EVENT: usize = 1024 * 1024;

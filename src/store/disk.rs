@@ -202,10 +202,16 @@ pub(super) fn write_atomic(root: &Path, rel: &str, data: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Removes a file; a missing file is not an error.
+/// Removes a file; a missing file is not an error, a FIFO, device or socket one.
 pub(super) fn remove(root: &Path, rel: &str) -> Result<()> {
     check_parent(root, rel)?;
     let path = root.join(rel);
+    // A FIFO, device or socket is not memdir's to remove.
+    if fs::symlink_metadata(&path)
+        .is_ok_and(|m| !m.is_file() && !m.is_dir() && !m.file_type().is_symlink())
+    {
+        return Err(not_regular(&path));
+    }
     match fs::remove_file(&path) {
         Ok(()) => sync_dir(path.parent().unwrap_or(root)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -217,17 +223,15 @@ pub(super) fn remove(root: &Path, rel: &str) -> Result<()> {
 pub(super) fn append_line(root: &Path, rel: &str, mut data: Vec<u8>) -> Result<()> {
     let (path, _) = writable_target(root, rel)?;
     // Not through a link put there after the check above.
-    let mut o = OpenOptions::new();
-    o.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW);
-    }
-    let mut f = o.open(&path).map_err(|e| Error::io(&path, e))?;
+    let mut f = open_append(&path).map_err(|e| Error::io(&path, e))?;
     // A file that does not end in a newline (a torn line from a crash or a
     // hand edit) would glue our line to it; start on a fresh line instead.
-    let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
+    let meta = f.metadata().map_err(|e| Error::io(&path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(&path));
+    }
+    set_blocking(&f);
+    let len = meta.len();
     if len > 0 && !ends_with_newline(&path, len)? {
         data.insert(0, b'\n');
     }
@@ -244,21 +248,33 @@ pub(super) fn append_log(root: &Path, rel: &str, old: &str, data: &[u8], max_byt
     let Ok((path, _)) = writable_target(root, rel) else {
         return;
     };
-    if fs::symlink_metadata(&path).is_ok_and(|m| m.len() > max_bytes)
+    // Only a regular file is the log: anything else in its place (a FIFO someone
+    // made) is left where it is, neither rotated nor written to nor waited on.
+    if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() > max_bytes)
         && check_parent(root, old).is_ok()
     {
         let _ = fs::rename(&path, root.join(old));
     }
+    if let Ok(mut f) = open_append(&path)
+        && f.metadata().is_ok_and(|m| m.is_file())
+    {
+        set_blocking(&f);
+        let _ = f.write_all(data);
+    }
+}
+
+/// Opens a file for appending, creating it, without following a link and without
+/// waiting (O_NONBLOCK: a FIFO with no reader fails at once with ENXIO, one with a
+/// reader opens, for the caller to refuse by its type).
+fn open_append(path: &Path) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
     o.create(true).append(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW);
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
-    if let Ok(mut f) = o.open(&path) {
-        let _ = f.write_all(data);
-    }
+    o.open(path)
 }
 
 /// Replaces a file atomically with what `fill` writes, streamed, with the guarantees
@@ -398,11 +414,9 @@ fn open_regular(root: &Path, rel: &str) -> Result<Option<(File, PathBuf)>> {
     };
     let meta = f.metadata().map_err(|e| Error::io(&path, e))?;
     if !meta.is_file() {
-        return Err(Error::io(
-            &path,
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
-        ));
+        return Err(not_regular(&path));
     }
+    set_blocking(&f);
     Ok(Some((f, path)))
 }
 
@@ -495,22 +509,55 @@ fn writable_target(root: &Path, rel: &str) -> Result<(PathBuf, PathBuf)> {
     let path = root.join(rel);
     let dir = path.parent().unwrap_or(root).to_path_buf();
     fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(Error::Symlink { path });
+    match fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => return Err(Error::Symlink { path }),
+        // A FIFO, device or socket is not memdir's to replace.
+        Ok(m) if !m.is_file() && !m.is_dir() => return Err(not_regular(&path)),
+        _ => {}
     }
     Ok((path, dir))
 }
 
-/// Opens a file for reading, failing (ELOOP) if the last component is a link.
+/// Opens a file for reading, failing (ELOOP) if the last component is a link. It
+/// never waits: a FIFO with no writer opens at once (O_NONBLOCK), for the caller to
+/// refuse by its type ([`open_regular`]).
 fn open_nofollow(path: &Path) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
     o.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW);
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
     o.open(path)
+}
+
+/// Clears O_NONBLOCK on a file found to be regular, whose reads and writes never wait
+/// anyway, so it behaves as any other.
+fn set_blocking(f: &File) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = f.as_raw_fd();
+        // SAFETY: `fd` is open for the whole call; F_GETFL/F_SETFL take no pointer.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 && flags & libc::O_NONBLOCK != 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = f;
+}
+
+/// The error for a file that is there but is not a regular file (a FIFO, a device, a
+/// socket, a folder): memdir neither reads it, nor writes through it, nor replaces it.
+fn not_regular(path: &Path) -> Error {
+    Error::io(
+        path,
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+    )
 }
 
 pub(super) fn is_link_error(e: &std::io::Error) -> bool {
