@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use super::Out;
 use crate::engine::Memory;
-use crate::error::Error;
 use crate::mcp::http::{self, HttpOptions, Token};
 use crate::mcp::manifest::{self, Mode};
 use crate::mcp::publish::Target;
 use crate::mcp::{Config, DEFAULT_MAX_TOKENS};
+use crate::memory::layout::{MAX_MANIFEST, MAX_TOKEN_FILE};
 use crate::report::Failure;
 
 /// The environment variable that may hold the bearer token of `--http`.
@@ -73,7 +73,7 @@ fn http_options(addr: &str, a: &Args) -> Result<HttpOptions, (String, String)> {
     let addr = http::parse_addr(addr).map_err(|e| (e.to_string(), e.hint().to_string()))?;
     let token = match &a.token_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let text = crate::cli::input::read_file_text(path, MAX_TOKEN_FILE).map_err(|e| {
                 (
                     format!("cannot read the token file {}: {e}", path.display()),
                     "pass a readable file holding the token (one line)".to_string(),
@@ -169,10 +169,7 @@ fn read_manifest(
 ) -> Result<Option<manifest::MemoryConfig>, Failure> {
     let mut cfg = manifest::MemoryConfig::default();
     if let Some(path) = manifest_path(dir, a) {
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
-            path: path.clone(),
-            source: e,
-        })?;
+        let text = crate::cli::input::read_file_text(&path, MAX_MANIFEST)?;
         match manifest::parse(&text) {
             Ok((c, warnings)) => {
                 for w in warnings {

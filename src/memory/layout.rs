@@ -60,6 +60,10 @@ pub const MAX_BODY: usize = 1024 * 1024;
 /// Largest prune plan (`prune --apply --plan-file`) read (16 MiB: the keys of a
 /// store of a hundred thousand memories, with room to spare).
 pub const MAX_PLAN_FILE: u64 = 16 * 1024 * 1024;
+/// Largest token file `memdir mcp --token-file` reads (a token is one short line).
+pub const MAX_TOKEN_FILE: u64 = 64 * 1024;
+/// Largest three.ws agent manifest `memdir mcp` reads.
+pub const MAX_MANIFEST: u64 = 4 * 1024 * 1024;
 /// Largest timeline event memdir writes, as its encoded line (1 MiB): a note, or the
 /// reason of a `forget` (spec/timeline-format.md#lines).
 pub const MAX_EVENT: usize = 1024 * 1024;
