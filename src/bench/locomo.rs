@@ -359,11 +359,38 @@ pub fn build_store(c: &Conversation, dir: &Path) -> Result<Memory, Error> {
 
 /// [`build_store`] for a conversation of the data set named `data_set`.
 pub fn build_store_from(data_set: &str, c: &Conversation, dir: &Path) -> Result<Memory, Error> {
+    build_store_with(data_set, c, dir, false).map(|(mem, _)| mem)
+}
+
+/// [`build_store_from`], leaving out each session memdir refuses to store because it
+/// looks like it holds a credential (a real chat may paste a URL with a password):
+/// returns the store and the numbers of the sessions left out.
+pub fn build_store_skipping_secrets(
+    data_set: &str,
+    c: &Conversation,
+    dir: &Path,
+) -> Result<(Memory, Vec<u32>), Error> {
+    build_store_with(data_set, c, dir, true)
+}
+
+fn build_store_with(
+    data_set: &str,
+    c: &Conversation,
+    dir: &Path,
+    skip_secrets: bool,
+) -> Result<(Memory, Vec<u32>), Error> {
     let mut mem = Memory::open(dir)?;
     let mut last = DateTime::<Utc>::MIN_UTC;
+    let mut refused = Vec::new();
     for s in &c.sessions {
         mem = mem.with_clock(Clock::fixed(s.at));
-        mem.write(&session_draft_from(data_set, c, s))?;
+        match mem.write(&session_draft_from(data_set, c, s)) {
+            Err(Error::Secret { .. }) if skip_secrets => {
+                refused.push(s.number);
+                continue;
+            }
+            r => r?,
+        };
         for (i, t) in s.turns.iter().enumerate() {
             let ts = s.at + Duration::seconds(TURN_SECONDS * i as i64);
             mem = mem.with_clock(Clock::fixed(ts));
@@ -371,7 +398,10 @@ pub fn build_store_from(data_set: &str, c: &Conversation, dir: &Path) -> Result<
             last = last.max(ts);
         }
     }
-    Ok(mem.with_clock(Clock::fixed(last + Duration::minutes(1))))
+    Ok((
+        mem.with_clock(Clock::fixed(last + Duration::minutes(1))),
+        refused,
+    ))
 }
 
 /// The embeddings of the hybrid column, an OpenAI-compatible endpoint or the builtin

@@ -477,6 +477,11 @@ pub struct Report {
     pub unknown_answer_sessions: usize,
     /// Answerable questions without a `has_answer` turn (left out of turn recall).
     pub questions_without_answer_turns: usize,
+    /// Sessions memdir refused to store (they look like they hold a credential), left
+    /// out of memdir's store and the baseline's lines alike; of which answer sessions
+    /// (every copy refused), which stay counted as evidence neither can find.
+    pub refused_sessions: usize,
+    pub refused_answer_sessions: usize,
     pub budgets: Vec<BudgetReport>,
     /// `recall`'s ranking of the sessions, answerable questions.
     pub recall: RankScore,
@@ -514,6 +519,8 @@ impl Runner {
                 turns: 0,
                 unknown_answer_sessions: 0,
                 questions_without_answer_turns: 0,
+                refused_sessions: 0,
+                refused_answer_sessions: 0,
                 budgets: Vec::new(),
                 recall: RankScore::default(),
                 recall_types: BTreeMap::new(),
@@ -539,12 +546,20 @@ impl Runner {
             r.questions_without_answer_turns += usize::from(q.answer_turns.is_empty());
         }
         let tmp = tempfile::tempdir().map_err(|source| BenchError::TempDir { source })?;
-        let mem = locomo::build_store_from("LongMemEval", h, tmp.path())?
-            .with_clock(Clock::fixed(q.asked));
+        let (mem, refused) = locomo::build_store_skipping_secrets("LongMemEval", h, tmp.path())?;
+        let mem = mem.with_clock(Clock::fixed(q.asked));
+        r.refused_sessions += refused.len();
+        r.refused_answer_sessions += q
+            .answer_sessions
+            .iter()
+            .filter(|copies| copies.iter().all(|n| refused.contains(n)))
+            .count();
         let (prepared, _) = mem.prepare_context()?;
+        // The baseline reads the same sessions as memdir: a refused one is in neither.
         let lines: Vec<String> = h
             .sessions
             .iter()
+            .filter(|s| !refused.contains(&s.number))
             .flat_map(|s| s.turns.iter().map(locomo::turn_line))
             .collect();
         let baseline = LineIndex::new(&lines);
@@ -893,6 +908,24 @@ mod tests {
         assert_eq!(r.recall.recall_all_at_5, 1.0);
         assert_eq!(r.lost_steps.steps, 1);
         assert_eq!((r.lost_steps.memdir, r.lost_steps.baseline), (0, 0));
+    }
+
+    // A real chat may paste a URL with a password: memdir refuses to store that
+    // session, and the baseline must not read what memdir was never given.
+    #[test]
+    fn a_session_memdir_refuses_is_left_out_of_both_sides() {
+        let mut raw: Raw = serde_json::from_value(raw_json("x")).unwrap();
+        raw.question = "hi".into();
+        raw.haystack_sessions[0][0].content = "hi postgres://admin:s3cret@db.example.com/x".into();
+        let q = convert(&raw).unwrap();
+        let r = run(&[q], &[1024], &mut |_| {}).unwrap();
+        assert_eq!((r.refused_sessions, r.refused_answer_sessions), (1, 1));
+        let b = &r.budgets[0].answerable;
+        assert_eq!((b.memdir.answer_turns, b.baseline.answer_turns), (0.0, 0.0));
+        raw.haystack_sessions[0][0].content = "hi there".into();
+        let r = run(&[convert(&raw).unwrap()], &[1024], &mut |_| {}).unwrap();
+        assert_eq!(r.refused_sessions, 0);
+        assert_eq!(r.budgets[0].answerable.baseline.answer_turns, 1.0);
     }
 
     #[test]

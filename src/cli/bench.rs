@@ -311,6 +311,13 @@ fn lme_table(r: &longmemeval::Report) -> String {
             r.unknown_answer_sessions, r.questions_without_answer_turns
         ));
     }
+    if r.refused_sessions > 0 {
+        s.push_str(&format!(
+            "({} sessions look like they hold a credential: memdir refuses to store them, \
+             so both sides leave them out; {} of them answer sessions)\n\n",
+            r.refused_sessions, r.refused_answer_sessions
+        ));
+    }
     s.push_str("budget  sessions  (base)  turns  (base)  tokens  (base)\n");
     for b in &r.budgets {
         let (m, x) = (&b.answerable.memdir, &b.answerable.baseline);
