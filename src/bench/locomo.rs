@@ -30,8 +30,8 @@ use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::BenchError;
 use super::baseline::LineIndex;
+use super::{BenchError, LostSteps, lost_steps};
 use crate::clock::Clock;
 use crate::engine::hybrid;
 use crate::engine::{Draft, Memory};
@@ -232,11 +232,18 @@ pub fn parse_when(s: &str) -> Option<DateTime<Utc>> {
 /// string separated by `;` or spaces); this reads them all. The same scan finds the
 /// ids in a context block, so `D3:5` is never mistaken for part of `D3:50`.
 pub fn turn_ids(text: &str) -> Vec<String> {
+    prefixed_turn_ids(text, b'D')
+}
+
+/// Every turn id `<prefix><session>:<turn>` in a text, read as [`turn_ids`] reads
+/// LoCoMo's `D` ids (LongMemEval's converted turns carry `S` ids).
+pub fn prefixed_turn_ids(text: &str, prefix: u8) -> Vec<String> {
     let b = text.as_bytes();
+    let letter = char::from(prefix);
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        let starts = b[i] == b'D' && (i == 0 || !b[i - 1].is_ascii_alphanumeric());
+        let starts = b[i] == prefix && (i == 0 || !b[i - 1].is_ascii_alphanumeric());
         if !starts {
             i += 1;
             continue;
@@ -254,7 +261,7 @@ pub fn turn_ids(text: &str) -> Vec<String> {
         });
         match parsed {
             Some((s, t, end)) => {
-                out.push(format!("D{s}:{t}"));
+                out.push(format!("{letter}{s}:{t}"));
                 i = end;
             }
             None => i += 1,
@@ -295,6 +302,12 @@ pub fn turn_line(t: &Turn) -> String {
 
 /// The memory a session becomes.
 pub fn session_draft(c: &Conversation, s: &Session) -> Draft {
+    session_draft_from("LoCoMo", c, s)
+}
+
+/// The memory a session of the data set named `data_set` becomes (its `source`
+/// names the data set).
+pub fn session_draft_from(data_set: &str, c: &Conversation, s: &Session) -> Draft {
     let date = s.at.format("%-d %B %Y").to_string();
     let body: Vec<String> = s.turns.iter().map(turn_line).collect();
     Draft {
@@ -306,7 +319,7 @@ pub fn session_draft(c: &Conversation, s: &Session) -> Draft {
         description: date,
         kind: "user".into(),
         body: body.join("\n"),
-        source: Some(format!("LoCoMo {} session {}", c.sample_id, s.number)),
+        source: Some(format!("{data_set} {} session {}", c.sample_id, s.number)),
         ..Draft::default()
     }
 }
@@ -323,20 +336,61 @@ pub fn turn_event(t: &Turn) -> Map<String, Value> {
     f
 }
 
-/// Share of `evidence` whose ids appear in `block`.
+/// How many of `evidence` have their ids in `block`.
 pub fn evidence_found(block: &str, evidence: &[String]) -> usize {
+    evidence_held(block, evidence).len()
+}
+
+/// The ids of `evidence` that appear in `block`.
+pub fn evidence_held(block: &str, evidence: &[String]) -> HashSet<String> {
     let present: HashSet<String> = turn_ids(block).into_iter().collect();
-    evidence.iter().filter(|e| present.contains(*e)).count()
+    evidence
+        .iter()
+        .filter(|e| present.contains(*e))
+        .cloned()
+        .collect()
 }
 
 /// Writes a conversation into the memory directory `dir` and returns the store with
 /// its clock just after the last session.
 pub fn build_store(c: &Conversation, dir: &Path) -> Result<Memory, Error> {
+    build_store_from("LoCoMo", c, dir)
+}
+
+/// [`build_store`] for a conversation of the data set named `data_set`.
+pub fn build_store_from(data_set: &str, c: &Conversation, dir: &Path) -> Result<Memory, Error> {
+    build_store_with(data_set, c, dir, false).map(|(mem, _)| mem)
+}
+
+/// [`build_store_from`], leaving out each session memdir refuses to store because it
+/// looks like it holds a credential (a real chat may paste a URL with a password):
+/// returns the store and the numbers of the sessions left out.
+pub fn build_store_skipping_secrets(
+    data_set: &str,
+    c: &Conversation,
+    dir: &Path,
+) -> Result<(Memory, Vec<u32>), Error> {
+    build_store_with(data_set, c, dir, true)
+}
+
+fn build_store_with(
+    data_set: &str,
+    c: &Conversation,
+    dir: &Path,
+    skip_secrets: bool,
+) -> Result<(Memory, Vec<u32>), Error> {
     let mut mem = Memory::open(dir)?;
     let mut last = DateTime::<Utc>::MIN_UTC;
+    let mut refused = Vec::new();
     for s in &c.sessions {
         mem = mem.with_clock(Clock::fixed(s.at));
-        mem.write(&session_draft(c, s))?;
+        match mem.write(&session_draft_from(data_set, c, s)) {
+            Err(Error::Secret { .. }) if skip_secrets => {
+                refused.push(s.number);
+                continue;
+            }
+            r => r?,
+        };
         for (i, t) in s.turns.iter().enumerate() {
             let ts = s.at + Duration::seconds(TURN_SECONDS * i as i64);
             mem = mem.with_clock(Clock::fixed(ts));
@@ -344,7 +398,10 @@ pub fn build_store(c: &Conversation, dir: &Path) -> Result<Memory, Error> {
             last = last.max(ts);
         }
     }
-    Ok(mem.with_clock(Clock::fixed(last + Duration::minutes(1))))
+    Ok((
+        mem.with_clock(Clock::fixed(last + Duration::minutes(1))),
+        refused,
+    ))
 }
 
 /// The embeddings of the hybrid column, an OpenAI-compatible endpoint or the builtin
@@ -541,6 +598,9 @@ pub struct Report {
     /// Evidence ids left out because they name no turn of their conversation.
     pub unknown_evidence_ids: usize,
     pub budgets: Vec<BudgetReport>,
+    /// Budget steps (question, B → next larger budget) whose larger block lost an
+    /// evidence turn the smaller held, categories 1–4.
+    pub lost_steps: LostSteps,
     /// With embeddings: the model and how the hybrid column ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<HybridRun>,
@@ -604,6 +664,10 @@ pub fn run_with(
         questions_without_evidence: 0,
         unknown_evidence_ids: 0,
         budgets: Vec::new(),
+        lost_steps: LostSteps {
+            hybrid: embeddings.map(|_| 0),
+            ..LostSteps::default()
+        },
         hybrid: None,
     };
     for c in conversations {
@@ -651,6 +715,8 @@ pub fn run_with(
                 }
                 None => None,
             };
+            // The evidence each block held, per budget: memdir, baseline, hybrid.
+            let mut held: [Vec<HashSet<String>>; 3] = Default::default();
             for (bi, &b) in budgets.iter().enumerate() {
                 let (block, hybrid_block) = match &hybrid {
                     None => (prepared.block(b, Some(&q.text)), None),
@@ -667,23 +733,38 @@ pub fn run_with(
                     assert_eq!(want, &mem.context(b, Some(&q.text))?);
                 }
                 if let Some(h) = &hybrid_block {
-                    let found = evidence_found(&h.text, &q.evidence);
-                    hyb[bi]
-                        .entry(q.category)
-                        .or_default()
-                        .add(found, q.evidence.len(), h.tokens);
+                    let found = evidence_held(&h.text, &q.evidence);
+                    hyb[bi].entry(q.category).or_default().add(
+                        found.len(),
+                        q.evidence.len(),
+                        h.tokens,
+                    );
+                    held[2].push(found);
                 }
-                let found = evidence_found(&block.text, &q.evidence);
-                accs[bi]
-                    .entry(q.category)
-                    .or_default()
-                    .add(found, q.evidence.len(), block.tokens);
+                let found = evidence_held(&block.text, &q.evidence);
+                accs[bi].entry(q.category).or_default().add(
+                    found.len(),
+                    q.evidence.len(),
+                    block.tokens,
+                );
+                held[0].push(found);
                 index_tokens[bi] += block.index_chars.div_ceil(4);
-                let b_found = evidence_found(&baseline.block(&q.text, b), &q.evidence);
+                let b_found = evidence_held(&baseline.block(&q.text, b), &q.evidence);
                 base[bi]
                     .entry(q.category)
                     .or_default()
-                    .add(b_found, q.evidence.len(), 0);
+                    .add(b_found.len(), q.evidence.len(), 0);
+                held[1].push(b_found);
+            }
+            if q.category != ADVERSARIAL {
+                let steps = &mut report.lost_steps;
+                let (lost, n) = lost_steps(budgets, &held[0]);
+                steps.steps += n;
+                steps.memdir += lost;
+                steps.baseline += lost_steps(budgets, &held[1]).0;
+                if let Some(h) = steps.hybrid.as_mut() {
+                    *h += lost_steps(budgets, &held[2]).0;
+                }
             }
         }
         progress(&c.sample_id);
@@ -869,5 +950,17 @@ mod tests {
         assert_eq!(b.answerable.all_evidence, 1.0);
         assert_eq!(b.adversarial.questions, 1);
         assert_eq!(b.categories.keys().copied().collect::<Vec<_>>(), [1, 4, 5]);
+        // One step per answerable question from 16 to 1,024 tokens; the larger block
+        // holds everything, so no step loses evidence.
+        let r = run(&convs, &[1024, 16], &mut |_| {}).unwrap();
+        assert_eq!(
+            r.lost_steps,
+            LostSteps {
+                steps: 2,
+                memdir: 0,
+                baseline: 0,
+                hybrid: None
+            }
+        );
     }
 }

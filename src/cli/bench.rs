@@ -1,5 +1,6 @@
 //! `memdir bench`: benchmarks on public data sets (one subcommand each).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -7,6 +8,7 @@ use super::Out;
 use crate::bench::locomo::{
     self, BENCH_EMBED_TIMEOUT_MS, DEFAULT_BUDGETS, Embeddings, Report, Timing,
 };
+use crate::bench::{LostSteps, longmemeval};
 use crate::error::Error;
 use crate::report::Failure;
 
@@ -17,6 +19,8 @@ pub enum Args {
     Locomo(LocomoArgs),
     /// The same measure on generated user/assistant chats (no data needed).
     Chats(ChatsArgs),
+    /// Evidence recall and session recall on LongMemEval's real chats.
+    Longmemeval(LongmemevalArgs),
     /// Recall of memories a question shares no word with, keyword and hybrid.
     Paraphrase(ParaphraseArgs),
 }
@@ -142,10 +146,41 @@ pub struct LocomoArgs {
     pub embed: EmbedArgs,
 }
 
+/// Turn each LongMemEval question's history into a memory directory (one memory per
+/// session, one line per turn), ask the question as `context --query` at each budget
+/// and as `recall`, and report where its answer sessions and turns are.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The data (LongMemEval, MIT) is read from --data and never copied: JSON lines,
+gzip'd or not (longmemeval_s_dev.jsonl.gz), or the upstream JSON array
+(longmemeval_s_cleaned.json). Each question gets its own temporary memory directory,
+dated from haystack_dates, and is asked at its question_date. Turn lines carry their
+ids, [S7:3] for turn 3 of the 7th haystack session.
+An answer session is inside a block when any turn line of it is; an answer turn (a
+has_answer turn) when its line is. recall_any@k / recall_all@k: some / every answer
+session among recall's first k; NDCG@10 with binary relevance; MRR: mean 1/rank of
+the first answer session. Abstention questions (_abs) are reported apart. The
+baseline is BM25 over single turn lines packed to the same budget, in the same run.
+Example:
+  memdir bench longmemeval --data ../shared/bench-data/longmemeval_s_dev.jsonl.gz --limit 20"
+)]
+pub struct LongmemevalArgs {
+    /// The data file (.jsonl.gz, .jsonl, or a JSON array).
+    #[arg(long, value_name = "PATH")]
+    pub data: PathBuf,
+    /// Token budgets to measure, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_BUDGETS)]
+    pub budgets: Vec<usize>,
+    /// Measure only the first N questions of the file.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
 pub fn run(a: &Args, out: &mut Out) -> Result<i32, Failure> {
     match a {
         Args::Locomo(a) => run_locomo(a, out),
         Args::Chats(a) => run_chats(a, out),
+        Args::Longmemeval(a) => run_longmemeval(a, out),
         Args::Paraphrase(a) => run_paraphrase(a, out),
     }
 }
@@ -229,6 +264,154 @@ fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
         out.text(&table(&report, "Generated chats"));
     }
     Ok(0)
+}
+
+fn run_longmemeval(a: &LongmemevalArgs, out: &mut Out) -> Result<i32, Failure> {
+    check_budgets(&a.budgets)?;
+    let start = Instant::now();
+    let mut runner = longmemeval::Runner::new(&a.budgets);
+    // Progress only for a person watching: a log gets the summary line alone.
+    let tty = std::io::stderr().is_terminal();
+    let mut done = 0;
+    longmemeval::for_each(&a.data, a.limit, &mut |q| {
+        runner.add(&q)?;
+        done += 1;
+        if tty {
+            out.note(&format!("bench: {} done ({done})", q.id));
+        }
+        Ok(())
+    })?;
+    let report = runner.finish();
+    out.note(&format!(
+        "bench: {} questions × {} budgets in {:.1} s",
+        report.questions + report.abstention_questions,
+        a.budgets.len(),
+        start.elapsed().as_secs_f64()
+    ));
+    if out.is_json() {
+        out.json(&report);
+    } else {
+        out.text(&lme_table(&report));
+    }
+    Ok(0)
+}
+
+/// The LongMemEval report as tables.
+fn lme_table(r: &longmemeval::Report) -> String {
+    let mut s = format!(
+        "LongMemEval evidence recall: {} answerable questions ({} abstention apart), \
+         {} sessions, {} turns\ncontext --query QUESTION --max-tokens BUDGET at question_date, \
+         MEMORY.md included;\nbaseline: BM25 over single turn lines, packed to the same budget\n\n",
+        r.questions, r.abstention_questions, r.sessions, r.turns
+    );
+    if r.unknown_answer_sessions > 0 || r.questions_without_answer_turns > 0 {
+        s.push_str(&format!(
+            "({} answer session ids name no haystack session; {} answerable questions \
+             have no answer turn and are left out of turn recall)\n\n",
+            r.unknown_answer_sessions, r.questions_without_answer_turns
+        ));
+    }
+    if r.refused_sessions > 0 {
+        s.push_str(&format!(
+            "({} sessions look like they hold a credential: memdir refuses to store them, \
+             so both sides leave them out; {} of them answer sessions)\n\n",
+            r.refused_sessions, r.refused_answer_sessions
+        ));
+    }
+    s.push_str("budget  sessions  (base)  turns  (base)  tokens  (base)\n");
+    for b in &r.budgets {
+        let (m, x) = (&b.answerable.memdir, &b.answerable.baseline);
+        s.push_str(&format!(
+            "{:>6}  {:>8.3}  {:>6.3}  {:>5.3}  {:>6.3}  {:>6.0}  {:>6.0}\n",
+            b.max_tokens,
+            m.answer_sessions,
+            x.answer_sessions,
+            m.answer_turns,
+            x.answer_turns,
+            m.mean_tokens,
+            x.mean_tokens
+        ));
+    }
+    let types: Vec<&String> = r
+        .budgets
+        .first()
+        .map(|b| b.types.keys().collect())
+        .unwrap_or_default();
+    for (title, pick) in [
+        (
+            "answer sessions in the block",
+            (|s: &longmemeval::BlockScore| s.answer_sessions)
+                as fn(&longmemeval::BlockScore) -> f64,
+        ),
+        ("answer turns in the block", |s| s.answer_turns),
+    ] {
+        s.push_str(&format!(
+            "\n{title}, per question type: memdir (baseline)\n"
+        ));
+        s.push_str(&format!("{:<26} {:>4}", "type", "n"));
+        for b in &r.budgets {
+            s.push_str(&format!("  {:>15}", b.max_tokens));
+        }
+        s.push('\n');
+        for t in &types {
+            let n = r.budgets[0].types[*t].memdir.questions;
+            s.push_str(&format!("{t:<26} {n:>4}"));
+            for b in &r.budgets {
+                let p = &b.types[*t];
+                s.push_str(&format!(
+                    "  {:>6.3} ({:.3})",
+                    pick(&p.memdir),
+                    pick(&p.baseline)
+                ));
+            }
+            s.push('\n');
+        }
+        if r.abstention_questions > 0 {
+            s.push_str(&format!(
+                "{:<26} {:>4}",
+                "abstention (apart)", r.abstention_questions
+            ));
+            for b in &r.budgets {
+                let p = &b.abstention;
+                s.push_str(&format!(
+                    "  {:>6.3} ({:.3})",
+                    pick(&p.memdir),
+                    pick(&p.baseline)
+                ));
+            }
+            s.push('\n');
+        }
+    }
+    s.push_str(
+        "\nrecall QUESTION, its ranking of the sessions (answerable questions)\n\
+         type                          n  any@5  all@5  any@10  NDCG@10    MRR\n",
+    );
+    let row = |name: &str, x: &longmemeval::RankScore| {
+        format!(
+            "{name:<26} {:>4}  {:.3}  {:.3}  {:>6.3}  {:>7.3}  {:.3}\n",
+            x.questions,
+            x.recall_any_at_5,
+            x.recall_all_at_5,
+            x.recall_any_at_10,
+            x.ndcg_at_10,
+            x.mrr
+        )
+    };
+    s.push_str(&row("all", &r.recall));
+    for (t, x) in &r.recall_types {
+        s.push_str(&row(t, x));
+    }
+    s.push_str(&steps_line(
+        &r.lost_steps,
+        "answerable questions, answer turns",
+    ));
+    s.push_str(
+        "\nsessions: mean share of a question's answer sessions with at least one turn line in\n\
+         the block (MEMORY.md's session list does not count); turns: mean share of its\n\
+         has_answer turns whose line is in the block; tokens: mean estimated tokens;\n\
+         abstention questions are scored on the sessions and turns the data marks anyway\n",
+    );
+    s
 }
 
 fn check_budgets(budgets: &[usize]) -> Result<(), Failure> {
@@ -373,6 +556,7 @@ fn table(r: &Report, title: &str) -> String {
         }
         s.push('\n');
     }
+    s.push_str(&steps_line(&r.lost_steps, "categories 1-4"));
     s.push_str(
         "\nrecall: mean share of a question's evidence turns in the block; all-evidence: share of\n\
          questions with every evidence turn in it; tokens: mean estimated tokens of the block;\n\
@@ -384,5 +568,22 @@ fn table(r: &Report, title: &str) -> String {
              stay the keyword ones)\n",
         );
     }
+    s
+}
+
+/// The count of budget steps that lost evidence, with what a step is.
+fn steps_line(l: &LostSteps, which: &str) -> String {
+    let mut s = format!(
+        "\nbudget steps that lost evidence ({which}): memdir {} of {}",
+        l.memdir, l.steps
+    );
+    if let Some(h) = l.hybrid {
+        s.push_str(&format!(", hybrid {h}"));
+    }
+    s.push_str(&format!(
+        ", baseline {}\n(a step is one question from one budget to the next larger; it loses \
+         when the larger block lacks an evidence turn the smaller held)\n",
+        l.baseline
+    ));
     s
 }
