@@ -174,18 +174,7 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
     let Value::Object(m) = v else {
         return Err(BlobError::NotAnObject);
     };
-    match m.get("version") {
-        Some(Value::String(s)) if s == VERSION => {}
-        Some(other) => {
-            return Err(BlobError::Version(
-                other
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| other.to_string()),
-            ));
-        }
-        None => return Err(BlobError::Version(String::new())),
-    }
+    check_version(&m)?;
     let files = match m.get("files") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(f)) => f.clone(),
@@ -198,12 +187,55 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
             limit: MAX_FILES,
         });
     }
-    // First pass: every name and size, so that one bad entry refuses the whole blob
-    // before any work is done on the others. A name that could address a path outside
-    // the directory (`..`, `\`, NUL, a dot name, a control character, not `*.md`)
-    // refuses the blob (spec/cli.md#import); a `/` alone is only a key three.ws allows
-    // and memdir does not, mapped below.
-    for (name, text) in &files {
+    check_files(&files)?;
+    let events_json = match m.get("timeline") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
+        Some(_) => return Err(BlobError::TimelineShape),
+    };
+    if events_json.len() > MAX_EVENTS {
+        return Err(BlobError::TooMany {
+            what: "timeline events",
+            count: events_json.len(),
+            limit: MAX_EVENTS,
+        });
+    }
+
+    let mut out = Incoming::default();
+    read_files(files, &mut out);
+    for (i, e) in events_json.into_iter().enumerate() {
+        match timeline::parse_line(&e.to_string()) {
+            Ok(ev) => out.events.push(ev),
+            Err(err) => out.skipped.push(Skipped {
+                item: format!("timeline[{i}]"),
+                reason: err.to_string(),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// The version check: `"version"` must be `memory/0.1`.
+fn check_version(m: &Map<String, Value>) -> Result<(), BlobError> {
+    match m.get("version") {
+        Some(Value::String(s)) if s == VERSION => Ok(()),
+        Some(other) => Err(BlobError::Version(
+            other
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| other.to_string()),
+        )),
+        None => Err(BlobError::Version(String::new())),
+    }
+}
+
+/// First pass: every name and size, so that one bad entry refuses the whole blob
+/// before any work is done on the others. A name that could address a path outside
+/// the directory (`..`, `\`, NUL, a dot name, a control character, not `*.md`)
+/// refuses the blob (spec/cli.md#import); a `/` alone is only a key three.ws allows
+/// and memdir does not, mapped in [`read_files`].
+fn check_files(files: &Map<String, Value>) -> Result<(), BlobError> {
+    for (name, text) in files {
         if name != crate::memory::layout::INDEX_FILE
             && let Err(why) = check_name(&name.replace('/', "_"))
         {
@@ -222,20 +254,12 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
             });
         }
     }
-    let events_json = match m.get("timeline") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) => a.clone(),
-        Some(_) => return Err(BlobError::TimelineShape),
-    };
-    if events_json.len() > MAX_EVENTS {
-        return Err(BlobError::TooMany {
-            what: "timeline events",
-            count: events_json.len(),
-            limit: MAX_EVENTS,
-        });
-    }
+    Ok(())
+}
 
-    let mut out = Incoming::default();
+/// Second pass over the checked files: each becomes an incoming memory under its
+/// key (mapped to a memdir key where it is not one), or a skip.
+fn read_files(files: Map<String, Value>, out: &mut Incoming) {
     // Keys that are memdir keys as they are, reserved before any other is mapped.
     let mut taken: std::collections::HashSet<String> = files
         .keys()
@@ -293,16 +317,6 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, BlobError> {
             }),
         }
     }
-    for (i, e) in events_json.into_iter().enumerate() {
-        match timeline::parse_line(&e.to_string()) {
-            Ok(ev) => out.events.push(ev),
-            Err(err) => out.skipped.push(Skipped {
-                item: format!("timeline[{i}]"),
-                reason: err.to_string(),
-            }),
-        }
-    }
-    Ok(out)
 }
 
 /// Encodes a blob: files in name order, events as given (time order).

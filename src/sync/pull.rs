@@ -174,28 +174,10 @@ pub fn pull(
     let backend = mem.backend();
     let state0 = State::load(backend)?;
     let base_network = state0.base.as_ref().and_then(|b| b.network_cid().ok());
-    let empty = |behind: bool| PullReport {
-        provider: remote.provider.name().to_string(),
-        mode: remote.mode(),
-        strategy,
-        dry_run,
-        root: root.to_string(),
-        plain_root: String::new(),
-        re_encoded: false,
-        had_base: true,
-        behind,
-        diverged: false,
-        decisions: Vec::new(),
-        written: 0,
-        deleted: 0,
-        conflicts: Vec::new(),
-        skipped: Vec::new(),
-        warnings: Vec::new(),
-    };
     // spec/sync.md#lineage: a version this directory already passed (a restored
     // backup, a rolled-back head, a replayed blob) is never applied as new.
     if base_network.is_some_and(|b| b != *root) && state0.has_seen(root) {
-        return Ok(empty(true));
+        return Ok(behind_report(remote, root, strategy, dry_run));
     }
     let expected_plain = state0
         .base
@@ -204,46 +186,14 @@ pub fn pull(
         .and_then(|b| b.root_cid().ok());
     let fetched = fetch(mem, remote, root, expected_plain)?;
     let mut warnings = Vec::new();
-    let remote_lineage = if remote.encrypted() {
-        fetched.lineage.clone()
-    } else {
-        match remote.provider.lineage(root) {
-            Ok(Some(bytes)) => match lineage::decode(&bytes) {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    warnings.push(format!(
-                        "the lineage stored for {root} is unreadable ({e}); merged as a version of unknown lineage"
-                    ));
-                    None
-                }
-            },
-            Ok(None) => None,
-            Err(e) => {
-                warnings.push(format!("could not read the lineage of {root}: {e}"));
-                None
-            }
-        }
-    };
+    let remote_lineage = remote_lineage(remote, root, &fetched, &mut warnings);
     let relation = lineage::relate(
         base_network.as_ref(),
         &state0.lineage(),
         root,
         remote_lineage.as_deref(),
     );
-    // A diverged version is merged against the nearest version both sides include,
-    // when it can still be fetched; otherwise without a base.
-    let common_listing = match &relation {
-        Relation::Diverged { common: Some(c) } => match fetch(mem, remote, c, None) {
-            Ok(f) => Some(listing(&f.tree)),
-            Err(e) => {
-                warnings.push(format!(
-                    "could not fetch {c}, the last version both sides share ({e}); merged without a base"
-                ));
-                None
-            }
-        },
-        _ => None,
-    };
+    let common_listing = common_listing(mem, remote, &relation, &mut warnings);
     let diverged = matches!(relation, Relation::Diverged { .. });
     let remote_listing = listing(&fetched.tree);
     // A dry run reads only: it creates nothing, not even the directory or its lock.
@@ -299,69 +249,193 @@ pub fn pull(
             skipped: Vec::new(),
             warnings: std::mem::take(&mut warnings),
         };
-        let mut ops = Vec::new();
-        for op in plan.ops {
-            match &op {
-                Op::Write { path, content } | Op::SaveConflict { path, content, .. } => {
-                    // Only remote bytes can bring a secret in; local ones are already here.
-                    if local_listing.get(path) != Some(content)
-                        && let Some(s) = refuse_secret(path, content)
-                    {
-                        report.skipped.push(s);
-                        continue;
-                    }
-                }
-                _ => {}
-            }
-            ops.push(op);
-        }
-        for op in &ops {
-            if let Op::Write { path, .. } = op
-                && let Some(reason) = shape_conflict(path, &local_listing)
-            {
-                return Err(SyncError::Foreign {
-                    root: *root,
-                    path: plan::escape(path),
-                    reason,
-                });
-            }
-        }
-        for op in &ops {
-            match op {
-                Op::SaveConflict { path, copy, .. } => report.conflicts.push(ConflictCopy {
-                    path: path.clone(),
-                    copy: copy.clone(),
-                }),
-                Op::Write { .. } => report.written += 1,
-                Op::Delete { .. } => report.deleted += 1,
-                Op::RebuildIndex => {}
-            }
-        }
+        let ops = refuse_secrets(plan.ops, &local_listing, &mut report.skipped);
+        check_shapes(root, &ops, &local_listing)?;
+        count(&ops, &mut report);
         let Some(files) = files else {
             return Ok(report);
         };
-        for op in &ops {
-            match op {
-                Op::SaveConflict { copy, content, .. } => files.write_atomic(copy, content)?,
-                Op::Delete { path } => files.remove(path)?,
-                Op::Write { path, content } => files.write_atomic(path, content)?,
-                Op::RebuildIndex => {}
-            }
-        }
+        apply(files, &ops)?;
         files.rebuild_index()?;
-        let now = mem.now();
-        let new_base = Base {
-            root: fetched.plain_root.to_string(),
-            network_root: root.to_string(),
-            mode: remote.mode(),
-            provider: remote.provider.name().to_string(),
-            via: "pull".into(),
-            at: now,
-        };
-        let mut learned = vec![root.to_string()];
-        learned.extend(remote_lineage.iter().flatten().map(|c| c.to_string()));
-        state.remember(learned);
-        state.record_base(files, new_base, &fetched.plain_root, &fetched.plain_car)?;
+        record(
+            mem,
+            files,
+            &mut state,
+            remote,
+            root,
+            &fetched,
+            &remote_lineage,
+        )?;
         Ok(report)
     })
+}
+
+/// Records `root` as the new base, and it and its lineage as versions this directory
+/// has passed.
+fn record(
+    mem: &Memory,
+    files: &Locked<'_>,
+    state: &mut State,
+    remote: &Remote<'_>,
+    root: &Cid,
+    fetched: &Fetched,
+    remote_lineage: &Option<Vec<Cid>>,
+) -> Result<()> {
+    let now = mem.now();
+    let new_base = Base {
+        root: fetched.plain_root.to_string(),
+        network_root: root.to_string(),
+        mode: remote.mode(),
+        provider: remote.provider.name().to_string(),
+        via: "pull".into(),
+        at: now,
+    };
+    let mut learned = vec![root.to_string()];
+    learned.extend(remote_lineage.iter().flatten().map(|c| c.to_string()));
+    state.remember(learned);
+    state.record_base(files, new_base, &fetched.plain_root, &fetched.plain_car)?;
+    Ok(())
+}
+
+/// The report of a pull that found `root` among the versions this directory already
+/// passed: nothing fetched, nothing applied.
+fn behind_report(remote: &Remote<'_>, root: &Cid, strategy: Strategy, dry_run: bool) -> PullReport {
+    PullReport {
+        provider: remote.provider.name().to_string(),
+        mode: remote.mode(),
+        strategy,
+        dry_run,
+        root: root.to_string(),
+        plain_root: String::new(),
+        re_encoded: false,
+        had_base: true,
+        behind: true,
+        diverged: false,
+        decisions: Vec::new(),
+        written: 0,
+        deleted: 0,
+        conflicts: Vec::new(),
+        skipped: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// The lineage of the fetched version: sealed in the envelope (`encrypted-ipfs`), or
+/// what the provider stores beside a plain root; `None`, with a warning, when it
+/// cannot be read.
+fn remote_lineage(
+    remote: &Remote<'_>,
+    root: &Cid,
+    fetched: &Fetched,
+    warnings: &mut Vec<String>,
+) -> Option<Vec<Cid>> {
+    if remote.encrypted() {
+        fetched.lineage.clone()
+    } else {
+        match remote.provider.lineage(root) {
+            Ok(Some(bytes)) => match lineage::decode(&bytes) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    warnings.push(format!(
+                        "the lineage stored for {root} is unreadable ({e}); merged as a version of unknown lineage"
+                    ));
+                    None
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                warnings.push(format!("could not read the lineage of {root}: {e}"));
+                None
+            }
+        }
+    }
+}
+
+/// A diverged version is merged against the nearest version both sides include,
+/// when it can still be fetched; otherwise without a base.
+fn common_listing(
+    mem: &Memory,
+    remote: &Remote<'_>,
+    relation: &Relation,
+    warnings: &mut Vec<String>,
+) -> Option<plan::Listing> {
+    match relation {
+        Relation::Diverged { common: Some(c) } => match fetch(mem, remote, c, None) {
+            Ok(f) => Some(listing(&f.tree)),
+            Err(e) => {
+                warnings.push(format!(
+                    "could not fetch {c}, the last version both sides share ({e}); merged without a base"
+                ));
+                None
+            }
+        },
+        _ => None,
+    }
+}
+
+/// The plan's operations less the writes of remote bytes that look like a secret,
+/// each of those recorded in `skipped`.
+fn refuse_secrets(ops: Vec<Op>, local: &plan::Listing, skipped: &mut Vec<SkippedFile>) -> Vec<Op> {
+    let mut kept = Vec::new();
+    for op in ops {
+        match &op {
+            Op::Write { path, content } | Op::SaveConflict { path, content, .. } => {
+                // Only remote bytes can bring a secret in; local ones are already here.
+                if local.get(path) != Some(content)
+                    && let Some(s) = refuse_secret(path, content)
+                {
+                    skipped.push(s);
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        kept.push(op);
+    }
+    kept
+}
+
+/// Refuses the whole pull, before anything is written, when a write would meet a
+/// folder where a file goes or a file where a folder goes.
+fn check_shapes(root: &Cid, ops: &[Op], local: &plan::Listing) -> Result<()> {
+    for op in ops {
+        if let Op::Write { path, .. } = op
+            && let Some(reason) = shape_conflict(path, local)
+        {
+            return Err(SyncError::Foreign {
+                root: *root,
+                path: plan::escape(path),
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Counts the writes, deletions and conflict copies into the report.
+fn count(ops: &[Op], report: &mut PullReport) {
+    for op in ops {
+        match op {
+            Op::SaveConflict { path, copy, .. } => report.conflicts.push(ConflictCopy {
+                path: path.clone(),
+                copy: copy.clone(),
+            }),
+            Op::Write { .. } => report.written += 1,
+            Op::Delete { .. } => report.deleted += 1,
+            Op::RebuildIndex => {}
+        }
+    }
+}
+
+/// Applies the operations under the lock; the index is rebuilt after.
+fn apply(files: &Locked<'_>, ops: &[Op]) -> Result<()> {
+    for op in ops {
+        match op {
+            Op::SaveConflict { copy, content, .. } => files.write_atomic(copy, content)?,
+            Op::Delete { path } => files.remove(path)?,
+            Op::Write { path, content } => files.write_atomic(path, content)?,
+            Op::RebuildIndex => {}
+        }
+    }
+    Ok(())
 }

@@ -9,13 +9,14 @@ use cid::Cid;
 
 use crate::engine::Memory;
 use crate::ipfs::car::{self};
+use crate::ipfs::unixfs::Node;
 use crate::provider::{HeadSwap, ProviderError, Receipt};
 use crate::sync::config::Mode;
 use crate::sync::error::Result;
 use crate::sync::error::SyncError;
 use crate::sync::listing::{base_blocks, build, for_each_file, tree_problem};
 use crate::sync::plan::{self, FileClass};
-use crate::sync::remote::{PushReport, Remote};
+use crate::sync::remote::{Outgoing, PushReport, Remote};
 use crate::sync::state::{Base, Pushed, State};
 
 /// Uploads the directory and records it as the new base.
@@ -33,25 +34,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         files.rebuild_index()?;
         Ok((files.tree()?, State::load(backend)?))
     })?;
-    let mut secret = None;
-    for_each_file(&tree, &mut |path, bytes| {
-        if secret.is_none()
-            && matches!(plan::classify(path), FileClass::File | FileClass::Timeline)
-            && let Some(kind) = crate::memory::secrets::find_secret(&String::from_utf8_lossy(bytes))
-        {
-            secret = Some(SyncError::Secret {
-                path: path.to_string(),
-                kind,
-            });
-        }
-    });
-    if let Some(e) = secret {
-        return Err(e);
-    }
-    // What every other device would refuse to pull is not published (spec/sync.md#pull).
-    if let Some((path, reason)) = tree_problem(&tree) {
-        return Err(SyncError::Unsyncable { path, reason });
-    }
+    refuse_unpublishable(&tree)?;
     let dag = build(&tree, mem)?;
     let plain_car = car::car_bytes(&dag);
     let provider = remote.provider.name().to_string();
@@ -100,46 +83,15 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
     let lineage = state.lineage();
     let outgoing = remote.outgoing(&dag, &plain_car, &lineage, mem)?;
     let full_len = outgoing.car.len() as u64;
-    // The provider keeps our earlier blocks when it holds the base: send the rest.
-    // It is asked first (one cheap call), so a node that lost the base gets the full
-    // CAR at once instead of after the delta's timeout.
-    let known: HashSet<Cid> = match (&upload, &base) {
-        (Upload::DeltaIfBasePinned, Some(b))
-            if b.network_cid()
-                .is_ok_and(|c| remote.provider.has(&c).unwrap_or(false)) =>
-        {
-            base_blocks(mem, &state, &mut warnings)
-                .map(|(_, blocks)| blocks.into_keys().collect())
-                .unwrap_or_default()
-        }
-        _ => HashSet::new(),
-    };
-    let receipt = match &outgoing.dag {
-        Some(dag) if !known.is_empty() => {
-            let delta = crate::provider::delta_car(dag, &known);
-            remote
-                .provider
-                .put_car_delta(&outgoing.root, &delta, &outgoing.car, remote.progress)?
-        }
-        _ => remote
-            .provider
-            .put_car(&outgoing.root, &outgoing.car, remote.progress)?,
-    };
+    let known = known_blocks(mem, remote, &state, &upload, &base, &mut warnings);
+    let receipt = send(remote, &outgoing, &known)?;
     let network_root = outgoing.root;
     report.network_root = network_root.to_string();
     report.car_bytes = receipt.car_bytes;
     report.full_car_bytes = full_len;
     report.delta = receipt.delta;
     if !remote.encrypted() {
-        // Plain mode: next to the version. (Encrypted: sealed in the envelope, where
-        // the MAC covers it; a file beside it could be forged.)
-        match remote
-            .provider
-            .put_lineage(&network_root, &super::lineage::encode(&lineage))
-        {
-            Ok(()) | Err(ProviderError::Unsupported { .. }) => {}
-            Err(e) => warnings.push(format!("could not store the lineage of this version: {e}")),
-        }
+        store_lineage(remote, &network_root, &lineage, &mut warnings);
     }
     // The head moves only from the version read above (spec/sync.md#heads).
     match remote
@@ -161,8 +113,109 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
             "the upload is pinned but the head pointer was not moved: {e}"
         )),
     }
-    // Record: the pin, then the new base with its CAR, in one state write.
+    record(
+        mem, &mut state, remote, &report, &receipt, &dag.root, &plain_car,
+    )?;
+    unpin_old(mem, &mut state, remote, &mut report, &mut warnings)?;
+    report.warnings = warnings;
+    Ok(report)
+}
+
+/// Refuses a tree that must not be published: a memory or timeline file that looks
+/// like it holds a secret, or what every other device would refuse to pull
+/// (spec/sync.md#pull).
+fn refuse_unpublishable(tree: &Node) -> Result<()> {
+    let mut secret = None;
+    for_each_file(tree, &mut |path, bytes| {
+        if secret.is_none()
+            && matches!(plan::classify(path), FileClass::File | FileClass::Timeline)
+            && let Some(kind) = crate::memory::secrets::find_secret(&String::from_utf8_lossy(bytes))
+        {
+            secret = Some(SyncError::Secret {
+                path: path.to_string(),
+                kind,
+            });
+        }
+    });
+    if let Some(e) = secret {
+        return Err(e);
+    }
+    if let Some((path, reason)) = tree_problem(tree) {
+        return Err(SyncError::Unsyncable { path, reason });
+    }
+    Ok(())
+}
+
+/// The blocks the provider keeps from the base, when the plan allows a delta and the
+/// provider still holds the base: send the rest. It is asked first (one cheap call),
+/// so a node that lost the base gets the full CAR at once instead of after the
+/// delta's timeout. Empty when the whole CAR goes.
+fn known_blocks(
+    mem: &Memory,
+    remote: &Remote<'_>,
+    state: &State,
+    upload: &Upload,
+    base: &Option<Base>,
+    warnings: &mut Vec<String>,
+) -> HashSet<Cid> {
+    match (upload, base) {
+        (Upload::DeltaIfBasePinned, Some(b))
+            if b.network_cid()
+                .is_ok_and(|c| remote.provider.has(&c).unwrap_or(false)) =>
+        {
+            base_blocks(mem, state, warnings)
+                .map(|(_, blocks)| blocks.into_keys().collect())
+                .unwrap_or_default()
+        }
+        _ => HashSet::new(),
+    }
+}
+
+/// Uploads what leaves the device: the blocks beyond `known` as a delta (the provider
+/// falls back to the whole CAR), or the whole CAR.
+fn send(remote: &Remote<'_>, outgoing: &Outgoing<'_>, known: &HashSet<Cid>) -> Result<Receipt> {
+    Ok(match &outgoing.dag {
+        Some(dag) if !known.is_empty() => {
+            let delta = crate::provider::delta_car(dag, known);
+            remote
+                .provider
+                .put_car_delta(&outgoing.root, &delta, &outgoing.car, remote.progress)?
+        }
+        _ => remote
+            .provider
+            .put_car(&outgoing.root, &outgoing.car, remote.progress)?,
+    })
+}
+
+/// Plain mode: the lineage goes next to the version. (Encrypted: sealed in the
+/// envelope, where the MAC covers it; a file beside it could be forged.)
+fn store_lineage(
+    remote: &Remote<'_>,
+    network_root: &Cid,
+    lineage: &[String],
+    warnings: &mut Vec<String>,
+) {
+    match remote
+        .provider
+        .put_lineage(network_root, &super::lineage::encode(lineage))
+    {
+        Ok(()) | Err(ProviderError::Unsupported { .. }) => {}
+        Err(e) => warnings.push(format!("could not store the lineage of this version: {e}")),
+    }
+}
+
+/// Records the pin, then the new base with its CAR, in one state write.
+fn record(
+    mem: &Memory,
+    state: &mut State,
+    remote: &Remote<'_>,
+    report: &PushReport,
+    receipt: &Receipt,
+    plain_root: &Cid,
+    plain_car: &[u8],
+) -> Result<()> {
     let now = mem.now();
+    let provider = &report.provider;
     let list = state.pushes.entry(provider.clone()).or_default();
     list.retain(|p| p.root != report.network_root);
     list.push(Pushed {
@@ -182,8 +235,19 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         at: now,
     };
     state.remember(None);
-    mem.with_lock(|files| state.record_base(files, new_base, &dag.root, &plain_car))?;
-    // Unpin what is beyond the versions to keep; a failure keeps the record to retry.
+    mem.with_lock(|files| state.record_base(files, new_base, plain_root, plain_car))?;
+    Ok(())
+}
+
+/// Unpins what is beyond the versions to keep; a failure keeps the record to retry.
+fn unpin_old(
+    mem: &Memory,
+    state: &mut State,
+    remote: &Remote<'_>,
+    report: &mut PushReport,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let provider = report.provider.clone();
     let list = state.pushes.get(&provider).cloned().unwrap_or_default();
     let old = unpin_plan(&list, remote.keep_versions);
     if !old.is_empty() && remote.provider.capabilities().unpin {
@@ -209,8 +273,7 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
             report.unpinned = gone;
         }
     }
-    report.warnings = warnings;
-    Ok(report)
+    Ok(())
 }
 
 /// What a push reads before it decides: the sync state, the version to publish, and

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::exchange::blob::{Converted, Incoming, Skipped};
 use crate::exchange::foreign::{self, ForeignError, Parts, SourceFile};
-use crate::memory::{Stamp, frontmatter};
+use crate::memory::{Key, Stamp, frontmatter};
 
 /// Frontmatter keys with a meaning in both tools: read from basic-memory's values
 /// (dates) or replaced by memdir's own (the rest), never copied as unknown keys.
@@ -175,9 +175,39 @@ pub fn decode(files: &[SourceFile], today: NaiveDate) -> Result<Incoming, Foreig
         .collect();
     let base_refs: Vec<&str> = bases.iter().map(String::as_str).collect();
     let keys = foreign::keys_for(&base_refs, "note");
+    let (by_title, by_link) = name_index(&notes, &keys, &mut out);
+    let resolve = |target: &str| {
+        by_title
+            .get(target)
+            .or_else(|| by_link.get(target))
+            .map(|&i| keys[i].0.to_string())
+    };
 
-    // Targets resolve by exact title, then exact permalink, then the file's path
-    // without `.md`; the first note (in path order) holding a name wins.
+    let today = foreign::today_stamp(today);
+    let mut renamed: std::collections::BTreeSet<(String, String)> = Default::default();
+    for (n, (key, why)) in notes.iter().zip(&keys) {
+        let body = convert_body(n, key, &resolve, &mut renamed, &mut out);
+        note_file(n, key, why, body, &today, &mut out);
+    }
+    for (from, to) in renamed {
+        out.converted.push(Converted {
+            item: "relations".into(),
+            reason: format!(
+                "relation type {from:?} written as `{to}` (link relations are snake_case)"
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// Targets resolve by exact title, then exact permalink, then the file's path
+/// without `.md`; the first note (in path order) holding a name wins. Returns the
+/// notes by title and by permalink or path.
+fn name_index<'n>(
+    notes: &'n [Note],
+    keys: &[(Key, Option<String>)],
+    out: &mut Incoming,
+) -> (HashMap<&'n str, usize>, HashMap<&'n str, usize>) {
     let mut by_title: HashMap<&str, usize> = HashMap::new();
     let mut by_link: HashMap<&str, usize> = HashMap::new();
     for (i, n) in notes.iter().enumerate() {
@@ -199,120 +229,138 @@ pub fn decode(files: &[SourceFile], today: NaiveDate) -> Result<Incoming, Foreig
             .entry(n.file.path.strip_suffix(".md").unwrap_or(&n.file.path))
             .or_insert(i);
     }
-    let resolve = |target: &str| {
-        by_title
-            .get(target)
-            .or_else(|| by_link.get(target))
-            .map(|&i| keys[i].0.to_string())
-    };
+    (by_title, by_link)
+}
 
-    let today = foreign::today_stamp(today);
-    let mut renamed: std::collections::BTreeSet<(String, String)> = Default::default();
-    for (n, (key, why)) in notes.iter().zip(&keys) {
-        let mut lines: Vec<String> = Vec::new();
-        let mut in_code = false;
-        let mut first_observation: Option<String> = None;
-        let mut first_prose: Option<String> = None;
-        for (i, line) in n.body.lines().enumerate() {
-            let t = line.trim_end();
-            if t.trim_start().starts_with("```") {
-                in_code = !in_code;
+/// A note's body with its relation lines rewritten as memdir links, and the first
+/// observation and first line of prose (candidates for the description).
+struct Body {
+    lines: Vec<String>,
+    first_observation: Option<String>,
+    first_prose: Option<String>,
+}
+
+/// Rewrites a note's relation lines (outside code fences) as `- rel:: [[key]]`,
+/// recording renamed relation types in `renamed` and unresolved targets in `out`.
+fn convert_body(
+    n: &Note,
+    key: &Key,
+    resolve: &dyn Fn(&str) -> Option<String>,
+    renamed: &mut std::collections::BTreeSet<(String, String)>,
+    out: &mut Incoming,
+) -> Body {
+    let mut lines: Vec<String> = Vec::new();
+    let mut in_code = false;
+    let mut first_observation: Option<String> = None;
+    let mut first_prose: Option<String> = None;
+    for (i, line) in n.body.lines().enumerate() {
+        let t = line.trim_end();
+        if t.trim_start().starts_with("```") {
+            in_code = !in_code;
+            lines.push(line.to_string());
+            continue;
+        }
+        if !in_code && let Some((rel, target, after)) = relation(t) {
+            let Some(rel_name) = foreign::rel_name(rel) else {
                 lines.push(line.to_string());
                 continue;
+            };
+            if rel_name != rel {
+                renamed.insert((rel.to_string(), rel_name.clone()));
             }
-            if !in_code && let Some((rel, target, after)) = relation(t) {
-                let Some(rel_name) = foreign::rel_name(rel) else {
-                    lines.push(line.to_string());
-                    continue;
-                };
-                if rel_name != rel {
-                    renamed.insert((rel.to_string(), rel_name.clone()));
+            let target_key = match resolve(target) {
+                Some(k) => k,
+                None => {
+                    out.unresolved.push(Skipped {
+                        item: format!("{key}.md"),
+                        reason: format!(
+                            "`{rel_name}:: [[{target}]]` ({}:{}): no imported note has that title or permalink; kept as written",
+                            n.file.path,
+                            n.body_offset + i + 1
+                        ),
+                    });
+                    target.to_string()
                 }
-                let target_key = match resolve(target) {
-                    Some(k) => k,
-                    None => {
-                        out.unresolved.push(Skipped {
-                            item: format!("{key}.md"),
-                            reason: format!(
-                                "`{rel_name}:: [[{target}]]` ({}:{}): no imported note has that title or permalink; kept as written",
-                                n.file.path,
-                                n.body_offset + i + 1
-                            ),
-                        });
-                        target.to_string()
-                    }
-                };
-                lines.push(format!("- {rel_name}:: [[{target_key}]]{after}"));
-                continue;
+            };
+            lines.push(format!("- {rel_name}:: [[{target_key}]]{after}"));
+            continue;
+        }
+        if !in_code {
+            if let Some(o) = observation(t) {
+                first_observation.get_or_insert_with(|| o.to_string());
+            } else if first_prose.is_none()
+                && !t.trim().is_empty()
+                && !t.starts_with('#')
+                && !t.starts_with("- ")
+            {
+                first_prose = Some(t.trim().to_string());
             }
-            if !in_code {
-                if let Some(o) = observation(t) {
-                    first_observation.get_or_insert_with(|| o.to_string());
-                } else if first_prose.is_none()
-                    && !t.trim().is_empty()
-                    && !t.starts_with('#')
-                    && !t.starts_with("- ")
-                {
-                    first_prose = Some(t.trim().to_string());
-                }
-            }
-            lines.push(line.to_string());
         }
-        let mut reasons: Vec<String> = why.iter().cloned().collect();
-        if !n.ignored.is_empty() {
-            reasons.push(format!(
-                "frontmatter {} replaced by memdir's own",
-                n.ignored
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if !reasons.is_empty() {
-            out.converted.push(Converted {
-                item: n.file.path.clone(),
-                reason: reasons.join("; "),
-            });
-        }
-        let description = first_observation
-            .or(first_prose)
-            .unwrap_or_else(|| format!("{}: {}", n.entity_type, n.title));
-        let mut extra = n.extra.clone();
-        if n.permalink.is_none() {
-            extra.retain(|(k, _)| k != "permalink");
-        }
-        let created = n.created.clone().unwrap_or_else(|| today.clone());
-        let updated = n.updated.clone().unwrap_or_else(|| created.clone());
-        let draft = Parts {
-            key: key.clone(),
-            name: &n.title,
-            description: &description,
-            kind: foreign::kind_for(&n.entity_type),
-            created,
-            updated,
-            source: format!("basic-memory:{}", n.file.path),
-            tags: n.tags.clone(),
-            extra,
-            body: lines.join("\n"),
-        };
-        match foreign::memory_file(draft) {
-            Ok(f) => out.files.push(f),
-            Err(err) => out.skipped.push(Skipped {
-                item: n.file.path.clone(),
-                reason: format!("the note cannot be written as a memory: {err}"),
-            }),
-        }
+        lines.push(line.to_string());
     }
-    for (from, to) in renamed {
+    Body {
+        lines,
+        first_observation,
+        first_prose,
+    }
+}
+
+/// One note as a memory file (or a skip when it cannot be written), with what was
+/// converted on the way reported.
+fn note_file(
+    n: &Note,
+    key: &Key,
+    why: &Option<String>,
+    body: Body,
+    today: &Stamp,
+    out: &mut Incoming,
+) {
+    let mut reasons: Vec<String> = why.iter().cloned().collect();
+    if !n.ignored.is_empty() {
+        reasons.push(format!(
+            "frontmatter {} replaced by memdir's own",
+            n.ignored
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !reasons.is_empty() {
         out.converted.push(Converted {
-            item: "relations".into(),
-            reason: format!(
-                "relation type {from:?} written as `{to}` (link relations are snake_case)"
-            ),
+            item: n.file.path.clone(),
+            reason: reasons.join("; "),
         });
     }
-    Ok(out)
+    let description = body
+        .first_observation
+        .or(body.first_prose)
+        .unwrap_or_else(|| format!("{}: {}", n.entity_type, n.title));
+    let mut extra = n.extra.clone();
+    if n.permalink.is_none() {
+        extra.retain(|(k, _)| k != "permalink");
+    }
+    let created = n.created.clone().unwrap_or_else(|| today.clone());
+    let updated = n.updated.clone().unwrap_or_else(|| created.clone());
+    let draft = Parts {
+        key: key.clone(),
+        name: &n.title,
+        description: &description,
+        kind: foreign::kind_for(&n.entity_type),
+        created,
+        updated,
+        source: format!("basic-memory:{}", n.file.path),
+        tags: n.tags.clone(),
+        extra,
+        body: body.lines.join("\n"),
+    };
+    match foreign::memory_file(draft) {
+        Ok(f) => out.files.push(f),
+        Err(err) => out.skipped.push(Skipped {
+            item: n.file.path.clone(),
+            reason: format!("the note cannot be written as a memory: {err}"),
+        }),
+    }
 }
 
 #[cfg(test)]

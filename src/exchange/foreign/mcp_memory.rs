@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::exchange::blob::{Converted, Incoming, Skipped};
 use crate::exchange::foreign::{self, ForeignError, Parts};
-use crate::memory::Record;
+use crate::memory::{Record, Stamp};
 
 /// Whether a JSON object is an entity or relation line.
 pub fn is_record(m: &Map<String, Value>) -> bool {
@@ -46,10 +46,40 @@ fn text_field(m: &Map<String, Value>, field: &str) -> Option<String> {
 /// relation without its fields refuses the whole file with its line number. A line
 /// of another `type` is reported and skipped (the server ignores it too).
 pub fn decode(file: &str, text: &str, today: NaiveDate) -> Result<Incoming, ForeignError> {
+    let mut out = Incoming::default();
+    let (entities, relations) = read_lines(file, text, &mut out)?;
+    let merged = merge_entities(file, entities, &mut out);
+    let names: Vec<&str> = merged.iter().map(|e| e.name.as_str()).collect();
+    let keys = foreign::keys_for(&names, "entity");
+    let key_of: HashMap<&str, &crate::memory::Key> = merged
+        .iter()
+        .zip(&keys)
+        .map(|(e, (k, _))| (e.name.as_str(), k))
+        .collect();
+    let links = link_lines(file, &relations, &key_of, &mut out);
+    let today = foreign::today_stamp(today);
+    for (e, (key, why)) in merged.iter().zip(keys) {
+        if let Some(why) = why {
+            out.converted.push(Converted {
+                item: format!("{file}:{}", e.line),
+                reason: why,
+            });
+        }
+        entity_file(file, e, key, links.get(e.name.as_str()), &today, &mut out);
+    }
+    Ok(out)
+}
+
+/// The entity and relation lines of the file, in file order; a line of another
+/// `type` is recorded in `out` as skipped.
+fn read_lines(
+    file: &str,
+    text: &str,
+    out: &mut Incoming,
+) -> Result<(Vec<Entity>, Vec<Relation>), ForeignError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut entities: Vec<Entity> = Vec::new();
     let mut relations: Vec<Relation> = Vec::new();
-    let mut out = Incoming::default();
     let bad = |line: usize, message: String| ForeignError::Line {
         file: file.to_string(),
         line,
@@ -120,9 +150,12 @@ pub fn decode(file: &str, text: &str, today: NaiveDate) -> Result<Incoming, Fore
             }),
         }
     }
+    Ok((entities, relations))
+}
 
-    // Entities with the same name are one entity to the server's tools (they find the
-    // first); their observations are merged into the first, in order.
+/// Entities with the same name are one entity to the server's tools (they find the
+/// first); their observations are merged into the first, in order.
+fn merge_entities(file: &str, entities: Vec<Entity>, out: &mut Incoming) -> Vec<Entity> {
     let mut merged: Vec<Entity> = Vec::new();
     let mut by_name: HashMap<String, usize> = HashMap::new();
     for e in entities {
@@ -148,19 +181,20 @@ pub fn decode(file: &str, text: &str, today: NaiveDate) -> Result<Incoming, Fore
             }
         }
     }
-    let names: Vec<&str> = merged.iter().map(|e| e.name.as_str()).collect();
-    let keys = foreign::keys_for(&names, "entity");
-    let key_of: HashMap<&str, &crate::memory::Key> = merged
-        .iter()
-        .zip(&keys)
-        .map(|(e, (k, _))| (e.name.as_str(), k))
-        .collect();
+    merged
+}
 
-    // Relation lines per source entity, in file order, duplicates dropped.
+/// Relation lines per source entity, in file order, duplicates dropped.
+fn link_lines<'r>(
+    file: &str,
+    relations: &'r [Relation],
+    key_of: &HashMap<&str, &crate::memory::Key>,
+    out: &mut Incoming,
+) -> HashMap<&'r str, Vec<String>> {
     let mut links: HashMap<&str, Vec<String>> = HashMap::new();
     let mut seen: std::collections::HashSet<(&str, &str, &str)> = Default::default();
     let mut renamed: std::collections::BTreeSet<(String, String)> = Default::default();
-    for r in &relations {
+    for r in relations {
         if !seen.insert((&r.from, &r.to, &r.rel)) {
             continue;
         }
@@ -218,67 +252,69 @@ pub fn decode(file: &str, text: &str, today: NaiveDate) -> Result<Incoming, Fore
             ),
         });
     }
+    links
+}
 
-    let today = foreign::today_stamp(today);
-    for (e, (key, why)) in merged.iter().zip(keys) {
-        if let Some(why) = why {
+/// One entity as a memory file (its observations bullet lines, then its links), or
+/// a skip when it cannot be written.
+fn entity_file(
+    file: &str,
+    e: &Entity,
+    key: crate::memory::Key,
+    links: Option<&Vec<String>>,
+    today: &Stamp,
+    out: &mut Incoming,
+) {
+    let mut lines: Vec<String> = Vec::new();
+    for o in &e.observations {
+        let one: String = o.split_whitespace().collect::<Vec<_>>().join(" ");
+        if one.is_empty() {
+            continue;
+        }
+        if one != *o {
             out.converted.push(Converted {
                 item: format!("{file}:{}", e.line),
-                reason: why,
+                reason: format!(
+                    "an observation of {:?} spans several lines or spaces; written on one line",
+                    e.name
+                ),
             });
         }
-        let mut lines: Vec<String> = Vec::new();
-        for o in &e.observations {
-            let one: String = o.split_whitespace().collect::<Vec<_>>().join(" ");
-            if one.is_empty() {
-                continue;
-            }
-            if one != *o {
-                out.converted.push(Converted {
-                    item: format!("{file}:{}", e.line),
-                    reason: format!(
-                        "an observation of {:?} spans several lines or spaces; written on one line",
-                        e.name
-                    ),
-                });
-            }
-            lines.push(format!("- {one}"));
-        }
-        let mut body = lines.join("\n");
-        if let Some(l) = links.get(e.name.as_str()) {
-            if !body.is_empty() {
-                body.push_str("\n\n");
-            }
-            body.push_str(&l.join("\n"));
-        }
-        let description = match e.observations.iter().find(|o| !o.trim().is_empty()) {
-            Some(first) => format!("{}: {first}", e.entity_type),
-            None => e.entity_type.clone(),
-        };
-        let draft = Parts {
-            key: key.clone(),
-            name: &e.name,
-            description: &description,
-            kind: foreign::kind_for(&e.entity_type),
-            created: today.clone(),
-            updated: today.clone(),
-            source: "mcp-memory".into(),
-            tags: Vec::new(),
-            extra: vec![(
-                "entity_type".to_string(),
-                Value::String(e.entity_type.clone()),
-            )],
-            body,
-        };
-        match foreign::memory_file(draft) {
-            Ok(f) => out.files.push(f),
-            Err(err) => out.skipped.push(Skipped {
-                item: format!("{file}:{}", e.line),
-                reason: format!("the entity cannot be written as a memory: {err}"),
-            }),
-        }
+        lines.push(format!("- {one}"));
     }
-    Ok(out)
+    let mut body = lines.join("\n");
+    if let Some(l) = links {
+        if !body.is_empty() {
+            body.push_str("\n\n");
+        }
+        body.push_str(&l.join("\n"));
+    }
+    let description = match e.observations.iter().find(|o| !o.trim().is_empty()) {
+        Some(first) => format!("{}: {first}", e.entity_type),
+        None => e.entity_type.clone(),
+    };
+    let draft = Parts {
+        key,
+        name: &e.name,
+        description: &description,
+        kind: foreign::kind_for(&e.entity_type),
+        created: today.clone(),
+        updated: today.clone(),
+        source: "mcp-memory".into(),
+        tags: Vec::new(),
+        extra: vec![(
+            "entity_type".to_string(),
+            Value::String(e.entity_type.clone()),
+        )],
+        body,
+    };
+    match foreign::memory_file(draft) {
+        Ok(f) => out.files.push(f),
+        Err(err) => out.skipped.push(Skipped {
+            item: format!("{file}:{}", e.line),
+            reason: format!("the entity cannot be written as a memory: {err}"),
+        }),
+    }
 }
 
 /// Writes memories as a `memory.jsonl` the reference server reads: one entity per
