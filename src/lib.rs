@@ -26,6 +26,7 @@
 //! wings are private to the crate. `spec/architecture.md` describes every module and
 //! the direction of their imports.
 
+#[cfg(feature = "bench")]
 pub mod bench;
 #[cfg(feature = "cli")]
 pub mod cli;

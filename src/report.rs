@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+#[cfg(feature = "bench")]
 use crate::bench::BenchError;
 use crate::embed::EmbedError;
 use crate::error::{Class, Error};
@@ -55,6 +56,7 @@ pub enum Failure {
     #[error(transparent)]
     Sync(Box<SyncError>),
     /// A benchmark run.
+    #[cfg(feature = "bench")]
     #[error(transparent)]
     Bench(#[from] BenchError),
     /// `memdir index --embeddings` (a query never fails for embeddings).
@@ -113,12 +115,17 @@ impl Failure {
             Failure::Config(e) => e.class(),
             #[cfg(feature = "sync")]
             Failure::Sync(e) => e.class(),
+            #[cfg(feature = "bench")]
             Failure::Bench(BenchError::Memory(e)) => e.class(),
+            #[cfg(feature = "bench")]
             Failure::Bench(BenchError::Embed {
                 source:
                     EmbedError::Config { .. } | EmbedError::ConfigFile { .. } | EmbedError::NotBuilt,
             }) => Class::Input,
+            #[cfg(feature = "bench")]
+            #[cfg(feature = "bench")]
             Failure::Bench(BenchError::Embed { .. }) => Class::Remote,
+            #[cfg(feature = "bench")]
             Failure::Bench(_) => Class::Input,
             Failure::Embed(
                 EmbedError::Config { .. } | EmbedError::ConfigFile { .. } | EmbedError::NotBuilt,
@@ -139,7 +146,9 @@ impl Failure {
             Failure::Config(e) => e.hint(),
             #[cfg(feature = "sync")]
             Failure::Sync(e) => e.hint(),
+            #[cfg(feature = "bench")]
             Failure::Bench(BenchError::Memory(e)) => e.hint(),
+            #[cfg(feature = "bench")]
             Failure::Bench(_) => None,
             Failure::Embed(_) => Some(
                 "see spec/ranking.md#hybrid-recall; recall keeps working with keyword ranking"
@@ -152,7 +161,9 @@ impl Failure {
     /// (which names neither) is the one.
     fn front_hint(&self, front: Front) -> Option<String> {
         match self {
-            Failure::Core(e) | Failure::Bench(BenchError::Memory(e)) => core_hint(e, front),
+            Failure::Core(e) => core_hint(e, front),
+            #[cfg(feature = "bench")]
+            Failure::Bench(BenchError::Memory(e)) => core_hint(e, front),
             Failure::Config(ConfigError::Read(e)) => core_hint(e, front),
             #[cfg(feature = "sync")]
             Failure::Sync(e) => sync_hint(e, front),
