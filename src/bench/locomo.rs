@@ -34,7 +34,7 @@ use super::BenchError;
 use super::baseline::LineIndex;
 use crate::clock::Clock;
 use crate::engine::hybrid;
-use crate::engine::{Draft, Memory};
+use crate::engine::{ContextRequest, Draft, Memory};
 use crate::error::Error;
 use crate::retrieval::context::Prepared;
 use crate::retrieval::filter::Filter;
@@ -664,7 +664,11 @@ pub fn run_with(
                 if qi == 0 {
                     // `context` on the store as configured: hybrid when it is.
                     let want = hybrid_block.as_ref().unwrap_or(&block);
-                    assert_eq!(want, &mem.context(b, Some(&q.text))?);
+                    assert_eq!(
+                        want,
+                        &mem.context(&ContextRequest::new(b).with_query(q.text.as_str()))?
+                            .block
+                    );
                 }
                 if let Some(h) = &hybrid_block {
                     let found = evidence_found(&h.text, &q.evidence);
@@ -848,7 +852,9 @@ mod tests {
             for b in [16, 64, 1024] {
                 assert_eq!(
                     prepared.block(b, Some(&q.text)),
-                    mem.context(b, Some(&q.text)).unwrap()
+                    mem.context(&ContextRequest::new(b).with_query(q.text.as_str()))
+                        .unwrap()
+                        .block
                 );
             }
         }
