@@ -33,6 +33,7 @@ pub enum Front {
 /// A message and an optional hint as the `error:` / `hint:` lines every memdir
 /// error is shown as; for the front ends' own errors (a tool argument, a prompt or
 /// a resource that does not exist) that are no wing's error.
+#[cfg(any(feature = "mcp", test))]
 pub fn lines(message: &str, hint: Option<&str>) -> String {
     match hint {
         Some(h) => format!("error: {message}\nhint: {h}"),

@@ -167,6 +167,7 @@ impl Memory {
     /// The store's backend, for the wings inside the crate that need the raw files
     /// (sync, the front ends). Not public: a program outside the crate writes through
     /// `Memory`'s methods, under the lock.
+    #[cfg(any(feature = "cli", feature = "sync"))]
     pub(crate) fn backend(&self) -> &Backend {
         &self.backend
     }
