@@ -33,7 +33,6 @@ use serde_json::{Map, Value};
 use super::BenchError;
 use super::baseline::LineIndex;
 use crate::clock::Clock;
-use crate::engine::hybrid;
 use crate::engine::{ContextRequest, Draft, Memory};
 use crate::error::Error;
 use crate::retrieval::context::Prepared;
@@ -410,19 +409,11 @@ impl Embeddings {
 /// `context` computes it with `[embeddings]` configured (`None` when it fell back:
 /// the block is then the keyword block), and whether it ran hybrid with a vector for
 /// every memory (`false`: it fell back, or some memory was ranked by keywords only).
-fn hybrid_relevance(root: &Path, prepared: &Prepared, query: &str) -> (Option<Vec<f64>>, bool) {
-    let backend = crate::store::Backend::Dir(root.to_path_buf());
-    let mut hy = hybrid::State::start(&backend);
-    hy.prepare(prepared.records());
-    hy.fetch(query);
-    let keyword = prepared.keyword_relevance(query);
-    let (rel, report) = hy.finish(prepared.records(), keyword);
-    let ok = report
-        .as_ref()
-        .is_some_and(|r| r.mode == "hybrid" && r.pending == 0);
-    // As `context` does: a block that fell back is the keyword block.
-    let fused = report.is_some_and(|r| r.mode == "hybrid");
-    (fused.then_some(rel), ok)
+fn hybrid_relevance(mem: &Memory, prepared: &Prepared, query: &str) -> (Option<Vec<f64>>, bool) {
+    // The engine's one-shot path: a block that fell back is the keyword block.
+    let (rel, report) = mem.context_relevance(prepared, query);
+    let ok = report.is_some_and(|r| r.mode == "hybrid" && r.pending == 0);
+    (rel, ok)
 }
 
 /// What the hybrid column ran on.
@@ -643,7 +634,7 @@ pub fn run_with(
             let hybrid = match &mut hybrid_run {
                 Some(h) => {
                     let start = Instant::now();
-                    let (rel, ok) = hybrid_relevance(tmp.path(), &prepared, &q.text);
+                    let (rel, ok) = hybrid_relevance(&mem, &prepared, &q.text);
                     timing.query_time += start.elapsed();
                     timing.queries += 1;
                     h.fallbacks += usize::from(!ok);

@@ -231,6 +231,46 @@ fn fused(rel: Vec<f64>, report: Option<&hybrid::Report>) -> Option<Vec<f64>> {
     report.is_some_and(|r| r.mode == "hybrid").then_some(rel)
 }
 
+/// The one-shot hybrid path over a loaded store (spec/ranking.md#hybrid-recall):
+/// with `hy` started, the memories without a vector prepared and the query embedded
+/// (the network reached here, with no lock held), then the keyword relevance of
+/// `query` fused with vector similarity. The relevance is `None` without
+/// `[embeddings]` or when ranking fell back, so the block is the keyword block
+/// exactly. `Memory::context` on a fresh load and the LoCoMo benchmark (through
+/// [`Memory::context_relevance`]) both take this path; the warm store takes the
+/// same steps on the vectors it keeps.
+fn prepared_relevance(
+    hy: &mut hybrid::State,
+    prepared: &context::Prepared,
+    query: &str,
+) -> (Option<Vec<f64>>, Option<hybrid::Report>) {
+    if matches!(*hy, hybrid::State::Off) {
+        return (None, None);
+    }
+    if hy.wants_records() {
+        hy.prepare(prepared.records());
+        hy.fetch(query);
+    }
+    let keyword = prepared.keyword_relevance(query);
+    let (rel, report) = hy.finish(prepared.records(), keyword);
+    (fused(rel, report.as_ref()), report)
+}
+
+impl Memory {
+    /// The relevance a context block over `prepared` (this store, loaded by
+    /// [`Memory::prepare_context`]) is built with for `query`, and the ranking that
+    /// ran: what [`Memory::context`] computes on a fresh load, for a caller that
+    /// builds many blocks from one load (the LoCoMo benchmark).
+    pub(crate) fn context_relevance(
+        &self,
+        prepared: &context::Prepared,
+        query: &str,
+    ) -> (Option<Vec<f64>>, Option<hybrid::Report>) {
+        let mut hy = hybrid::State::start(&self.backend);
+        prepared_relevance(&mut hy, prepared, query)
+    }
+}
+
 /// A filter's values that need the store: its types must be standard or present.
 fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
     let bad = |source| Error::Filter {
@@ -309,19 +349,9 @@ impl Memory {
         }
         // With [embeddings] configured, the memory order uses hybrid relevance
         // (spec/ranking.md#hybrid-recall); without, this is `block_filtered` exactly.
-        if let Some(q) = query_text
-            && hy.wants_records()
-        {
-            hy.prepare(prepared.records());
-            hy.fetch(q);
-        }
         let (relevance, embeddings) = match query_text {
-            Some(q) if !matches!(*hy, hybrid::State::Off) => {
-                let keyword = prepared.keyword_relevance(q);
-                let (rel, report) = hy.finish(prepared.records(), keyword);
-                (fused(rel, report.as_ref()), report)
-            }
-            _ => (None, None),
+            Some(q) => prepared_relevance(hy, &prepared, q),
+            None => (None, None),
         };
         // MEMORY.md is rendered and checked (rebuilt when stale) while the memories
         // and lines are scored.
