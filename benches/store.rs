@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use memdir::{Filter, Memory};
+use memdir::{ContextRequest, Memory, RecallRequest};
 
 mod common;
 use common::{clock, generate, median, ms, time};
@@ -107,19 +107,42 @@ fn inproc(dir: &Path, rounds: usize) {
         std::fs::remove_file(dir.join("MEMORY.md")).unwrap();
         mem.index().unwrap()
     });
-    let ctx = time(rounds, || mem.context(8192, None).unwrap().text.len());
-    let ctxq = time(rounds, || {
-        mem.context(8192, Some(QUERY)).unwrap().text.len()
+    let ctx = time(rounds, || {
+        mem.context(&ContextRequest::new(8192))
+            .unwrap()
+            .block
+            .text
+            .len()
     });
-    let rec = time(rounds, || mem.recall(QUERY, 10).unwrap().0.len());
+    let ctxq = time(rounds, || {
+        mem.context(&ContextRequest::new(8192).with_query(QUERY))
+            .unwrap()
+            .block
+            .text
+            .len()
+    });
+    let rec = time(rounds, || {
+        mem.recall(&RecallRequest::new(QUERY, 10))
+            .unwrap()
+            .hits
+            .len()
+    });
     // A warm process: the first call loads, the others check stats and answer.
     let warm = Memory::open(dir).unwrap().with_clock(clock()).keep_warm();
     let warm_q = time(rounds, || {
-        warm.context(8192, Some(QUERY)).unwrap().text.len()
+        warm.context(&ContextRequest::new(8192).with_query(QUERY))
+            .unwrap()
+            .block
+            .text
+            .len()
     });
     // One memory edited before each call.
     let warm_edit = timed_after_edits(rounds, dir, 0, || {
-        warm.context(8192, Some(QUERY)).unwrap().text.len()
+        warm.context(&ContextRequest::new(8192).with_query(QUERY))
+            .unwrap()
+            .block
+            .text
+            .len()
     });
     let v: Vec<String> = [open, rebuild, ctx, ctxq, rec, warm_q, warm_edit]
         .iter()
@@ -182,7 +205,7 @@ fn hybrid(dir: &Path, rounds: usize) {
         .sum();
     let warm = Memory::open(dir).unwrap().with_clock(clock()).keep_warm();
     let call = || {
-        warm.context_report(8192, Some(QUERY), &Filter::default())
+        warm.context(&ContextRequest::new(8192).with_query(QUERY))
             .unwrap()
     };
     let c = call();

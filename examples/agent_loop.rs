@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use memdir::{Draft, Memory};
+use memdir::{ContextRequest, Draft, Memory, RecallRequest};
 use serde_json::{Map, Value, json};
 
 /// What the model returns for a turn: its reply, and the memories it asked to keep
@@ -71,7 +71,9 @@ fn fields(pairs: &[(&str, Value)]) -> Map<String, Value> {
 fn turn(mem: &Memory, user: &str) -> Result<String, memdir::Error> {
     // 1. Before the turn: the context block, ranked for the user's message, goes into
     //    the system prompt.
-    let block = mem.context(2048, Some(user))?;
+    let block = mem
+        .context(&ContextRequest::new(2048).with_query(user))?
+        .block;
     let system = format!(
         "You are a football coach.\n\nWhat you remember about the user:\n\n{}",
         block.text
@@ -113,12 +115,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // Between turns the agent (or a person) can search and list what it knows.
-    let (hits, _) = mem.recall("saturday", 5)?;
+    let hits = mem.recall(&RecallRequest::new("saturday", 5))?.hits;
     println!(
         "\nrecall \"saturday\": {:?}",
         hits.iter().map(|h| &h.key).collect::<Vec<_>>()
     );
-    let block = mem.context(512, None)?;
+    let block = mem.context(&ContextRequest::new(512))?.block;
     println!(
         "\ncontext block ({} of {} tokens):\n{}",
         block.tokens, block.max_tokens, block.text

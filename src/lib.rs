@@ -6,14 +6,15 @@
 //! agent puts in its system prompt before every turn.
 //!
 //! ```
-//! use memdir::{Draft, Memory};
+//! use memdir::{ContextRequest, Draft, Memory, RecallRequest};
 //! let mem = Memory::in_memory(); // or Memory::open("memory")?
 //! mem.write(&Draft { key: "user_role".into(), name: "Role".into(),
 //!     description: "Argentina fan".into(), kind: "user".into(),
 //!     body: "Plays 5-a-side on Saturdays.".into(), ..Draft::default() })?;
-//! let hits = mem.recall("saturday", 5)?.0;
+//! let hits = mem.recall(&RecallRequest::new("saturday", 5))?.hits;
 //! assert_eq!(hits[0].key, "user_role");
-//! let block = mem.context(2048, Some("what does the user do on weekends?"))?;
+//! let req = ContextRequest::new(2048).with_query("what does the user do on weekends?");
+//! let block = mem.context(&req)?.block;
 //! assert!(block.text.starts_with("# Agent Memory"));
 //! # Ok::<(), memdir::Error>(())
 //! ```
@@ -58,6 +59,11 @@ pub use engine::{
     Activity, ActivityQuery, CheckReport, Compacted, Context, Draft, Edit, FindReplace, Hit,
     ImportReport, IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, Recall,
     SearchIndexReport, SectionEdit, Severity, Snapshot, StateEntry, TimelineRepair, WriteOutcome,
+};
+// What `Memory`'s operations take and give back (one method per operation).
+pub use engine::{
+    ContextRequest, Export, Forgotten, Indexed, KnowledgeGraph, List, ListRequest, Loaded,
+    RecallRequest, Renamed, Sessions, States, Written,
 };
 pub use error::{Class, Error, Result};
 pub use exchange::merge::Strategy;

@@ -5,7 +5,7 @@
 
 use std::time::SystemTime;
 
-use memdir::{Clock, Draft, Memory};
+use memdir::{Clock, ContextRequest, Draft, ListRequest, Memory, RecallRequest};
 
 fn mem(dir: &std::path::Path) -> Memory {
     Memory::open(dir)
@@ -141,8 +141,8 @@ fn unchanged_files_are_vouched_for_and_changed_ones_read() {
     // Calls without a query skip the term data and never drop it: after an edit
     // seen by them, a query analyzes that file alone.
     write_raw(&dir, "k5", "Five", "a changed body");
-    mem(&dir).list(None).unwrap();
-    mem(&dir).context(2000, None).unwrap();
+    mem(&dir).list(&ListRequest::new()).unwrap();
+    mem(&dir).context(&ContextRequest::new(2000)).unwrap();
     let kept = mem(&dir).search_index().unwrap();
     assert_eq!((kept.parsed, kept.analyzed), (0, 1), "{kept:?}");
     // One edit: that file alone is read, parsed and analyzed again, and seen.
@@ -153,7 +153,10 @@ fn unchanged_files_are_vouched_for_and_changed_ones_read() {
         (28, 2, 1, 1),
         "{third:?}"
     );
-    let (hits, _) = mem(&dir).recall("walrus", 5).unwrap();
+    let hits = mem(&dir)
+        .recall(&RecallRequest::new("walrus", 5))
+        .unwrap()
+        .hits;
     assert_eq!(
         hits.iter().map(|h| h.key.as_str()).collect::<Vec<_>>(),
         ["k7"]
@@ -165,13 +168,20 @@ fn unchanged_files_are_vouched_for_and_changed_ones_read() {
     assert_eq!(fourth.memories, 30);
     assert!(
         mem(&dir)
-            .recall("zebra 3", 50)
+            .recall(&RecallRequest::new("zebra 3", 50))
             .unwrap()
-            .0
+            .hits
             .iter()
             .all(|h| h.key != "k3")
     );
-    assert_eq!(mem(&dir).recall("narwhal", 5).unwrap().0[0].key, "k99");
+    assert_eq!(
+        mem(&dir)
+            .recall(&RecallRequest::new("narwhal", 5))
+            .unwrap()
+            .hits[0]
+            .key,
+        "k99"
+    );
     // The delta file holds the changes; the main file was not rewritten.
     assert!(dir.join(memdir::memory::layout::SEARCH_DELTA_FILE).exists());
 }
@@ -186,7 +196,7 @@ fn a_removal_alone_is_recorded_by_the_next_read() {
     let delta = dir.join(memdir::memory::layout::SEARCH_DELTA_FILE);
     assert!(!delta.exists());
     std::fs::remove_file(dir.join("k3.md")).unwrap();
-    mem(&dir).list(None).unwrap();
+    mem(&dir).list(&ListRequest::new()).unwrap();
     assert!(delta.exists(), "the removal was not recorded");
     let after = std::fs::read(&delta).unwrap();
     // Recorded once: the next read finds nothing new to write.
@@ -206,7 +216,13 @@ fn a_one_shot_context_rebuilds_a_stale_memory_md() {
         write_raw(&dir, &key, &format!("Fresh {i}"), "a walrus was here");
         let before = std::fs::read_to_string(&index).unwrap_or_default();
         assert!(!before.contains(&key));
-        let block = mem(&dir).context(4000, query).unwrap();
+        let block = mem(&dir)
+            .context(&ContextRequest {
+                query: query.map(Into::into),
+                ..ContextRequest::new(4000)
+            })
+            .unwrap()
+            .block;
         let after = std::fs::read_to_string(&index).unwrap();
         assert!(after.contains(&format!("({key}.md)")), "{query:?}: {after}");
         assert!(block.text.contains(&format!("({key}.md)")), "{query:?}");
@@ -232,7 +248,14 @@ fn a_same_size_edit_inside_the_margin_is_seen() {
         .unwrap();
     let r = mem(&dir).search_index().unwrap();
     assert_eq!(r.read, 1, "{r:?}");
-    assert_eq!(mem(&dir).recall("okapi", 5).unwrap().0[0].key, "k1");
+    assert_eq!(
+        mem(&dir)
+            .recall(&RecallRequest::new("okapi", 5))
+            .unwrap()
+            .hits[0]
+            .key,
+        "k1"
+    );
     // And again on the next call, as long as the change is recent.
     let again = mem(&dir).search_index().unwrap();
     assert_eq!(again.read, 1, "{again:?}");
@@ -247,7 +270,10 @@ fn damaged_index_files_are_ignored_and_rebuilt() {
     write_raw(&dir, "k2", "Two", "a changed body");
     m.search_index().unwrap();
     let want = m.load().unwrap().records;
-    let want_hits = m.recall("changed body", 5).unwrap().0;
+    let want_hits = m
+        .recall(&RecallRequest::new("changed body", 5))
+        .unwrap()
+        .hits;
     let main = dir.join(memdir::memory::layout::SEARCH_INDEX_FILE);
     let delta = dir.join(memdir::memory::layout::SEARCH_DELTA_FILE);
     let good_main = std::fs::read(&main).unwrap();
@@ -262,7 +288,13 @@ fn damaged_index_files_are_ignored_and_rebuilt() {
                 want,
                 "damage at {damage}"
             );
-            assert_eq!(mem(&dir).recall("changed body", 5).unwrap().0, want_hits);
+            assert_eq!(
+                mem(&dir)
+                    .recall(&RecallRequest::new("changed body", 5))
+                    .unwrap()
+                    .hits,
+                want_hits
+            );
             std::fs::write(&main, &good_main).unwrap();
             std::fs::write(&delta, &good_delta).unwrap();
         }
@@ -273,10 +305,22 @@ fn damaged_index_files_are_ignored_and_rebuilt() {
     }
     // A delta written against another main file is ignored.
     std::fs::remove_file(&main).unwrap();
-    assert_eq!(mem(&dir).recall("changed body", 5).unwrap().0, want_hits);
+    assert_eq!(
+        mem(&dir)
+            .recall(&RecallRequest::new("changed body", 5))
+            .unwrap()
+            .hits,
+        want_hits
+    );
     std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
     assert_eq!(mem(&dir).load().unwrap().records, want);
-    assert_eq!(mem(&dir).recall("changed body", 5).unwrap().0, want_hits);
+    assert_eq!(
+        mem(&dir)
+            .recall(&RecallRequest::new("changed body", 5))
+            .unwrap()
+            .hits,
+        want_hits
+    );
 }
 
 #[test]
@@ -308,7 +352,10 @@ fn the_delta_is_folded_into_the_main_file_when_it_grows() {
     m.search_index().unwrap();
     assert_ne!(std::fs::read(&main).unwrap(), before);
     assert!(!delta.exists(), "the delta was not folded");
-    let hits = m.recall("second edit 250", 3).unwrap().0;
+    let hits = m
+        .recall(&RecallRequest::new("second edit 250", 3))
+        .unwrap()
+        .hits;
     assert_eq!(hits[0].key, "k250");
 }
 
@@ -319,7 +366,10 @@ fn the_delta_is_folded_into_the_main_file_when_it_grows() {
 fn a_main_file_written_by_a_query_holds_the_exact_texts() {
     let (_tmp, dir) = settled_store(300);
     let m = mem(&dir);
-    assert_eq!(m.recall("zebra 7", 1).unwrap().0[0].key, "k7");
+    assert_eq!(
+        m.recall(&RecallRequest::new("zebra 7", 1)).unwrap().hits[0].key,
+        "k7"
+    );
     // k0..k39 stay vouched for by stat; the rest change, so the next query folds
     // everything into a new main file.
     for i in 40..300 {
@@ -332,7 +382,10 @@ fn a_main_file_written_by_a_query_holds_the_exact_texts() {
     }
     let main = dir.join(memdir::memory::layout::SEARCH_INDEX_FILE);
     let before = std::fs::read(&main).unwrap();
-    assert_eq!(m.recall("zebra 7", 1).unwrap().0[0].key, "k7");
+    assert_eq!(
+        m.recall(&RecallRequest::new("zebra 7", 1)).unwrap().hits[0].key,
+        "k7"
+    );
     let index = std::fs::read(&main).unwrap();
     assert_ne!(index, before, "the query did not write a new main file");
     for i in 0..300 {
@@ -439,14 +492,26 @@ fn warm_agrees_with_fresh(keep: impl Fn(Memory) -> Memory, seed: u64) {
     let check = |round: usize| {
         let fresh = mem(&dir);
         for q in ["zebra 3", "walrus", "line one", "Note 12"] {
-            assert_eq!(
-                warm.recall(q, 10).unwrap(),
-                fresh.recall(q, 10).unwrap(),
-                "recall {q:?}, round {round}"
+            let recall = RecallRequest::new(q, 10);
+            let (w, f) = (
+                warm.recall(&recall).unwrap(),
+                fresh.recall(&recall).unwrap(),
             );
             assert_eq!(
-                warm.context_filtered(1500, Some(q), &filter).unwrap(),
-                fresh.context_filtered(1500, Some(q), &filter).unwrap(),
+                (w.hits, w.problems),
+                (f.hits, f.problems),
+                "recall {q:?}, round {round}"
+            );
+            let context = ContextRequest::new(1500)
+                .with_query(q)
+                .with_filter(filter.clone());
+            let (w, f) = (
+                warm.context(&context).unwrap(),
+                fresh.context(&context).unwrap(),
+            );
+            assert_eq!(
+                (w.block, w.problems),
+                (f.block, f.problems),
                 "context and problems {q:?}, round {round}"
             );
         }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use memdir::{Clock, Draft, Filter, Memory};
+use memdir::{Clock, ContextRequest, Draft, Memory, Recall, RecallRequest};
 use serde_json::{Value, json};
 
 use crate::common::{memdir, run, stderr, stdout};
@@ -199,7 +199,7 @@ fn store(dir: &Path) -> Memory {
     m
 }
 
-fn keys(r: &memdir::Recall) -> Vec<&str> {
+fn keys(r: &Recall) -> Vec<&str> {
     r.hits.iter().map(|h| h.key.as_str()).collect()
 }
 
@@ -208,10 +208,10 @@ fn keys(r: &memdir::Recall) -> Vec<&str> {
 fn without_configuration_recall_is_keyword_and_says_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let m = store(dir.path());
-    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("espresso", 10)).unwrap();
     assert!(r.embeddings.is_none());
     assert!(r.hits.is_empty());
-    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("football", 10)).unwrap();
     assert_eq!(keys(&r), ["football"]);
 }
 
@@ -223,7 +223,7 @@ fn hybrid_finds_a_vector_only_hit_and_keeps_nothing_relevant_honest() {
     let dir = tempfile::tempdir().unwrap();
     let m = store(dir.path());
     configure(dir.path(), &server.url, "");
-    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("espresso", 10)).unwrap();
     let e = r.embeddings.clone().unwrap();
     assert_eq!(e.mode, "hybrid", "{e:?}");
     assert_eq!(e.pending, 0);
@@ -232,16 +232,14 @@ fn hybrid_finds_a_vector_only_hit_and_keeps_nothing_relevant_honest() {
     assert_eq!(server.texts.load(Ordering::SeqCst), 4);
 
     // Nothing shares a word or a bucket with this query: still no hits.
-    let r = m
-        .recall_report("zebra quantum", 10, &Filter::default())
-        .unwrap();
+    let r = m.recall(&RecallRequest::new("zebra quantum", 10)).unwrap();
     assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
     assert!(r.hits.is_empty(), "{:?}", keys(&r));
     // The memories' vectors came from the cache: only the query was embedded.
     assert_eq!(server.texts.load(Ordering::SeqCst), 5);
 
     // Keyword hits stay hits.
-    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("football", 10)).unwrap();
     assert_eq!(keys(&r)[0], "football");
 
     let cache: Vec<_> = std::fs::read_dir(dir.path().join(".memdir/cache"))
@@ -262,7 +260,7 @@ fn a_corrupt_vector_cache_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let m = store(dir.path());
     configure(dir.path(), &server.url, "");
-    m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    m.recall(&RecallRequest::new("espresso", 10)).unwrap();
     for e in std::fs::read_dir(dir.path().join(".memdir/cache")).unwrap() {
         let p = e.unwrap().path();
         if p.file_name()
@@ -273,7 +271,7 @@ fn a_corrupt_vector_cache_is_rebuilt() {
             std::fs::write(&p, b"garbage").unwrap();
         }
     }
-    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("espresso", 10)).unwrap();
     assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
     assert_eq!(keys(&r), ["caroline_mornings"]);
 }
@@ -284,7 +282,7 @@ fn assert_fallback(behaviour: Behaviour, extra: &str, why: &str) -> Server {
     let m = store(dir.path());
     configure(dir.path(), &server.url, extra);
     let start = Instant::now();
-    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("football", 10)).unwrap();
     assert!(
         start.elapsed() < Duration::from_secs(2),
         "{:?}",
@@ -328,7 +326,7 @@ fn an_unreachable_endpoint_or_a_bad_section_falls_back() {
         .unwrap()
         .port();
     configure(dir.path(), &format!("http://127.0.0.1:{port}"), "");
-    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("football", 10)).unwrap();
     assert_eq!(r.embeddings.clone().unwrap().mode, "keyword");
     assert_eq!(keys(&r), ["football"]);
     std::fs::write(
@@ -336,7 +334,7 @@ fn an_unreachable_endpoint_or_a_bad_section_falls_back() {
         "[embeddings]\nurl = \"http://127.0.0.1:1\"\n",
     )
     .unwrap();
-    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("football", 10)).unwrap();
     let e = r.embeddings.clone().unwrap();
     assert_eq!(e.mode, "keyword");
     assert!(e.fallback.unwrap().contains("model"));
@@ -350,12 +348,12 @@ fn the_query_path_embeds_within_a_budget_and_index_embeds_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let m = store(dir.path());
     configure(dir.path(), &server.url, "query_budget = 1\n");
-    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("espresso", 10)).unwrap();
     let e = r.embeddings.clone().unwrap();
     assert_eq!((e.mode, e.pending), ("hybrid", 2));
     let s = m.index_embeddings().unwrap().unwrap();
     assert_eq!((s.memories, s.embedded, s.cached), (3, 2, 3));
-    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("espresso", 10)).unwrap();
     assert_eq!(r.embeddings.clone().unwrap().pending, 0);
     assert_eq!(keys(&r), ["caroline_mornings"]);
 }
@@ -432,9 +430,10 @@ fn context_orders_memories_by_hybrid_relevance() {
     })
     .unwrap();
     let first = |m: &Memory| {
-        let (b, _) = m
-            .context_filtered(4000, Some("espresso"), &Filter::default())
-            .unwrap();
+        let b = m
+            .context(&ContextRequest::new(4000).with_query("espresso"))
+            .unwrap()
+            .block;
         b.memories[0].key.clone()
     };
     assert_eq!(first(&m), "release");
@@ -453,7 +452,7 @@ fn recall_inside_an_async_runtime_works() {
         .enable_all()
         .build()
         .unwrap();
-    let r = rt.block_on(async { m.recall_report("espresso", 10, &Filter::default()) });
+    let r = rt.block_on(async { m.recall(&RecallRequest::new("espresso", 10)) });
     let r = r.unwrap();
     assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
     assert_eq!(keys(&r), ["caroline_mornings"]);
@@ -489,7 +488,7 @@ fn draft(key: &str, body: &str) -> Draft {
 
 /// A recall's keys, scores and report, to compare two stores by.
 fn ranking(m: &Memory, query: &str) -> (Vec<(String, String)>, Option<Value>) {
-    let r = m.recall_report(query, 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new(query, 10)).unwrap();
     (
         r.hits
             .iter()
@@ -502,7 +501,7 @@ fn ranking(m: &Memory, query: &str) -> (Vec<(String, String)>, Option<Value>) {
 /// A context block's text and its embeddings report, to compare two stores by.
 fn context_of(m: &Memory, query: &str) -> (String, Value) {
     let c = m
-        .context_report(4000, Some(query), &Filter::default())
+        .context(&ContextRequest::new(4000).with_query(query))
         .unwrap();
     (c.block.text, serde_json::to_value(c.embeddings).unwrap())
 }
@@ -614,7 +613,7 @@ fn a_warm_context_embeds_on_its_first_call_and_keeps_the_vectors() {
     assert_eq!((text.clone(), report), context_of(&fresh, "espresso"));
     std::fs::write(dir.path().join(".memdir/config.toml"), "").unwrap();
     let keyword = warm
-        .context_report(4000, Some("espresso"), &Filter::default())
+        .context(&ContextRequest::new(4000).with_query("espresso"))
         .unwrap();
     assert_eq!(keyword.block.text, text);
     assert!(keyword.embeddings.is_none());
@@ -651,9 +650,12 @@ fn context_reports_which_mode_ran() {
     let dir = tempfile::tempdir().unwrap();
     let m = store(dir.path());
     let report = |m: &Memory, q: Option<&str>| {
-        m.context_report(4000, q, &Filter::default())
-            .unwrap()
-            .embeddings
+        m.context(&ContextRequest {
+            query: q.map(Into::into),
+            ..ContextRequest::new(4000)
+        })
+        .unwrap()
+        .embeddings
     };
     assert!(report(&m, Some("espresso")).is_none());
     let good = serve(Behaviour::Good);
@@ -706,7 +708,7 @@ fn a_backfill_round_embeds_every_memory_in_batches() {
     assert_eq!(m.backfill_round(&stop).unwrap(), 0);
     assert_eq!(server.requests.load(Ordering::SeqCst), 3);
     // A recall now embeds only its query.
-    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("espresso", 10)).unwrap();
     assert!(r.embeddings.unwrap().pending == 0);
     assert_eq!(server.texts.load(Ordering::SeqCst), 6);
     // A forgotten memory's vector and an edited memory's old one go with the next
@@ -766,7 +768,7 @@ fn the_backfill_worker_fills_the_cache_of_a_warm_store() {
     worker.stop();
     assert!(logged.lock().unwrap().is_empty());
     let before = server.texts.load(Ordering::SeqCst);
-    let r = m.recall_report("espresso", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("espresso", 10)).unwrap();
     assert!(r.embeddings.unwrap().pending == 0);
     assert_eq!(server.texts.load(Ordering::SeqCst), before + 1);
 }
@@ -812,7 +814,7 @@ fn in_memory_touches_no_disk_and_no_network() {
         let m = Memory::in_memory();
         m.write(&draft("user_sport", "Plays football on Saturdays."))
             .unwrap();
-        let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+        let r = m.recall(&RecallRequest::new("football", 10)).unwrap();
         assert_eq!(keys(&r), ["user_sport"]);
         assert!(
             r.embeddings.is_none(),
@@ -820,7 +822,7 @@ fn in_memory_touches_no_disk_and_no_network() {
             r.embeddings
         );
         let c = m
-            .context_report(1024, Some("football"), &Filter::default())
+            .context(&ContextRequest::new(1024).with_query("football"))
             .unwrap();
         assert!(c.block.text.contains("football"));
         return;
@@ -884,7 +886,7 @@ fn a_config_that_does_not_parse_falls_back_and_names_the_line() {
     let m = store(dir.path());
     let server = serve(Behaviour::Good);
     configure(dir.path(), &server.url, "stray line\n");
-    let r = m.recall_report("football", 10, &Filter::default()).unwrap();
+    let r = m.recall(&RecallRequest::new("football", 10)).unwrap();
     let e = r
         .embeddings
         .clone()

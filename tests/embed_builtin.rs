@@ -2,7 +2,7 @@
 //! the real paraphrase-MiniLM-L3-v2 as pocket-encoder bundles it, run in process, no
 //! endpoint. Compiled only with the feature (`.ci/run` runs it).
 
-use memdir::{Clock, Draft, Filter, Memory};
+use memdir::{Clock, ContextRequest, Draft, Filter, Memory};
 use serde_json::Value;
 
 use crate::common::{fixture, memdir, run, stderr, stdout};
@@ -126,7 +126,7 @@ fn a_warm_store_with_the_builtin_model_answers_as_a_fresh_one() {
         .with_clock(clock())
         .keep_warm();
     let context = |m: &Memory, q: &str| {
-        let c = m.context_report(2000, Some(q), &Filter::default()).unwrap();
+        let c = m.context(&ContextRequest::new(2000).with_query(q)).unwrap();
         (c.block.text, serde_json::to_value(c.embeddings).unwrap())
     };
     let q = "morning drinks";

@@ -40,7 +40,7 @@ fn store() -> (tempfile::TempDir, Memory) {
 #[test]
 fn mermaid_is_well_formed() {
     let (_tmp, mem) = store();
-    let (walk, _) = mem.graph("hub", 2, None, Direction::Both).unwrap();
+    let walk = mem.graph("hub", 2, None, Direction::Both).unwrap().value;
     assert_eq!(walk.nodes.len(), 4);
     let text = render_graph(&walk, GraphFormat::Mermaid, 100_000).text;
     let mut lines = text.lines();
@@ -86,7 +86,7 @@ fn mermaid_is_well_formed() {
 #[test]
 fn dot_parses_with_graphviz() {
     let (_tmp, mem) = store();
-    let (walk, _) = mem.graph("hub", 3, None, Direction::Both).unwrap();
+    let walk = mem.graph("hub", 3, None, Direction::Both).unwrap().value;
     let text = render_graph(&walk, GraphFormat::Dot, 100_000).text;
     assert!(
         text.starts_with("digraph memdir {\n") && text.ends_with("}\n"),

@@ -1,7 +1,7 @@
 //! The library API end to end: the `none` mode, the clock, no-op writes, filters, and the
 //! worked example of spec/ranking.md (which is also this test).
 
-use memdir::{Clock, Draft, Memory, WriteOutcome};
+use memdir::{Clock, ContextRequest, Draft, ListRequest, Memory, RecallRequest, WriteOutcome};
 
 fn at(t: &str) -> Clock {
     Clock::fixed(t.parse().unwrap())
@@ -23,25 +23,29 @@ fn none_mode_keeps_everything_in_memory() {
     let mem = Memory::in_memory().with_clock(at("2026-04-14T12:00:00Z"));
     assert_eq!(
         mem.write(&draft("user_role", "user", "Argentina fan"))
-            .unwrap(),
+            .unwrap()
+            .outcome,
         WriteOutcome::Created
     );
     assert_eq!(
         mem.write(&draft("user_role", "user", "Argentina fan"))
-            .unwrap(),
+            .unwrap()
+            .outcome,
         WriteOutcome::Unchanged
     );
     assert_eq!(
-        mem.write(&draft("user_role", "user", "Boca fan")).unwrap(),
+        mem.write(&draft("user_role", "user", "Boca fan"))
+            .unwrap()
+            .outcome,
         WriteOutcome::Updated
     );
     mem.note("user_said", serde_json::Map::new()).unwrap();
-    let block = mem.context(1000, None).unwrap();
+    let block = mem.context(&ContextRequest::new(1000)).unwrap().block;
     assert!(block.text.contains("Boca fan"));
     assert_eq!(block.events, 1);
     mem.forget("user_role", None).unwrap();
     assert!(mem.read("user_role").is_err());
-    let (blob, _) = mem.export().unwrap();
+    let blob = mem.export().unwrap().text;
     assert!(blob.contains("\"forgot\""));
     assert!(!blob.contains("Boca fan"));
     assert_eq!(mem.root().to_string_lossy(), "(memory)");
@@ -60,7 +64,7 @@ fn an_identical_write_does_not_touch_the_file() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     let mem = mem.with_clock(at("2026-05-01T00:00:00Z"));
     assert_eq!(
-        mem.write(&draft("k", "user", "body\n\n")).unwrap(),
+        mem.write(&draft("k", "user", "body\n\n")).unwrap().outcome,
         WriteOutcome::Unchanged
     );
     assert_eq!(
@@ -84,7 +88,7 @@ fn the_clock_sets_dates_recency_and_timestamps() {
         r#"{"ts":"2026-04-14T23:59:59.250Z","type":"x"}"#
     );
     let later = mem.with_clock(at("2026-04-21T23:59:59.250Z"));
-    let (list, _) = later.list(None).unwrap();
+    let list = later.list(&ListRequest::new()).unwrap().memories;
     // feedback salience 0.8, seven days and 23:59:59.25 after midnight of the 14th.
     let age_days = 7.0 + (86_399.25 / 86_400.0);
     let want = 0.8 * 0.5_f64.powf(age_days / 7.0);
@@ -131,12 +135,12 @@ fn worked_example() {
         d.important = Some(important);
         d.decay = decay.map(str::to_string);
         w.write(&d).unwrap();
-        let (blob, _) = w.export().unwrap();
+        let blob = w.export().unwrap().text;
         store
             .import(blob.as_bytes(), memdir::Strategy::Merge, false)
             .unwrap();
     }
-    let (list, _) = store.list(None).unwrap();
+    let list = store.list(&ListRequest::new()).unwrap().memories;
     let got: Vec<(&str, String)> = list
         .iter()
         .map(|l| (l.key.as_str(), format!("{:.4}", l.score)))
@@ -170,20 +174,31 @@ fn filters_through_the_library() {
     let keys = |v: Vec<String>| v.join(" ");
 
     let f = Filter::default().types(["project", "user"]);
-    let (list, _) = mem.list_filtered(&f).unwrap();
+    let list = mem
+        .list(&ListRequest::new().with_filter(f.clone()))
+        .unwrap()
+        .memories;
     assert_eq!(
         keys(list.into_iter().map(|l| l.key).collect()),
         "user_role project_recital"
     );
-    let (hits, _) = mem
-        .recall_filtered("cello", 10, &Filter::default().tag("MUSIC"))
-        .unwrap();
+    let hits = mem
+        .recall(&RecallRequest::new("cello", 10).with_filter(Filter::default().tag("MUSIC")))
+        .unwrap()
+        .hits;
     assert_eq!(
         keys(hits.into_iter().map(|h| h.key).collect()),
         "project_recital"
     );
     let f = Filter::default().min_salience(0.7).unwrap();
-    let (block, _) = mem.context_filtered(1000, Some("cello"), &f).unwrap();
+    let block = mem
+        .context(
+            &ContextRequest::new(1000)
+                .with_query("cello")
+                .with_filter(f.clone()),
+        )
+        .unwrap()
+        .block;
     let packed: Vec<String> = block.memories.into_iter().map(|m| m.key).collect();
     assert_eq!(keys(packed), "user_role feedback_tone");
     // The index section stays the store's.
@@ -191,15 +206,18 @@ fn filters_through_the_library() {
 
     // Unfiltered calls are the filtered ones with the empty filter.
     assert_eq!(
-        mem.context(300, Some("cello")).unwrap(),
-        mem.context_filtered(300, Some("cello"), &Filter::default())
+        mem.context(&ContextRequest::new(300).with_query("cello"))
             .unwrap()
-            .0
+            .block,
+        mem.context(&ContextRequest::new(300).with_query("cello"))
+            .unwrap()
+            .block
     );
     // An unknown type is an error listing the known ones, for list's old argument too.
     for e in [
-        mem.list(Some("projects")).unwrap_err(),
-        mem.recall_filtered("x", 5, &Filter::default().types(["chores"]))
+        mem.list(&ListRequest::of_type(Some("projects")))
+            .unwrap_err(),
+        mem.recall(&RecallRequest::new("x", 5).with_filter(Filter::default().types(["chores"])))
             .unwrap_err(),
     ] {
         assert_eq!(e.class(), Class::Usage);
@@ -210,14 +228,10 @@ fn filters_through_the_library() {
         );
     }
     let e = mem
-        .context_filtered(
-            100,
-            None,
-            &Filter {
-                min_salience: Some(7.0),
-                ..Filter::default()
-            },
-        )
+        .context(&ContextRequest::new(100).with_filter(Filter {
+            min_salience: Some(7.0),
+            ..Filter::default()
+        }))
         .unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -258,7 +272,7 @@ fn edit_changes_only_what_it_names() {
         ..Edit::default()
     };
     assert_eq!(
-        mem.edit("feedback_tone", &edit).unwrap(),
+        mem.edit("feedback_tone", &edit).unwrap().outcome,
         WriteOutcome::Updated
     );
     let r = mem.read("feedback_tone").unwrap();
@@ -301,7 +315,7 @@ fn edit_changes_only_what_it_names() {
         ..Edit::default()
     };
     assert_eq!(
-        mem.edit("feedback_tone", &same).unwrap(),
+        mem.edit("feedback_tone", &same).unwrap().outcome,
         WriteOutcome::Unchanged
     );
     assert_eq!(std::fs::read(dir.join("feedback_tone.md")).unwrap(), before);
@@ -398,7 +412,7 @@ fn rename_moves_the_file_logs_it_and_refuses_what_it_must() {
     mem.write(&draft("user_role", "user", "Argentina fan"))
         .unwrap();
     let before = std::fs::read(dir.join("feedback_tone.md")).unwrap();
-    let event = mem.rename("feedback_tone", "feedback_style").unwrap();
+    let event = mem.rename("feedback_tone", "feedback_style").unwrap().event;
     assert_eq!(
         event.encode(),
         r#"{"ts":"2026-04-14T12:00:00.000Z","type":"renamed","from":"feedback_tone","to":"feedback_style"}"#
@@ -455,7 +469,7 @@ fn a_rename_that_cannot_log_leaves_the_old_file_and_no_new_one() {
 #[test]
 fn an_import_does_not_bring_back_a_renamed_key() {
     let (_tmp, _dir, mem) = edit_store();
-    let (blob, _) = mem.export().unwrap();
+    let blob = mem.export().unwrap().text;
     mem.rename("feedback_tone", "feedback_style").unwrap();
     let report = mem
         .import(blob.as_bytes(), memdir::Strategy::Merge, false)
@@ -544,7 +558,7 @@ fn edit_rename_and_activity_work_in_the_none_mode() {
         ..Edit::default()
     };
     assert_eq!(
-        mem.edit("user_role", &append).unwrap(),
+        mem.edit("user_role", &append).unwrap().outcome,
         WriteOutcome::Updated
     );
     mem.rename("user_role", "user_fan").unwrap();

@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use memdir::{Clock, Draft, Filter, Memory, PruneCriteria, PruneReason};
+use memdir::{
+    Clock, ContextRequest, Draft, Filter, ListRequest, Memory, PruneCriteria, PruneReason,
+    RecallRequest,
+};
 
 fn at(t: &str) -> Clock {
     Clock::fixed(t.parse().unwrap())
@@ -57,43 +60,50 @@ fn superseded_and_expired_are_left_out_unless_included() {
     let tmp = tempfile::tempdir().unwrap();
     let m = store(&tmp.path().join("m"));
 
-    let (l, _) = m.list_filtered(&Filter::default()).unwrap();
+    let l = m.list(&ListRequest::new()).unwrap().memories;
     assert_eq!(keys(&l, |i| &i.key), ["new", "other"]);
-    let (l, _) = m
-        .list_filtered(&Filter::default().include_superseded().include_expired())
-        .unwrap();
+    let l = m
+        .list(
+            &ListRequest::new()
+                .with_filter(Filter::default().include_superseded().include_expired()),
+        )
+        .unwrap()
+        .memories;
     assert_eq!(keys(&l, |i| &i.key), ["new", "old", "other", "promo"]);
     let old = l.iter().find(|i| i.key == "old").unwrap();
     assert_eq!(old.superseded_by, ["new"]);
     assert!(!old.expired);
     assert!(l.iter().find(|i| i.key == "promo").unwrap().expired);
-    let (l, _) = m
-        .list_filtered(&Filter::default().include_expired())
-        .unwrap();
+    let l = m
+        .list(&ListRequest::new().with_filter(Filter::default().include_expired()))
+        .unwrap()
+        .memories;
     assert_eq!(keys(&l, |i| &i.key), ["new", "other", "promo"]);
 
-    let (h, _) = m
-        .recall_filtered("deploys", 10, &Filter::default())
-        .unwrap();
+    let h = m.recall(&RecallRequest::new("deploys", 10)).unwrap().hits;
     assert_eq!(keys(&h, |i| &i.key), ["new", "other"]);
-    let (h, _) = m
-        .recall_filtered("deploys", 10, &Filter::default().include_superseded())
-        .unwrap();
+    let h = m
+        .recall(
+            &RecallRequest::new("deploys", 10).with_filter(Filter::default().include_superseded()),
+        )
+        .unwrap()
+        .hits;
     assert_eq!(keys(&h, |i| &i.key), ["new", "old", "other"]);
     assert!(
         h.iter()
             .any(|i| i.to_string().ends_with("[superseded by new]"))
     );
 
-    let b = m.context(4000, None).unwrap();
+    let b = m.context(&ContextRequest::new(4000)).unwrap().block;
     assert_eq!(keys(&b.memories, |i| &i.key), ["new", "other"]);
-    let (b, _) = m
-        .context_filtered(
-            4000,
-            Some("deploys"),
-            &Filter::default().include_superseded().include_expired(),
+    let b = m
+        .context(
+            &ContextRequest::new(4000)
+                .with_query("deploys")
+                .with_filter(Filter::default().include_superseded().include_expired()),
         )
-        .unwrap();
+        .unwrap()
+        .block;
     assert_eq!(
         keys(&b.memories, |i| &i.key),
         ["new", "old", "other", "promo"]
@@ -106,7 +116,7 @@ fn superseded_and_expired_are_left_out_unless_included() {
 
     // On 2026-04-20 itself the promo still holds.
     let m = m.with_clock(at("2026-04-20T23:00:00Z"));
-    let (l, _) = m.list_filtered(&Filter::default()).unwrap();
+    let l = m.list(&ListRequest::new()).unwrap().memories;
     assert_eq!(keys(&l, |i| &i.key), ["new", "other", "promo"]);
 }
 
@@ -169,7 +179,7 @@ fn prune_apply_forgets_exactly_the_plan() {
     let dir = tmp.path().join("m");
     let m = store(&dir);
     let c = PruneCriteria::default();
-    let (plan, _) = m.prune_plan(&c).unwrap();
+    let plan = m.prune_plan(&c).unwrap().value;
     assert_eq!(plan.keys(), ["old", "promo"]);
     let old = plan.candidates.iter().find(|c| c.key == "old").unwrap();
     assert_eq!(
@@ -180,12 +190,13 @@ fn prune_apply_forgets_exactly_the_plan() {
         }]
     );
     // Not superseded long enough under 50 days.
-    let (p50, _) = m
+    let p50 = m
         .prune_plan(&PruneCriteria {
             superseded_days: 50,
             ..c.clone()
         })
-        .unwrap();
+        .unwrap()
+        .value;
     assert_eq!(p50.keys(), ["promo"]);
 
     // A plan that differs from the recomputed one is refused and nothing changes.
@@ -243,21 +254,23 @@ fn prune_cap_and_below_spare_important_memories() {
     })
     .unwrap();
     let m = m.with_clock(at("2026-06-01T09:00:00Z"));
-    let (p, _) = m
+    let p = m
         .prune_plan(&PruneCriteria {
             cap: Some(2),
             ..PruneCriteria::default()
         })
-        .unwrap();
+        .unwrap()
+        .value;
     // d is important and ranks first; the cap keeps it and one more.
     assert_eq!(p.candidates.len(), 2);
     assert!(!p.keys().contains(&"d".to_string()));
-    let (p, _) = m
+    let p = m
         .prune_plan(&PruneCriteria {
             below: Some(0.5),
             ..PruneCriteria::default()
         })
-        .unwrap();
+        .unwrap()
+        .value;
     assert_eq!(p.keys(), ["a", "b", "c"]);
 }
 
@@ -282,7 +295,7 @@ fn consolidate_groups_duplicates() {
     .unwrap();
     m.write(&draft("d", "Something else entirely about the garden."))
         .unwrap();
-    let (p, _) = m.consolidate_plan(0.6).unwrap();
+    let p = m.consolidate_plan(0.6).unwrap().value;
     let groups: Vec<(String, Vec<String>)> = p
         .groups
         .iter()
@@ -345,10 +358,18 @@ fn reads_log_access_and_never_touch_memory_files() {
     for k in ["old", "new", "promo", "other"] {
         m.read(k).unwrap();
     }
-    m.recall_filtered("deploys", 10, &every).unwrap();
-    m.context_filtered(4000, Some("deploys"), &every).unwrap();
-    m.context_filtered(4000, None, &every).unwrap();
-    m.list_filtered(&every).unwrap();
+    m.recall(&RecallRequest::new("deploys", 10).with_filter(every.clone()))
+        .unwrap();
+    m.context(
+        &ContextRequest::new(4000)
+            .with_query("deploys")
+            .with_filter(every.clone()),
+    )
+    .unwrap();
+    m.context(&ContextRequest::new(4000).with_filter(every.clone()))
+        .unwrap();
+    m.list(&ListRequest::new().with_filter(every.clone()))
+        .unwrap();
     let after: Vec<_> = files.iter().map(|p| stat(p)).collect();
     assert_eq!(before, after, "a read changed a file or its mtime");
 
@@ -361,7 +382,10 @@ fn reads_log_access_and_never_touch_memory_files() {
         assert_eq!(v["ts"], "2026-05-15T09:00:00.000Z");
         assert!(line.len() < 512);
     }
-    let (l, _) = m.list_filtered(&every).unwrap();
+    let l = m
+        .list(&ListRequest::new().with_filter(every.clone()))
+        .unwrap()
+        .memories;
     assert!(
         l.iter()
             .all(|i| i.last_read.as_deref() == Some("2026-05-15T09:00:00.000Z"))
@@ -369,7 +393,10 @@ fn reads_log_access_and_never_touch_memory_files() {
     // Access does not change ranking: the scores are those of a store never read.
     let fresh = tempfile::tempdir().unwrap();
     let unread = store(&fresh.path().join("m"));
-    let (u, _) = unread.list_filtered(&every).unwrap();
+    let u = unread
+        .list(&ListRequest::new().with_filter(every.clone()))
+        .unwrap()
+        .memories;
     let score = |l: &[memdir::Listed]| -> Vec<(String, String)> {
         l.iter()
             .map(|i| (i.key.clone(), format!("{:.12}", i.score)))
@@ -378,7 +405,10 @@ fn reads_log_access_and_never_touch_memory_files() {
     assert_eq!(score(&l), score(&u));
     // The log is device-local: a deleted cache loses nothing else.
     std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
-    let (l, _) = m.list_filtered(&every).unwrap();
+    let l = m
+        .list(&ListRequest::new().with_filter(every.clone()))
+        .unwrap()
+        .memories;
     assert!(l.iter().all(|i| i.last_read.is_none()));
 }
 
@@ -421,6 +451,6 @@ fn a_read_only_store_still_reads() {
     // A folder where the log file should be: appending fails, the read does not.
     std::fs::create_dir_all(dir.join(".memdir/cache/access.jsonl")).unwrap();
     assert_eq!(d.read("a").unwrap().body, "x");
-    let (l, _) = d.list_filtered(&Filter::default()).unwrap();
+    let l = d.list(&ListRequest::new()).unwrap().memories;
     assert_eq!(l[0].last_read, None);
 }

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use memdir::{Clock, Draft, Memory, Strategy};
+use memdir::{Clock, ContextRequest, Draft, Memory, Strategy};
 
 fn text() -> impl proptest::strategy::Strategy<Value = String> {
     // Printable text including YAML- and Markdown-significant characters.
@@ -47,7 +47,7 @@ proptest! {
             key: "k".into(), name: name.clone(), description: description.clone(), kind: "project".into(),
             body, tags: None, important: None, decay: None, source: None, supersedes: None, valid_until: None,
         }).unwrap();
-        prop_assert_eq!(again, memdir::WriteOutcome::Unchanged);
+        prop_assert_eq!(again.outcome, memdir::WriteOutcome::Unchanged);
     }
 
     /// spec/cli.md#import — importing the same blob twice changes nothing the second time.
@@ -74,16 +74,16 @@ proptest! {
             let blob = format!(r#"{{"version":"memory/0.1","files":{{}},"timeline":[{}]}}"#, e.encode());
             src.import(blob.as_bytes(), Strategy::Merge, false).unwrap();
         }
-        let (blob, _) = src.export().unwrap();
+        let blob = src.export().unwrap().text;
         let dst = Memory::in_memory().with_clock(clock);
         if local_first {
             dst.write(&Draft { key: items[0].0.clone(), name: "local".into(), description: "d".into(), kind: "user".into(), body: "local".into(), ..Draft::default() }).unwrap();
         }
         let strategy = if replace { Strategy::Replace } else { Strategy::Merge };
         dst.import(blob.as_bytes(), strategy, false).unwrap();
-        let (after_first, _) = dst.export().unwrap();
+        let after_first = dst.export().unwrap().text;
         let second = dst.import(blob.as_bytes(), strategy, false).unwrap();
-        let (after_second, _) = dst.export().unwrap();
+        let after_second = dst.export().unwrap().text;
         prop_assert_eq!(&after_first, &after_second);
         prop_assert_eq!(second.counts.added + second.counts.updated, 0);
         prop_assert_eq!(second.events_added, 0);
@@ -124,7 +124,7 @@ proptest! {
         }
         let filter = if only_user { memdir::Filter::default().types(["user"]) } else { memdir::Filter::default() };
         for max in budgets {
-            let (b, _) = mem.context_filtered(max, query.as_deref(), &filter).unwrap();
+            let b = mem.context(&ContextRequest { query: query.as_deref().map(Into::into), ..ContextRequest::new(max) }.with_filter(filter.clone())).unwrap().block;
             prop_assert!(b.text.chars().count() <= max * 4, "max {} got {}: {:?}", max, b.text.chars().count(), b.text);
             prop_assert!(b.tokens <= max);
         }

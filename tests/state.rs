@@ -2,7 +2,7 @@
 //! spec/ranking.md#agent-state-in-the-block, spec/timeline-format.md#sessions and #repair,
 //! spec/cli.md#state and #sessions): the library, the CLI and the MCP example.
 
-use memdir::{Clock, Draft, Error, Memory, WriteOutcome};
+use memdir::{Clock, ContextRequest, Draft, Error, Export, ListRequest, Memory, WriteOutcome};
 use serde_json::{Map, Value, json};
 
 use crate::common::{memdir, run, stderr, stdout};
@@ -75,7 +75,7 @@ fn state_set_get_list_unset_and_read_only() {
     ));
     assert_eq!(std::fs::read(dir.join("state_mood.md")).unwrap(), before);
     assert_eq!(mem.events().unwrap().events.len(), events_before);
-    let (list, _) = mem.states().unwrap();
+    let list = mem.states().unwrap().entries;
     assert_eq!(list.len(), 1);
     assert!(list[0].read_only);
     assert_eq!(list[0].limit, Some(5));
@@ -107,7 +107,7 @@ fn state_ranks_with_salience_one_and_no_decay() {
     let later = Memory::open(mem.root())
         .unwrap()
         .with_clock(at("2027-04-14T12:00:00Z"));
-    let (list, _) = later.list(None).unwrap();
+    let list = later.list(&ListRequest::new()).unwrap().memories;
     assert_eq!(list[0].key, "state_mood");
     assert_eq!(list[0].score, 1.0);
 }
@@ -133,7 +133,7 @@ fn the_block_shows_state_within_limits_and_the_hard_budget() {
     let t = std::fs::read_to_string(&p).unwrap();
     std::fs::write(&p, t.replace("type: state\n", "type: state\nlimit: 100\n")).unwrap();
 
-    let b = mem.context(2000, None).unwrap();
+    let b = mem.context(&ContextRequest::new(2000)).unwrap().block;
     let state_at = b.text.find("\n## Agent state\n").expect("state section");
     assert_eq!(
         b.text[..state_at].chars().count(),
@@ -167,7 +167,13 @@ fn the_block_shows_state_within_limits_and_the_hard_budget() {
     std::fs::write(&p, t).unwrap();
     for max in [1, 10, 50, 100, 200, 400, 700, 1000] {
         for query in [None, Some("league")] {
-            let b = mem.context(max, query).unwrap();
+            let b = mem
+                .context(&ContextRequest {
+                    query: query.map(Into::into),
+                    ..ContextRequest::new(max)
+                })
+                .unwrap()
+                .block;
             assert!(
                 b.text.chars().count() <= max * 4,
                 "{max} {query:?}: {} chars",
@@ -182,7 +188,7 @@ fn the_block_shows_state_within_limits_and_the_hard_budget() {
             }
         }
     }
-    let b = mem.context(400, None).unwrap();
+    let b = mem.context(&ContextRequest::new(400)).unwrap().block;
     assert_eq!(b.state_hidden, 1);
     assert!(b.text.contains("win the league"));
     assert!(b.text.contains(
@@ -212,9 +218,9 @@ fn a_compacted_session_shows_its_summary_not_its_events() {
         fields(json!({"text": "other", "session": "s2"})),
     )
     .unwrap();
-    let before = m.context(4000, None).unwrap();
+    let before = m.context(&ContextRequest::new(4000)).unwrap().block;
     assert!(before.text.contains("turn 3"));
-    let sessions = m.sessions().unwrap().0;
+    let sessions = m.sessions().unwrap().sessions;
     assert_eq!(sessions.len(), 2);
     assert_eq!((sessions[0].id.as_str(), sessions[0].count), ("s1", 6));
 
@@ -241,7 +247,7 @@ fn a_compacted_session_shows_its_summary_not_its_events() {
             .map(|s| (s.session, s.through.to_rfc3339())),
         Some(("s1".into(), "2026-04-14T10:05:00+00:00".into()))
     );
-    let after = m.context(4000, None).unwrap();
+    let after = m.context(&ContextRequest::new(4000)).unwrap().block;
     assert!(!after.text.contains("turn 3"), "{}", after.text);
     assert!(after.text.contains("Six turns about football."));
     assert!(after.text.contains(
@@ -263,7 +269,7 @@ fn a_compacted_session_shows_its_summary_not_its_events() {
         fields(json!({"text": "turn 6", "session": "s1"})),
     )
     .unwrap();
-    let later = m2.context(4000, None).unwrap();
+    let later = m2.context(&ContextRequest::new(4000)).unwrap().block;
     assert!(later.text.contains("turn 6") && !later.text.contains("turn 5"));
     // No such session: an error, nothing written.
     assert!(matches!(
@@ -500,7 +506,11 @@ fn state_and_summaries_round_trip_through_the_blob() {
         None,
     )
     .unwrap();
-    let (blob, problems) = mem.export().unwrap();
+    let Export {
+        text: blob,
+        problems,
+        ..
+    } = mem.export().unwrap();
     assert!(problems.is_empty(), "{problems:?}");
     let other = Memory::in_memory().with_clock(at("2026-04-15T12:00:00Z"));
     other
@@ -513,7 +523,7 @@ fn state_and_summaries_round_trip_through_the_blob() {
     );
     let r = other.read("project_s1").unwrap();
     assert_eq!(r.meta.summarizes().unwrap().session, "s1");
-    let b = other.context(2000, None).unwrap();
+    let b = other.context(&ContextRequest::new(2000)).unwrap().block;
     assert!(
         b.text
             .contains("\n### mood\n\ncal\n[… excerpt: the first 3 of 4 characters")

@@ -33,8 +33,7 @@ use serde_json::{Map, Value};
 use super::baseline::LineIndex;
 use super::{BenchError, LostSteps, lost_steps};
 use crate::clock::Clock;
-use crate::engine::hybrid;
-use crate::engine::{Draft, Memory};
+use crate::engine::{ContextRequest, Draft, Memory};
 use crate::error::Error;
 use crate::retrieval::context::Prepared;
 use crate::retrieval::filter::Filter;
@@ -467,19 +466,11 @@ impl Embeddings {
 /// `context` computes it with `[embeddings]` configured (`None` when it fell back:
 /// the block is then the keyword block), and whether it ran hybrid with a vector for
 /// every memory (`false`: it fell back, or some memory was ranked by keywords only).
-fn hybrid_relevance(root: &Path, prepared: &Prepared, query: &str) -> (Option<Vec<f64>>, bool) {
-    let backend = crate::store::Backend::Dir(root.to_path_buf());
-    let mut hy = hybrid::State::start(&backend);
-    hy.prepare(prepared.records());
-    hy.fetch(query);
-    let keyword = prepared.keyword_relevance(query);
-    let (rel, report) = hy.finish(prepared.records(), keyword);
-    let ok = report
-        .as_ref()
-        .is_some_and(|r| r.mode == "hybrid" && r.pending == 0);
-    // As `context` does: a block that fell back is the keyword block.
-    let fused = report.is_some_and(|r| r.mode == "hybrid");
-    (fused.then_some(rel), ok)
+fn hybrid_relevance(mem: &Memory, prepared: &Prepared, query: &str) -> (Option<Vec<f64>>, bool) {
+    // The engine's one-shot path: a block that fell back is the keyword block.
+    let (rel, report) = mem.context_relevance(prepared, query);
+    let ok = report.is_some_and(|r| r.mode == "hybrid" && r.pending == 0);
+    (rel, ok)
 }
 
 /// What the hybrid column ran on.
@@ -707,7 +698,7 @@ pub fn run_with(
             let hybrid = match &mut hybrid_run {
                 Some(h) => {
                     let start = Instant::now();
-                    let (rel, ok) = hybrid_relevance(tmp.path(), &prepared, &q.text);
+                    let (rel, ok) = hybrid_relevance(&mem, &prepared, &q.text);
                     timing.query_time += start.elapsed();
                     timing.queries += 1;
                     h.fallbacks += usize::from(!ok);
@@ -730,7 +721,11 @@ pub fn run_with(
                 if qi == 0 {
                     // `context` on the store as configured: hybrid when it is.
                     let want = hybrid_block.as_ref().unwrap_or(&block);
-                    assert_eq!(want, &mem.context(b, Some(&q.text))?);
+                    assert_eq!(
+                        want,
+                        &mem.context(&ContextRequest::new(b).with_query(q.text.as_str()))?
+                            .block
+                    );
                 }
                 if let Some(h) = &hybrid_block {
                     let found = evidence_held(&h.text, &q.evidence);
@@ -929,7 +924,9 @@ mod tests {
             for b in [16, 64, 1024] {
                 assert_eq!(
                     prepared.block(b, Some(&q.text)),
-                    mem.context(b, Some(&q.text)).unwrap()
+                    mem.context(&ContextRequest::new(b).with_query(q.text.as_str()))
+                        .unwrap()
+                        .block
                 );
             }
         }

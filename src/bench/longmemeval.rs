@@ -39,6 +39,7 @@ use super::baseline::LineIndex;
 use super::locomo::{self, Conversation, Session, Turn};
 use super::{BenchError, LostSteps, lost_steps};
 use crate::clock::Clock;
+use crate::engine::{ContextRequest, RecallRequest};
 
 /// The suffix of an abstention question's id.
 pub const ABSTENTION_SUFFIX: &str = "_abs";
@@ -575,7 +576,8 @@ impl Runner {
             let block = prepared.block(b, Some(&q.question));
             if !self.checked {
                 // The prepared snapshot gives what `context` gives.
-                assert_eq!(block, mem.context(b, Some(&q.question))?);
+                let asked = ContextRequest::new(b).with_query(q.question.as_str());
+                assert_eq!(block, mem.context(&asked)?.block);
             }
             let base = baseline.block(&q.question, b);
             let accs = if abstention {
@@ -606,7 +608,12 @@ impl Runner {
             .iter()
             .map(|s| (locomo::session_key(s), s.number))
             .collect();
-        let (hits, _) = mem.recall(&q.question, h.sessions.len().max(1))?;
+        let hits = mem
+            .recall(&RecallRequest::new(
+                q.question.as_str(),
+                h.sessions.len().max(1),
+            ))?
+            .hits;
         let ranking: Vec<u32> = hits
             .iter()
             .filter_map(|hit| number.get(&hit.key).copied())

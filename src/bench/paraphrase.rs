@@ -19,8 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::BenchError;
 use super::locomo::{Embeddings, HybridRun};
 use crate::clock::Clock;
-use crate::engine::{Draft, Memory};
-use crate::retrieval::filter::Filter;
+use crate::engine::{Draft, Memory, RecallRequest};
 
 /// The default number of hits a question's evidence must be among.
 pub const DEFAULT_K: usize = 3;
@@ -105,7 +104,7 @@ fn ask(
     key: &str,
     k: usize,
 ) -> Result<(Option<usize>, usize, bool), BenchError> {
-    let r = mem.recall_report(query, k, &Filter::default())?;
+    let r = mem.recall(&RecallRequest::new(query, k))?;
     let rank = r.hits.iter().position(|h| h.key == key).map(|i| i + 1);
     let hybrid = r
         .embeddings

@@ -27,7 +27,10 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (plan, problems) = mem.consolidate_plan(a.threshold)?;
+    let crate::engine::Loaded {
+        value: plan,
+        problems,
+    } = mem.consolidate_plan(a.threshold)?;
     out.problems(&mem.root(), &problems);
     if out.is_json() {
         out.json(&plan);

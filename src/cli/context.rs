@@ -32,7 +32,11 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let c = mem.context_report(a.max_tokens, a.query.as_deref(), &a.filter.filter()?)?;
+    let c = mem.context(&crate::engine::ContextRequest {
+        max_tokens: a.max_tokens,
+        query: a.query.clone(),
+        filter: a.filter.filter()?,
+    })?;
     out.problems(&mem.root(), &c.problems);
     // Embeddings never fail a context: a fallback is one warning (spec/ranking.md#hybrid-recall).
     if let Some(w) = c.embeddings.as_ref().and_then(|e| e.warning()) {

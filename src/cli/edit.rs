@@ -115,7 +115,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         decay: a.decay.clone(),
         source: a.source.clone(),
     };
-    let (outcome, index) = mem.edit_and_index(&a.key, &edit)?;
+    let crate::engine::Written { outcome, index } = mem.edit(&a.key, &edit)?;
     out.index_backup(&mem.root(), &index);
     let key = crate::memory::Key::parse(&a.key)?;
     if out.is_json() {

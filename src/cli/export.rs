@@ -32,7 +32,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (text, problems) = match a.format.as_str() {
+    let crate::engine::Export { text, problems } = match a.format.as_str() {
         "mcp-memory" => mem.export_mcp_memory()?,
         _ => mem.export()?,
     };

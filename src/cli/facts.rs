@@ -23,7 +23,10 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (facts, problems) = mem.facts(a.subject.as_deref(), a.predicate.as_deref())?;
+    let crate::engine::Loaded {
+        value: facts,
+        problems,
+    } = mem.facts(a.subject.as_deref(), a.predicate.as_deref())?;
     out.problems(&mem.root(), &problems);
     if out.is_json() {
         out.json(&json!({"facts": facts}));

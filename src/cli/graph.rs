@@ -55,7 +55,10 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     } else {
         Direction::Both
     };
-    let (walk, problems) = mem.graph(&a.key, usize::from(a.depth), a.rel.as_deref(), dir)?;
+    let crate::engine::Loaded {
+        value: walk,
+        problems,
+    } = mem.graph(&a.key, usize::from(a.depth), a.rel.as_deref(), dir)?;
     out.problems(&mem.root(), &problems);
     let format = Format::parse(&a.format).unwrap_or_default();
     let shown = render(&walk, format, a.max_tokens);

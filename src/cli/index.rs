@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let outcome = mem.index()?;
+    let outcome = mem.index()?.outcome;
     out.index_backup(&mem.root(), &outcome);
     let search = if a.search {
         Some(mem.search_index()?)

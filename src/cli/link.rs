@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::{IndexOutcome, Memory, WriteOutcome};
+use crate::engine::{KnowledgeGraph, Memory, Written};
 use crate::report::Failure;
 
 /// Link memory A to B with a relation: adds the line `- REL:: [[B]]` to A's body.
@@ -52,12 +52,7 @@ pub struct UnlinkArgs {
     pub push: super::Offline,
 }
 
-fn report(
-    mem: &Memory,
-    out: &mut Out,
-    key: &str,
-    (outcome, index): (WriteOutcome, IndexOutcome),
-) -> i32 {
+fn report(mem: &Memory, out: &mut Out, key: &str, Written { outcome, index }: Written) -> i32 {
     out.index_backup(&mem.root(), &index);
     if out.is_json() {
         out.json(&json!({"key": key, "outcome": outcome}));
@@ -73,7 +68,7 @@ pub fn run_link(mem: &Memory, a: &LinkArgs, out: &mut Out) -> Result<i32, Failur
     let code = report(mem, out, &a.from, r);
     // Linking to a memory that does not exist yet is allowed (it may be written next),
     // but said, so a typo does not go unnoticed until `check`.
-    if let Ok((graph, _, _)) = mem.knowledge_graph()
+    if let Ok(KnowledgeGraph { graph, .. }) = mem.knowledge_graph()
         && graph
             .dangling
             .iter()

@@ -19,7 +19,11 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (items, problems, index) = mem.list_and_index(&a.filter.filter()?)?;
+    let crate::engine::List {
+        memories: items,
+        problems,
+        index,
+    } = mem.list(&crate::engine::ListRequest::new().with_filter(a.filter.filter()?))?;
     out.problems(&mem.root(), &problems);
     out.index_backup(&mem.root(), &index);
     if out.is_json() {

@@ -60,7 +60,10 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         cap: a.cap,
     };
     if a.plan {
-        let (plan, problems) = mem.prune_plan(&criteria)?;
+        let crate::engine::Loaded {
+            value: plan,
+            problems,
+        } = mem.prune_plan(&criteria)?;
         out.problems(&mem.root(), &problems);
         if out.is_json() {
             out.json(&plan);

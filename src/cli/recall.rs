@@ -31,7 +31,11 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let recall = mem.recall_report(&a.query, a.limit, &a.filter.filter()?)?;
+    let recall = mem.recall(&crate::engine::RecallRequest {
+        query: a.query.clone(),
+        limit: a.limit,
+        filter: a.filter.filter()?,
+    })?;
     let (hits, problems) = (recall.hits, recall.problems);
     out.problems(&mem.root(), &problems);
     // Embeddings never fail a recall: a fallback is one warning (spec/ranking.md#hybrid-recall).

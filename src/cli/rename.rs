@@ -26,7 +26,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let (event, index) = mem.rename_and_index(&a.old, &a.new)?;
+    let crate::engine::Renamed { event, index } = mem.rename(&a.old, &a.new)?;
     out.index_backup(&mem.root(), &index);
     let from = event.field_str("from").unwrap_or(&a.old).to_string();
     let to = event.field_str("to").unwrap_or(&a.new).to_string();

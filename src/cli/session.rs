@@ -66,7 +66,7 @@ pub struct Compact {
 }
 
 pub fn list(mem: &Memory, _a: &ListArgs, out: &mut Out) -> Result<i32, Failure> {
-    let (sessions, problems) = mem.sessions()?;
+    let crate::engine::Sessions { sessions, problems } = mem.sessions()?;
     out.problems(&mem.root(), &problems);
     if out.is_json() {
         out.json(&sessions);

@@ -95,7 +95,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             }
         }
         Args::List => {
-            let (entries, problems) = mem.states()?;
+            let crate::engine::States { entries, problems } = mem.states()?;
             out.problems(&mem.root(), &problems);
             if out.is_json() {
                 out.json(&entries);

@@ -109,7 +109,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         },
         valid_until: a.valid_until.clone(),
     };
-    let (outcome, index) = mem.write_and_index(&draft)?;
+    let crate::engine::Written { outcome, index } = mem.write(&draft)?;
     out.index_backup(&mem.root(), &index);
     let key = crate::memory::Key::parse(&a.key)?;
     if out.is_json() {

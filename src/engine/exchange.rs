@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use crate::engine::Memory;
-use crate::engine::types::{Events, ImportReport, Problem, Severity};
+use crate::engine::types::{Events, ImportReport, Severity};
+use crate::engine::{Export, Memory};
 use crate::error::{Error, Result};
 use crate::exchange::blob::{self, Skipped};
 use crate::exchange::foreign::{self, Format, Source};
@@ -27,7 +27,7 @@ struct Origin<'a> {
 
 impl Memory {
     /// The portable blob of the store (spec/cli.md#import).
-    pub fn export(&self) -> Result<(String, Vec<Problem>)> {
+    pub fn export(&self) -> Result<Export> {
         let snap = self.load()?;
         let events = self.events()?;
         let mut problems = snap.problems;
@@ -48,17 +48,20 @@ impl Memory {
             })
             .collect();
         problems.extend(events.problems);
-        Ok((
-            blob::encode(&index::render(&snap.records), &files, &events.events),
+        Ok(Export {
+            text: blob::encode(&index::render(&snap.records), &files, &events.events),
             problems,
-        ))
+        })
     }
 
     /// The memories as the MCP reference memory server's `memory.jsonl`
     /// (spec/import-formats.md#export).
-    pub fn export_mcp_memory(&self) -> Result<(String, Vec<Problem>)> {
+    pub fn export_mcp_memory(&self) -> Result<Export> {
         let snap = self.load()?;
-        Ok((foreign::mcp_memory::encode(&snap.records), snap.problems))
+        Ok(Export {
+            text: foreign::mcp_memory::encode(&snap.records),
+            problems: snap.problems,
+        })
     }
 
     /// The keys in the order of the blobs imported so far (empty when none was, or
@@ -305,8 +308,8 @@ fn keep_local_only(records: &[Record], files: &mut [blob::IncomingFile]) {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Memory;
     use crate::engine::testing::{NOW, at, draft};
+    use crate::engine::{Export, Memory};
     use crate::exchange::merge::Strategy;
 
     // spec/cli.md#import: an exported blob imports into an empty store as the same
@@ -317,7 +320,10 @@ mod tests {
         from.write(&draft("a", "user", "alpha")).unwrap();
         from.write(&draft("b", "project", "beta")).unwrap();
         from.forget("b", None).unwrap();
-        let (blob, problems) = from.export().unwrap();
+        let Export {
+            text: blob,
+            problems,
+        } = from.export().unwrap();
         assert!(problems.is_empty());
 
         let to = Memory::in_memory().with_clock(at(NOW));

@@ -6,7 +6,7 @@
 //! MEMORY.md rebuilt); a failure writes nothing. The graph is derived from the files
 //! each time: nothing is written into a link's target, and nothing is stored.
 
-use super::{Draft, IndexOutcome, Memory, Problem, WriteOutcome, check_draft};
+use super::{Draft, KnowledgeGraph, Loaded, Memory, Problem, Written, check_draft};
 use crate::error::{Error, Result};
 use crate::memory::links::{self, LinkEditError};
 use crate::memory::{Key, Record, frontmatter};
@@ -18,19 +18,13 @@ pub const MAX_DEPTH: usize = 3;
 impl Memory {
     /// Adds `- rel:: [[to]]` (with ` (context)`) to the body of `from` (spec/cli.md#link).
     /// Unchanged when the same line is there already.
-    pub fn link(
-        &self,
-        from: &str,
-        rel: &str,
-        to: &str,
-        context: Option<&str>,
-    ) -> Result<(WriteOutcome, IndexOutcome)> {
+    pub fn link(&self, from: &str, rel: &str, to: &str, context: Option<&str>) -> Result<Written> {
         self.change_body(from, |body| links::add_link(body, rel, to, context))
     }
 
     /// Removes the `- rel:: [[to]]` line from the body of `from`; an error when there
     /// is none (spec/cli.md#unlink).
-    pub fn unlink(&self, from: &str, rel: &str, to: &str) -> Result<(WriteOutcome, IndexOutcome)> {
+    pub fn unlink(&self, from: &str, rel: &str, to: &str) -> Result<Written> {
         self.change_body(from, |body| links::remove_link(body, rel, to))
     }
 
@@ -39,7 +33,7 @@ impl Memory {
         &self,
         key: &str,
         change: impl FnOnce(&str) -> Result<String, LinkEditError>,
-    ) -> Result<(WriteOutcome, IndexOutcome)> {
+    ) -> Result<Written> {
         self.require_dir()?;
         let key = Key::parse(key)?;
         let _g = self.backend.lock(&self.mem_lock)?;
@@ -61,9 +55,13 @@ impl Memory {
     }
 
     /// The graph of the store's memories, and the problems met loading them.
-    pub fn knowledge_graph(&self) -> Result<(Graph, Vec<Record>, Vec<Problem>)> {
+    pub fn knowledge_graph(&self) -> Result<KnowledgeGraph> {
         let snap = self.load()?;
-        Ok((Graph::build(&snap.records), snap.records, snap.problems))
+        Ok(KnowledgeGraph {
+            graph: Graph::build(&snap.records),
+            records: snap.records,
+            problems: snap.problems,
+        })
     }
 
     /// Walks the graph from `key` breadth-first, `depth` (1..=3) steps, following
@@ -74,7 +72,7 @@ impl Memory {
         depth: usize,
         rel: Option<&str>,
         dir: Direction,
-    ) -> Result<(Walk, Vec<Problem>)> {
+    ) -> Result<Loaded<Walk>> {
         if !(1..=MAX_DEPTH).contains(&depth) {
             return Err(Error::Argument {
                 arg: "depth".into(),
@@ -89,13 +87,18 @@ impl Memory {
                 message: format!("`{r}` is not a snake_case relation"),
             });
         }
-        let (g, _, problems) = self.knowledge_graph()?;
+        let KnowledgeGraph {
+            graph: g, problems, ..
+        } = self.knowledge_graph()?;
         if !g.has(key) {
             return Err(Error::NotFound {
                 key: key.to_string(),
             });
         }
-        Ok((g.walk(key, depth, rel, dir), problems))
+        Ok(Loaded {
+            value: g.walk(key, depth, rel, dir),
+            problems,
+        })
     }
 
     /// The `- pred:: literal` facts, filtered by subject key and predicate.
@@ -103,12 +106,12 @@ impl Memory {
         &self,
         subject: Option<&str>,
         predicate: Option<&str>,
-    ) -> Result<(Vec<SubjectFact>, Vec<Problem>)> {
+    ) -> Result<Loaded<Vec<SubjectFact>>> {
         let snap = self.load()?;
-        Ok((
-            graph::facts(&snap.records, subject, predicate),
-            snap.problems,
-        ))
+        Ok(Loaded {
+            value: graph::facts(&snap.records, subject, predicate),
+            problems: snap.problems,
+        })
     }
 }
 

@@ -3,7 +3,8 @@
 //! It must not write memory files or the timeline.
 
 use crate::engine::Memory;
-use crate::engine::types::{IndexOutcome, Problem};
+use crate::engine::requests::Indexed;
+use crate::engine::types::IndexOutcome;
 use crate::error::Result;
 use crate::memory::Record;
 use crate::memory::index;
@@ -11,18 +12,16 @@ use crate::memory::layout::{BACKUPS_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_MEMORY
 use crate::store::FileDigest;
 
 impl Memory {
-    /// Rebuilds MEMORY.md if it differs from what the memories say.
-    pub fn index(&self) -> Result<IndexOutcome> {
-        self.index_with_problems().map(|(outcome, _)| outcome)
-    }
-
-    /// Rebuilds MEMORY.md like [`Memory::index`] and returns the problems met loading
-    /// the store on the way (one load serves both).
-    pub fn index_with_problems(&self) -> Result<(IndexOutcome, Vec<Problem>)> {
+    /// Rebuilds MEMORY.md if it differs from what the memories say, and returns the
+    /// problems met loading the store on the way (one load serves both).
+    pub fn index(&self) -> Result<Indexed> {
         self.require_dir()?;
         let _g = self.backend.lock(&self.mem_lock)?;
         let snap = self.load()?;
-        Ok((self.write_index(&snap.records)?, snap.problems))
+        Ok(Indexed {
+            outcome: self.write_index(&snap.records)?,
+            problems: snap.problems,
+        })
     }
 
     /// Rebuilds MEMORY.md only when it is stale (cheap check without the lock first).
@@ -39,7 +38,7 @@ impl Memory {
             .holds(INDEX_FILE, want.as_bytes())
             .unwrap_or(false)
         {
-            self.index()?
+            self.index()?.outcome
         } else {
             IndexOutcome::default()
         };
@@ -185,18 +184,18 @@ mod tests {
     fn the_index_is_rebuilt_on_write_and_a_hand_edited_one_is_saved() {
         let (_tmp, mem) = dir_store();
         let index_path = mem.root().join(INDEX_FILE);
-        let (_, out) = mem.write_and_index(&draft("a", "user", "x")).unwrap();
+        let out = mem.write(&draft("a", "user", "x")).unwrap().index;
         assert!(out.written);
         assert_eq!(out.backup, None);
         let want = index::render(&mem.load().unwrap().records);
         assert_eq!(std::fs::read_to_string(&index_path).unwrap(), want);
         assert!(want.contains("about a"));
         // Nothing to do when it is up to date.
-        assert!(!mem.index().unwrap().written);
+        assert!(!mem.index().unwrap().outcome.written);
 
         let edited = format!("{want}my own notes\n");
         std::fs::write(&index_path, &edited).unwrap();
-        let (_, out) = mem.write_and_index(&draft("b", "user", "y")).unwrap();
+        let out = mem.write(&draft("b", "user", "y")).unwrap().index;
         let backup = format!("{BACKUPS_DIR}/MEMORY.md.20260414T120000.000Z");
         assert_eq!(out.backup.as_deref(), Some(backup.as_str()));
         assert_eq!(
@@ -207,7 +206,7 @@ mod tests {
         assert!(want.contains("about b"));
         assert_eq!(std::fs::read_to_string(&index_path).unwrap(), want);
         // memdir's own index is not saved again.
-        let (_, out) = mem.write_and_index(&draft("c", "user", "z")).unwrap();
+        let out = mem.write(&draft("c", "user", "z")).unwrap().index;
         assert_eq!(out.backup, None);
     }
 }

@@ -23,6 +23,7 @@ mod ops;
 pub mod prune;
 mod query;
 mod repair;
+mod requests;
 mod state;
 #[cfg(test)]
 mod testing;
@@ -34,6 +35,10 @@ mod write;
 pub use graph::MAX_DEPTH as MAX_GRAPH_DEPTH;
 pub use ops::{Activity, ActivityQuery, Edit, FindReplace, SectionEdit};
 pub use repair::TimelineRepair;
+pub use requests::{
+    ContextRequest, Export, Forgotten, Indexed, KnowledgeGraph, List, ListRequest, Loaded,
+    RecallRequest, Renamed, Sessions, States, Written,
+};
 pub use state::{Compacted, StateEntry};
 pub(crate) use types::found_problem;
 pub use types::{
@@ -97,7 +102,7 @@ impl Locked<'_> {
 /// A memory directory (or an in-memory store) and the operations on it.
 ///
 /// ```
-/// use memdir::{Memory, Draft};
+/// use memdir::{ContextRequest, Draft, Memory};
 /// let mem = Memory::in_memory();
 /// mem.write(&Draft {
 ///     key: "user_role".into(),
@@ -107,7 +112,7 @@ impl Locked<'_> {
 ///     body: "Argentina fan.".into(),
 ///     ..Draft::default()
 /// })?;
-/// let block = mem.context(1024, None)?;
+/// let block = mem.context(&ContextRequest::new(1024))?.block;
 /// assert!(block.text.contains("Argentina fan."));
 /// # Ok::<(), memdir::Error>(())
 /// ```

@@ -10,7 +10,7 @@
 use chrono::NaiveDate;
 use serde_json::{Map, Value};
 
-use super::{Draft, Events, IndexOutcome, Memory, Problem, WriteOutcome, check_draft, parse_decay};
+use super::{Draft, Events, Memory, Problem, Renamed, Written, check_draft, parse_decay};
 use crate::error::{Error, Result};
 use crate::memory::edit::{self, EditError};
 use crate::memory::timeline::Event;
@@ -116,15 +116,10 @@ pub struct Activity {
 }
 
 impl Memory {
-    /// Changes part of a memory (spec/cli.md#edit). Returns `updated`, or `unchanged`
-    /// when the result is identical.
-    pub fn edit(&self, key: &str, e: &Edit) -> Result<WriteOutcome> {
-        self.edit_and_index(key, e).map(|(o, _)| o)
-    }
-
-    /// Edits like [`Memory::edit`], and says what the MEMORY.md rebuild did. A failed
-    /// edit (a missing heading, a count that differs, a secret) writes nothing.
-    pub fn edit_and_index(&self, key: &str, e: &Edit) -> Result<(WriteOutcome, IndexOutcome)> {
+    /// Changes part of a memory (spec/cli.md#edit): `updated`, or `unchanged` when
+    /// the result is identical, and what the MEMORY.md rebuild did. A failed edit (a
+    /// missing heading, a count that differs, a secret) writes nothing.
+    pub fn edit(&self, key: &str, e: &Edit) -> Result<Written> {
         self.require_dir()?;
         let key = Key::parse(key)?;
         if e.is_empty() {
@@ -165,19 +160,14 @@ impl Memory {
         self.write_locked(&key, kind, decay, &draft)
     }
 
-    /// Moves the memory `from` to the key `to` (spec/cli.md#rename) and logs a
-    /// `renamed` event with both keys.
-    pub fn rename(&self, from: &str, to: &str) -> Result<Event> {
-        self.rename_and_index(from, to).map(|(e, _)| e)
-    }
-
-    /// Renames like [`Memory::rename`], and says what the MEMORY.md rebuild did.
+    /// Moves the memory `from` to the key `to` (spec/cli.md#rename), logs a
+    /// `renamed` event with both keys, and says what the MEMORY.md rebuild did.
     ///
     /// Under the lock: everything is read and checked first; then the new file is
     /// written (the old file's bytes), the `renamed` event appended, the old file
     /// removed and MEMORY.md rebuilt. A process killed at any point leaves the memory
     /// under at least one key; a step that fails undoes the ones before it.
-    pub fn rename_and_index(&self, from: &str, to: &str) -> Result<(Event, IndexOutcome)> {
+    pub fn rename(&self, from: &str, to: &str) -> Result<Renamed> {
         self.require_dir()?;
         let old = self.resolve_key(from)?;
         let new = Key::parse(to)?;
@@ -231,7 +221,7 @@ impl Memory {
                 return Err(e);
             }
         };
-        Ok((event, index))
+        Ok(Renamed { event, index })
     }
 
     /// The most recent timeline events, newest first, within `q`'s limit, day and

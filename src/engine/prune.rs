@@ -11,7 +11,7 @@ use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Memory, Problem, check_event_size};
+use super::{Loaded, Memory, check_event_size};
 use crate::error::{Error, Result};
 use crate::memory::Record;
 use crate::memory::timeline::Event;
@@ -199,10 +199,13 @@ pub struct ConsolidatePlan {
 
 impl Memory {
     /// Lists the prune candidates under `criteria` (spec/cli.md#prune). Reads only.
-    pub fn prune_plan(&self, criteria: &PruneCriteria) -> Result<(PrunePlan, Vec<Problem>)> {
+    pub fn prune_plan(&self, criteria: &PruneCriteria) -> Result<Loaded<PrunePlan>> {
         check_criteria(criteria)?;
         let snap = self.load()?;
-        Ok((plan_of(&snap.records, self.now(), criteria), snap.problems))
+        Ok(Loaded {
+            value: plan_of(&snap.records, self.now(), criteria),
+            problems: snap.problems,
+        })
     }
 
     /// Forgets exactly the prune plan under `criteria`, recomputed under the lock.
@@ -286,7 +289,7 @@ impl Memory {
     }
 
     /// Groups exact and near duplicates (spec/cli.md#consolidate). Reads only.
-    pub fn consolidate_plan(&self, threshold: f64) -> Result<(ConsolidatePlan, Vec<Problem>)> {
+    pub fn consolidate_plan(&self, threshold: f64) -> Result<Loaded<ConsolidatePlan>> {
         if !(threshold.is_finite() && threshold > 0.0 && threshold <= 1.0) {
             return Err(Error::Argument {
                 arg: "--threshold".into(),
@@ -324,14 +327,14 @@ impl Memory {
                 }
             })
             .collect();
-        Ok((
-            ConsolidatePlan {
+        Ok(Loaded {
+            value: ConsolidatePlan {
                 threshold,
                 memories: snap.records.len(),
                 groups,
             },
-            snap.problems,
-        ))
+            problems: snap.problems,
+        })
     }
 }
 

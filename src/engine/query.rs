@@ -7,32 +7,22 @@ use chrono::{DateTime, Utc};
 use crate::engine::Memory;
 use crate::engine::access;
 use crate::engine::hybrid;
-use crate::engine::types::{Context, Hit, IndexOutcome, Listed, Problem, Recall};
+use crate::engine::requests::{ContextRequest, List, ListRequest, RecallRequest};
+use crate::engine::types::{Context, Hit, Listed, Problem, Recall};
 use crate::error::{Error, Result};
 use crate::memory::Record;
-use crate::retrieval::context::{self, Block};
+use crate::retrieval::context;
 use crate::retrieval::filter::{Filter, Lifecycle};
 use crate::retrieval::rank;
 use crate::retrieval::search;
 use crate::store;
 
 impl Memory {
-    /// Lists memories in rank order, optionally of one type (an unknown type is an
-    /// error, as in [`Memory::list_filtered`]).
-    pub fn list(&self, kind: Option<&str>) -> Result<(Vec<Listed>, Vec<Problem>)> {
-        self.list_filtered(&Filter::default().types(kind))
-    }
-
-    /// Lists the memories that pass `filter`, in rank order (spec/ranking.md#filters).
-    pub fn list_filtered(&self, filter: &Filter) -> Result<(Vec<Listed>, Vec<Problem>)> {
-        self.list_and_index(filter).map(|(l, p, _)| (l, p))
-    }
-
-    /// Lists like [`Memory::list_filtered`], and says what the stale-index rebuild did.
-    pub fn list_and_index(
-        &self,
-        filter: &Filter,
-    ) -> Result<(Vec<Listed>, Vec<Problem>, IndexOutcome)> {
+    /// Lists the memories that pass the request's filter, in rank order
+    /// (spec/ranking.md#filters), and says what bringing a stale MEMORY.md up to
+    /// date did. An unknown type in the filter is an error.
+    pub fn list(&self, req: &ListRequest) -> Result<List> {
+        let filter = &req.filter;
         let snap = self.load()?;
         check_filter(filter, &snap.records)?;
         let (_, index) = self.refresh_index_if_stale(&snap.records)?;
@@ -55,31 +45,21 @@ impl Memory {
                 last_read: last_read.get(r.key.as_str()).cloned(),
             })
             .collect();
-        Ok((out, snap.problems, index))
+        Ok(List {
+            memories: out,
+            problems: snap.problems,
+            index,
+        })
     }
 
-    /// Memories relevant to `query`, best first (spec/ranking.md#recall).
-    pub fn recall(&self, query: &str, limit: usize) -> Result<(Vec<Hit>, Vec<Problem>)> {
-        self.recall_filtered(query, limit, &Filter::default())
-    }
-
-    /// Memories that pass `filter` and are relevant to `query`, best first
-    /// (spec/ranking.md#filters): the hits of [`Memory::recall`] with the others
-    /// left out before the limit is applied; scores do not change.
-    pub fn recall_filtered(
-        &self,
-        query: &str,
-        limit: usize,
-        filter: &Filter,
-    ) -> Result<(Vec<Hit>, Vec<Problem>)> {
-        self.recall_report(query, limit, filter)
-            .map(|r| (r.hits, r.problems))
-    }
-
-    /// [`Memory::recall_filtered`] with the ranking that ran: with `[embeddings]`
-    /// configured, keyword and vector ranks fused, or keyword ranking and why it fell
-    /// back (spec/ranking.md#hybrid-recall). Embeddings never fail the call.
-    pub fn recall_report(&self, query: &str, limit: usize, filter: &Filter) -> Result<Recall> {
+    /// Memories that pass the request's filter and are relevant to its query, best
+    /// first (spec/ranking.md#recall, spec/ranking.md#filters: the others are left
+    /// out before the limit is applied; scores do not change), with the ranking that
+    /// ran: with `[embeddings]` configured, keyword and vector ranks fused, or keyword
+    /// ranking and why it fell back (spec/ranking.md#hybrid-recall). Embeddings never
+    /// fail the call.
+    pub fn recall(&self, req: &RecallRequest) -> Result<Recall> {
+        let (query, limit, filter) = (req.query.as_str(), req.limit, &req.filter);
         if query.trim().is_empty() {
             return Err(Error::EmptyQuery);
         }
@@ -146,43 +126,14 @@ impl Memory {
         Ok(hybrid::index(&self.backend, &snap.records))
     }
 
-    /// Builds the context block (spec/ranking.md#packing-the-context-block).
-    pub fn context(&self, max_tokens: usize, query: Option<&str>) -> Result<Block> {
-        self.context_with_problems(max_tokens, query)
-            .map(|(b, _)| b)
-    }
-
-    /// Builds the context block and returns the problems met loading the store.
-    pub fn context_with_problems(
-        &self,
-        max_tokens: usize,
-        query: Option<&str>,
-    ) -> Result<(Block, Vec<Problem>)> {
-        self.context_filtered(max_tokens, query, &Filter::default())
-    }
-
-    /// Builds the context block with only the memories that pass `filter` packed
-    /// (spec/ranking.md#filters; the index section stays the store's), and returns
-    /// the problems met loading the store.
-    pub fn context_filtered(
-        &self,
-        max_tokens: usize,
-        query: Option<&str>,
-        filter: &Filter,
-    ) -> Result<(Block, Vec<Problem>)> {
-        self.context_report(max_tokens, query, filter)
-            .map(|c| (c.block, c.problems))
-    }
-
-    /// [`Memory::context_filtered`] with the ranking that ran: with `[embeddings]`
-    /// configured and a query, the memory order by hybrid relevance, or by keyword
-    /// relevance and why it fell back (spec/ranking.md#hybrid-recall).
-    pub fn context_report(
-        &self,
-        max_tokens: usize,
-        query: Option<&str>,
-        filter: &Filter,
-    ) -> Result<Context> {
+    /// Builds the context block (spec/ranking.md#packing-the-context-block) with only
+    /// the memories that pass the request's filter packed (spec/ranking.md#filters;
+    /// the index section stays the store's), the problems met loading the store, and
+    /// the ranking that ran: with `[embeddings]` configured and a query, the memory
+    /// order by hybrid relevance, or by keyword relevance and why it fell back
+    /// (spec/ranking.md#hybrid-recall).
+    pub fn context(&self, req: &ContextRequest) -> Result<Context> {
+        let (max_tokens, query, filter) = (req.max_tokens, req.query.as_deref(), &req.filter);
         // Hybrid memory order as for recall: the network with no lock held.
         let query_text = query.filter(|q| !q.trim().is_empty());
         let mut hy = match query_text {
@@ -216,7 +167,7 @@ impl Memory {
 
     /// Loads the store once for many context blocks (a benchmark, a server answering
     /// many turns): `prepared.block(max_tokens, query)` is exactly what
-    /// [`Memory::context`] returns for the store as it was loaded here.
+    /// [`Memory::context`] returns (its block) for the store as it was loaded here.
     pub fn prepare_context(&self) -> Result<(context::Prepared, Vec<Problem>)> {
         let (snap, corpus, _) = self.load_with(true)?;
         self.refresh_index_if_stale(&snap.records)?;
@@ -280,6 +231,47 @@ fn fused(rel: Vec<f64>, report: Option<&hybrid::Report>) -> Option<Vec<f64>> {
     report.is_some_and(|r| r.mode == "hybrid").then_some(rel)
 }
 
+/// The one-shot hybrid path over a loaded store (spec/ranking.md#hybrid-recall):
+/// with `hy` started, the memories without a vector prepared and the query embedded
+/// (the network reached here, with no lock held), then the keyword relevance of
+/// `query` fused with vector similarity. The relevance is `None` without
+/// `[embeddings]` or when ranking fell back, so the block is the keyword block
+/// exactly. `Memory::context` on a fresh load and the LoCoMo benchmark (through
+/// [`Memory::context_relevance`]) both take this path; the warm store takes the
+/// same steps on the vectors it keeps.
+fn prepared_relevance(
+    hy: &mut hybrid::State,
+    prepared: &context::Prepared,
+    query: &str,
+) -> (Option<Vec<f64>>, Option<hybrid::Report>) {
+    if matches!(*hy, hybrid::State::Off) {
+        return (None, None);
+    }
+    if hy.wants_records() {
+        hy.prepare(prepared.records());
+        hy.fetch(query);
+    }
+    let keyword = prepared.keyword_relevance(query);
+    let (rel, report) = hy.finish(prepared.records(), keyword);
+    (fused(rel, report.as_ref()), report)
+}
+
+impl Memory {
+    /// The relevance a context block over `prepared` (this store, loaded by
+    /// [`Memory::prepare_context`]) is built with for `query`, and the ranking that
+    /// ran: what [`Memory::context`] computes on a fresh load, for a caller that
+    /// builds many blocks from one load (the LoCoMo benchmark).
+    #[cfg(feature = "bench")]
+    pub(crate) fn context_relevance(
+        &self,
+        prepared: &context::Prepared,
+        query: &str,
+    ) -> (Option<Vec<f64>>, Option<hybrid::Report>) {
+        let mut hy = hybrid::State::start(&self.backend);
+        prepared_relevance(&mut hy, prepared, query)
+    }
+}
+
 /// A filter's values that need the store: its types must be standard or present.
 fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
     let bad = |source| Error::Filter {
@@ -292,7 +284,7 @@ fn check_filter(filter: &Filter, records: &[Record]) -> Result<()> {
         .map_err(bad)
 }
 
-/// The steps of [`Memory::context_report`].
+/// The steps of [`Memory::context`].
 impl Memory {
     /// The context block on the warm store, with `hy` prepared and fetched;
     /// `None` when this memory is not kept warm.
@@ -358,19 +350,9 @@ impl Memory {
         }
         // With [embeddings] configured, the memory order uses hybrid relevance
         // (spec/ranking.md#hybrid-recall); without, this is `block_filtered` exactly.
-        if let Some(q) = query_text
-            && hy.wants_records()
-        {
-            hy.prepare(prepared.records());
-            hy.fetch(q);
-        }
         let (relevance, embeddings) = match query_text {
-            Some(q) if !matches!(*hy, hybrid::State::Off) => {
-                let keyword = prepared.keyword_relevance(q);
-                let (rel, report) = hy.finish(prepared.records(), keyword);
-                (fused(rel, report.as_ref()), report)
-            }
-            _ => (None, None),
+            Some(q) => prepared_relevance(hy, &prepared, q),
+            None => (None, None),
         };
         // MEMORY.md is rendered and checked (rebuilt when stale) while the memories
         // and lines are scored.
@@ -398,8 +380,8 @@ impl Memory {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Memory;
     use crate::engine::testing::{NOW, at, draft};
+    use crate::engine::{ContextRequest, ListRequest, Memory, Recall, RecallRequest};
     use crate::error::Error;
 
     fn store() -> Memory {
@@ -424,14 +406,23 @@ mod tests {
     #[test]
     fn recall_finds_a_written_memory() {
         let mem = store();
-        let (hits, problems) = mem.recall("postgres", 10).unwrap();
+        let Recall { hits, problems, .. } =
+            mem.recall(&RecallRequest::new("postgres", 10)).unwrap();
         assert!(problems.is_empty());
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].key, "project_db");
         assert_eq!(hits[0].kind, "project");
         assert!(hits[0].relevance > 0.0);
-        assert!(mem.recall("cricket", 10).unwrap().0.is_empty());
-        assert!(matches!(mem.recall("  ", 10), Err(Error::EmptyQuery)));
+        assert!(
+            mem.recall(&RecallRequest::new("cricket", 10))
+                .unwrap()
+                .hits
+                .is_empty()
+        );
+        assert!(matches!(
+            mem.recall(&RecallRequest::new("  ", 10)),
+            Err(Error::EmptyQuery)
+        ));
     }
 
     // spec/cli.md#filters: `list` of one type lists only that type; an unknown type
@@ -439,14 +430,17 @@ mod tests {
     #[test]
     fn list_filters_by_type() {
         let mem = store();
-        let (all, _) = mem.list(None).unwrap();
+        let all = mem.list(&ListRequest::new()).unwrap().memories;
         let mut keys: Vec<&str> = all.iter().map(|l| l.key.as_str()).collect();
         keys.sort_unstable();
         assert_eq!(keys, ["project_db", "user_role"]);
-        let (users, _) = mem.list(Some("user")).unwrap();
+        let users = mem
+            .list(&ListRequest::of_type(Some("user")))
+            .unwrap()
+            .memories;
         assert_eq!(users.len(), 1);
         assert_eq!(users[0].key, "user_role");
-        assert!(mem.list(Some("nonsense")).is_err());
+        assert!(mem.list(&ListRequest::of_type(Some("nonsense"))).is_err());
     }
 
     // spec/ranking.md#packing-the-context-block: the block holds the memories'
@@ -454,7 +448,10 @@ mod tests {
     #[test]
     fn the_context_block_holds_the_memories() {
         let mem = store();
-        let block = mem.context(4096, Some("postgres")).unwrap();
+        let block = mem
+            .context(&ContextRequest::new(4096).with_query("postgres"))
+            .unwrap()
+            .block;
         assert!(block.text.contains("Postgres 16"));
         assert!(block.memories.iter().any(|m| m.key == "project_db"));
     }

@@ -10,13 +10,15 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::engine::{Draft, Memory, Problem, WriteOutcome, check_draft, check_event_size};
+use crate::engine::{
+    Draft, Memory, Problem, Sessions, States, WriteOutcome, check_draft, check_event_size,
+};
 use crate::error::{Error, Result};
 use crate::memory::frontmatter;
 use crate::memory::layout::MAX_MEMORY_FILE;
 use crate::memory::timeline::{Event, format_ts};
 use crate::memory::{Key, Kind, Record};
-use crate::retrieval::state::{self as view, Session, Transcript};
+use crate::retrieval::state::{self as view, Transcript};
 
 /// One agent state entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,13 +79,16 @@ impl Memory {
     }
 
     /// Every state entry, by key, and the problems met loading the store.
-    pub fn states(&self) -> Result<(Vec<StateEntry>, Vec<Problem>)> {
+    pub fn states(&self) -> Result<States> {
         let snap = self.load()?;
         let out = view::state_entries(&snap.records)
             .into_iter()
             .map(|i| StateEntry::of(&snap.records[i]))
             .collect();
-        Ok((out, snap.problems))
+        Ok(States {
+            entries: out,
+            problems: snap.problems,
+        })
     }
 
     /// Sets state `key` to `value` and appends a `state_set` event (none when the
@@ -142,7 +147,7 @@ impl Memory {
         let event = Event::new(self.now(), "state_set", fields)?;
         let line = event.encode();
         check_event_size(&event, &line)?;
-        let (outcome, _) = self.write_locked(&fk, Kind::State, None, &draft)?;
+        let outcome = self.write_locked(&fk, Kind::State, None, &draft)?.outcome;
         if outcome == WriteOutcome::Unchanged {
             return Ok((outcome, None));
         }
@@ -162,14 +167,17 @@ impl Memory {
                 key: e.key,
                 file: fk.file_name(),
             }),
-            Some(_) => self.forget(fk.as_str(), Some("state unset")),
+            Some(_) => Ok(self.forget(fk.as_str(), Some("state unset"))?.event),
         }
     }
 
     /// The sessions of the timeline (events with a `session` field), by first time.
-    pub fn sessions(&self) -> Result<(Vec<Session>, Vec<Problem>)> {
+    pub fn sessions(&self) -> Result<Sessions> {
         let ev = self.events()?;
-        Ok((view::sessions(&ev.events), ev.problems))
+        Ok(Sessions {
+            sessions: view::sessions(&ev.events),
+            problems: ev.problems,
+        })
     }
 
     /// The budgeted transcript of session `id` (spec/cli.md#sessions).
@@ -228,13 +236,15 @@ impl Memory {
         summarizes.insert("through".into(), Value::String(through_s.clone()));
         self.backend.create()?;
         let _g = self.backend.lock(&self.mem_lock)?;
-        let (outcome, _) = self.write_locked_with(
-            &key,
-            kind,
-            None,
-            summary,
-            &[("summarizes", Value::Object(summarizes))],
-        )?;
+        let outcome = self
+            .write_locked_with(
+                &key,
+                kind,
+                None,
+                summary,
+                &[("summarizes", Value::Object(summarizes))],
+            )?
+            .outcome;
         if outcome != WriteOutcome::Unchanged {
             self.backend.append_line(&event.day_file(), &line)?;
         }

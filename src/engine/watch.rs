@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 
-use crate::engine::{IndexOutcome, Memory};
+use crate::engine::{IndexOutcome, Indexed, Memory};
 use crate::error::{Error, Result};
 
 /// Debounce window: long enough to fold an editor's save into one event, short
@@ -69,7 +69,7 @@ pub fn watch(
         })?;
     // The watch is armed before the first rebuild, so an edit made as soon as the
     // first report arrives is never missed.
-    let (outcome, problems) = mem.index_with_problems()?;
+    let Indexed { outcome, problems } = mem.index()?;
     on_rebuild(Rebuild {
         changed: Vec::new(),
         outcome,
@@ -106,7 +106,7 @@ pub fn watch(
         if changed.is_empty() {
             continue;
         }
-        let (outcome, problems) = mem.index_with_problems()?;
+        let Indexed { outcome, problems } = mem.index()?;
         on_rebuild(Rebuild {
             changed,
             outcome,

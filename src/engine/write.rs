@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::engine::Memory;
 use crate::engine::events::check_event_size;
+use crate::engine::requests::{Forgotten, Written};
 use crate::engine::types::{Draft, IndexOutcome, WriteOutcome};
 use crate::error::{Error, Result};
 use crate::memory::frontmatter;
@@ -15,19 +16,14 @@ use crate::memory::timeline::Event;
 use crate::memory::{Decay, Key, Kind, Meta, Record, Stamp};
 
 impl Memory {
-    /// Creates or updates a memory. Identical content is a no-op.
-    pub fn write(&self, d: &Draft) -> Result<WriteOutcome> {
-        self.write_and_index(d).map(|(outcome, _)| outcome)
-    }
-
-    /// Creates or updates a memory like [`Memory::write`], and says what the MEMORY.md
-    /// rebuild did (a hand-edited index saved under `.memdir/backups/`).
+    /// Creates or updates a memory, and says what the MEMORY.md rebuild did (a
+    /// hand-edited index saved under `.memdir/backups/`). Identical content is a no-op.
     ///
     /// Everything that can fail short of the disk itself (reading the store, checking
     /// MEMORY.md, saving a hand-edited one) happens before the memory file is written;
     /// if writing the index then fails, the memory file is put back as it was, so an
     /// error means nothing changed (spec/architecture.md#a-command-that-fails-changed-nothing).
-    pub fn write_and_index(&self, d: &Draft) -> Result<(WriteOutcome, IndexOutcome)> {
+    pub fn write(&self, d: &Draft) -> Result<Written> {
         let key = Key::parse(&d.key)?;
         let kind = Kind::parse_strict(d.kind.trim()).ok_or_else(|| Error::Type {
             value: d.kind.clone(),
@@ -48,7 +44,7 @@ impl Memory {
         kind: Kind,
         decay: Option<Decay>,
         d: &Draft,
-    ) -> Result<(WriteOutcome, IndexOutcome)> {
+    ) -> Result<Written> {
         self.write_locked_with(key, kind, decay, d, &[])
     }
 
@@ -61,7 +57,7 @@ impl Memory {
         decay: Option<Decay>,
         d: &Draft,
         extra: &[(&str, Value)],
-    ) -> Result<(WriteOutcome, IndexOutcome)> {
+    ) -> Result<Written> {
         let key = key.clone();
         let name = key.file_name();
         let before = self.backend.read_text(&name, MAX_MEMORY_FILE)?;
@@ -82,7 +78,10 @@ impl Memory {
             && crate::memory::content_hash(&meta, &d.body)
                 == crate::memory::content_hash(&p.meta, &p.body)
         {
-            return Ok((WriteOutcome::Unchanged, IndexOutcome::default()));
+            return Ok(Written {
+                outcome: WriteOutcome::Unchanged,
+                index: IndexOutcome::default(),
+            });
         }
         meta.updated = today;
         let text = frontmatter::render(&meta, &d.body);
@@ -117,25 +116,17 @@ impl Memory {
         } else {
             WriteOutcome::Created
         };
-        Ok((outcome, index))
+        Ok(Written { outcome, index })
     }
 
-    /// Deletes a memory, rebuilds the index and logs a `forgot` event.
-    pub fn forget(&self, key: &str, reason: Option<&str>) -> Result<Event> {
-        self.forget_and_index(key, reason).map(|(e, _)| e)
-    }
-
-    /// Forgets like [`Memory::forget`], and says what the MEMORY.md rebuild did.
+    /// Deletes a memory, rebuilds the index and logs a `forgot` event; says what the
+    /// MEMORY.md rebuild did.
     ///
     /// The `forgot` event is logged before the file is deleted, so a process killed in
     /// between leaves the memory and its tombstone, never a memory gone without one;
     /// everything that can fail (reading the store, the timeline folder, MEMORY.md)
     /// fails before the file is touched (spec/timeline-format.md#events-memdir-writes).
-    pub fn forget_and_index(
-        &self,
-        key: &str,
-        reason: Option<&str>,
-    ) -> Result<(Event, IndexOutcome)> {
+    pub fn forget(&self, key: &str, reason: Option<&str>) -> Result<Forgotten> {
         self.require_dir()?;
         let key = self.resolve_key(key)?;
         let _g = self.backend.lock(&self.mem_lock)?;
@@ -175,7 +166,7 @@ impl Memory {
                 return Err(e);
             }
         };
-        Ok((event, index))
+        Ok(Forgotten { event, index })
     }
 }
 
@@ -310,7 +301,7 @@ mod tests {
         let mut d = draft("user_role", "user", "Argentina fan.\n");
         d.tags = Some(vec!["football".into()]);
         d.important = Some(true);
-        assert_eq!(mem.write(&d).unwrap(), WriteOutcome::Created);
+        assert_eq!(mem.write(&d).unwrap().outcome, WriteOutcome::Created);
         let r = mem.read("user_role").unwrap();
         assert_eq!(r.key.as_str(), "user_role");
         assert_eq!(r.meta.name, "user role");
@@ -333,12 +324,15 @@ mod tests {
             .unwrap()
             .with_clock(at("2026-05-01T09:00:00Z"));
         assert_eq!(
-            later.write(&draft("k", "project", "body")).unwrap(),
+            later.write(&draft("k", "project", "body")).unwrap().outcome,
             WriteOutcome::Unchanged
         );
         assert_eq!(later.read("k").unwrap().meta.updated.text, "2026-04-14");
         assert_eq!(
-            later.write(&draft("k", "project", "new body")).unwrap(),
+            later
+                .write(&draft("k", "project", "new body"))
+                .unwrap()
+                .outcome,
             WriteOutcome::Updated
         );
         let r = later.read("k").unwrap();
@@ -368,7 +362,7 @@ mod tests {
     fn forget_logs_a_forgot_event_then_deletes() {
         let (_tmp, mem) = dir_store();
         mem.write(&draft("k", "user", "body")).unwrap();
-        let event = mem.forget("k", Some("outdated")).unwrap();
+        let event = mem.forget("k", Some("outdated")).unwrap().event;
         assert_eq!(event.kind, "forgot");
         assert_eq!(event.fields["key"], "k");
         assert_eq!(event.fields["reason"], "outdated");

@@ -17,10 +17,12 @@ use serde_json::{Value, json};
 
 use super::core::{MemoryServer, event_json, in_range};
 use super::uri;
-use crate::engine::{ActivityQuery, Edit, FindReplace, SectionEdit, WriteOutcome};
+use crate::engine::{
+    ActivityQuery, Edit, FindReplace, Loaded, RecallRequest, SectionEdit, WriteOutcome,
+};
 use crate::error::Error;
 use crate::memory::Key;
-use crate::retrieval::filter::{self, Filter};
+use crate::retrieval::filter;
 use crate::retrieval::graph::{self, Direction};
 
 /// `recent_activity`'s limit when none is given.
@@ -199,7 +201,7 @@ impl MemoryServer {
                 decay: a.decay,
                 source: a.source,
             };
-            let outcome = s.mem.edit(&a.key, &edit)?;
+            let outcome = s.mem.edit(&a.key, &edit)?.outcome;
             let key = Key::parse(&a.key)?;
             if outcome != WriteOutcome::Unchanged {
                 s.hub.refresh(&s.mem);
@@ -225,7 +227,7 @@ impl MemoryServer {
     )]
     async fn rename_memory(&self, Parameters(a): Parameters<RenameArgs>) -> CallToolResult {
         self.run(move |s| {
-            let event = s.mem.rename(&a.key, &a.new_key)?;
+            let event = s.mem.rename(&a.key, &a.new_key)?.event;
             s.hub.refresh(&s.mem);
             let from = event.field_str("from").unwrap_or(&a.key).to_string();
             let to = event.field_str("to").unwrap_or(&a.new_key).to_string();
@@ -297,9 +299,10 @@ impl MemoryServer {
     )]
     async fn search(&self, Parameters(a): Parameters<SearchArgs>) -> CallToolResult {
         self.run(move |s| {
-            let (hits, _) = s
+            let hits = s
                 .mem
-                .recall_filtered(&a.query, SEARCH_LIMIT, &Filter::default())?;
+                .recall(&RecallRequest::new(a.query.as_str(), SEARCH_LIMIT))?
+                .hits;
             let results: Vec<Value> = hits
                 .iter()
                 .map(|h| json!({"id": h.key, "title": h.name, "url": uri::for_key(&h.key)}))
@@ -355,7 +358,10 @@ impl MemoryServer {
                 RELATED_DEFAULT_TOKENS,
                 1_000_000,
             )?;
-            let (walk, problems) = s.mem.graph(&a.key, depth, a.rel.as_deref(), dir)?;
+            let Loaded {
+                value: walk,
+                problems,
+            } = s.mem.graph(&a.key, depth, a.rel.as_deref(), dir)?;
             let shown = graph::render(&walk, graph::Format::Text, max);
             let w = walk.truncated(shown.shown);
             let doc = json!({

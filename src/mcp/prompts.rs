@@ -15,8 +15,8 @@ use rmcp::model::{
 use serde_json::{Map, Value};
 
 use super::core::Shared;
+use crate::engine::ListRequest;
 use crate::error::Error;
-use crate::retrieval::filter::Filter;
 use crate::store::{Found, found_name};
 
 /// The URI template of one memory.
@@ -143,8 +143,7 @@ fn remember_text(focus: Option<&str>) -> String {
 
 /// The text of `review_memories`: the memories briefly, then what to do with them.
 fn review_text(s: &Shared, kind: Option<&str>) -> Result<String, Error> {
-    let f = Filter::default().types(kind);
-    let (items, _) = s.mem.list_filtered(&f)?;
+    let items = s.mem.list(&ListRequest::of_type(kind))?.memories;
     let mut t =
         String::from("Review the memories in memdir and consolidate them, using its tools.\n\n");
     match kind {
@@ -261,8 +260,8 @@ pub fn complete(s: &Shared, req: &CompleteRequestParams) -> Result<CompletionInf
                 return Ok(CompletionInfo::default());
             }
             let mut types: Vec<String> = TYPES.iter().map(|t| t.to_string()).collect();
-            if let Ok((items, _)) = s.mem.list_filtered(&Filter::default()) {
-                types.extend(items.into_iter().map(|i| i.kind));
+            if let Ok(list) = s.mem.list(&ListRequest::new()) {
+                types.extend(list.memories.into_iter().map(|i| i.kind));
             }
             Ok(matching(types, value))
         }

@@ -61,7 +61,7 @@ impl MemoryServer {
                 )),
             },
             None => {
-                let (entries, _) = s.mem.states()?;
+                let entries = s.mem.states()?.entries;
                 let text = if entries.is_empty() {
                     "no state entries".to_string()
                 } else {

@@ -14,7 +14,7 @@ use super::args::{
     ContextArgs, ForgetArgs, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListArgs, NoteArgs, ReadArgs,
     RecallArgs, RememberArgs, cursor_at, cursor_offset,
 };
-use crate::engine::{Draft, WriteOutcome};
+use crate::engine::{ContextRequest, Draft, List, ListRequest, RecallRequest, WriteOutcome};
 use crate::error::Error;
 use crate::memory::Key;
 
@@ -47,7 +47,7 @@ impl MemoryServer {
                 valid_until: a.valid_until,
             };
             let outcome = match a.summarizes {
-                None => s.mem.write(&draft)?,
+                None => s.mem.write(&draft)?.outcome,
                 Some(sum) => {
                     let through = match sum.through.as_deref() {
                         None => None,
@@ -85,11 +85,11 @@ impl MemoryServer {
     )]
     async fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
         self.run(move |s| {
-            let recall = s.mem.recall_report(
-                &a.query,
-                in_range("limit", a.limit, 10, 1000)?,
-                &a.filter.filter(None)?,
-            )?;
+            let recall = s.mem.recall(&RecallRequest {
+                query: a.query.clone(),
+                limit: in_range("limit", a.limit, 10, 1000)?,
+                filter: a.filter.filter(None)?,
+            })?;
             let (hits, problems) = (recall.hits, recall.problems);
             let mut text = String::new();
             for h in &hits {
@@ -142,7 +142,7 @@ impl MemoryServer {
     )]
     async fn forget(&self, Parameters(a): Parameters<ForgetArgs>) -> CallToolResult {
         self.run(move |s| {
-            let event = s.mem.forget(&a.key, a.reason.as_deref())?;
+            let event = s.mem.forget(&a.key, a.reason.as_deref())?.event;
             s.hub.refresh(&s.mem);
             let key = event.field_str("key").unwrap_or(&a.key).to_string();
             Ok((
@@ -194,9 +194,11 @@ impl MemoryServer {
     async fn memory_context(&self, Parameters(a): Parameters<ContextArgs>) -> CallToolResult {
         self.run(move |s| {
             let max = in_range("max_tokens", a.max_tokens, s.max_tokens, MAX_CONTEXT_TOKENS)?;
-            let query = a.query.as_deref().filter(|q| !q.trim().is_empty());
-            let filter = a.filter.filter(None)?;
-            let c = s.mem.context_report(max, query, &filter)?;
+            let c = s.mem.context(&ContextRequest {
+                max_tokens: max,
+                query: a.query.filter(|q| !q.trim().is_empty()),
+                filter: a.filter.filter(None)?,
+            })?;
             let mut doc = serde_json::to_value(&c.block).unwrap_or_default();
             // Only with [embeddings] configured and a query (spec/mcp.md,
             // spec/ranking.md#hybrid-recall). The text stays the block alone: it goes
@@ -228,7 +230,11 @@ impl MemoryServer {
             )?;
             let start = cursor_offset("cursor", a.cursor.as_deref())?;
             let filter = a.filter.filter(a.kind.as_deref())?;
-            let (items, problems) = s.mem.list_filtered(&filter)?;
+            let List {
+                memories: items,
+                problems,
+                ..
+            } = s.mem.list(&ListRequest::new().with_filter(filter))?;
             let total = items.len();
             let page: Vec<_> = items.into_iter().skip(start).take(limit).collect();
             let end = start.saturating_add(page.len());
