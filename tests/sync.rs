@@ -14,6 +14,7 @@ use crate::common::{memdir, run, stderr, stdout, tree};
 mod foreign;
 mod hostile;
 mod races;
+mod rotate;
 mod state;
 
 /// A memory directory on one "device", syncing through `remote`.

@@ -18,7 +18,13 @@ else $XDG_CONFIG_HOME/memdir/key, else ~/.config/memdir/key.
 
 THERE IS NO KEY RECOVERY. Memories pushed in encrypted-ipfs mode can only be read with
 this file: copy it to your other devices and keep a backup somewhere safe. A lost key
-means lost memories."
+means lost memories.
+
+To rotate the key: `memdir keygen --out NEW`, point MEMDIR_KEY_FILE or key_file in
+.memdir/config.toml at NEW, then `memdir push`: the current version is sealed again to
+the new key. Copy NEW to every other device and point it there before its next sync
+(with only the old key a device cannot open the new version, and its pushes are
+refused). Keep the old key: versions pushed before the rotation stay sealed to it."
 )]
 pub struct Args {
     /// Where to write the key file.

@@ -174,6 +174,7 @@ impl SyncError {
             SyncError::Foreign { .. } => "it was refused before anything was written; nothing was changed. If it is yours, fix the name on the device that pushed it and push again".into(),
             SyncError::Decode { .. } | SyncError::InnerCar { .. } => "the data was rejected before anything was written; nothing was changed".into(),
             SyncError::Seal { .. } => "nothing was sent; the directory is over what one sealed blob can hold".into(),
+            SyncError::Open { source: SealError::Decrypt, .. } => "it was sealed to another key, or altered; check MEMDIR_KEY_FILE / key_file in .memdir/config.toml. After a key rotation on another device, copy the new key file here and point one of them at it. Nothing was changed".into(),
             SyncError::Open { .. } => "it was sealed to another key, or altered; check MEMDIR_KEY_FILE / key_file in .memdir/config.toml. Nothing was changed".into(),
             SyncError::NoKey { .. } => "create one with `memdir keygen`, or copy the key file from the device that pushed and point MEMDIR_KEY_FILE at it".into(),
             SyncError::NoProvider => "providers: kubo, pinata, filebase, storacha, folder (and gateway for pulls)".into(),

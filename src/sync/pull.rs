@@ -289,6 +289,8 @@ fn record(
         provider: remote.provider.name().to_string(),
         via: "pull".into(),
         at: now,
+        // It opened with this key, and its MAC says a holder of this key sealed it.
+        key_fingerprint: remote.key_fingerprint(),
     };
     let mut learned = vec![root.to_string()];
     learned.extend(remote_lineage.iter().flatten().map(|c| c.to_string()));

@@ -53,10 +53,12 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
         unpinned: Vec::new(),
         warnings: Vec::new(),
     };
+    let key = remote.key_fingerprint();
     let decision = plan_push(&PushInputs {
         state: &state,
         root: &dag.root,
         mode: remote.mode(),
+        key: key.as_deref(),
         provider: &provider,
         head,
         force,
@@ -225,6 +227,7 @@ fn record(
         car_bytes: receipt.car_bytes,
         delta: receipt.delta,
         at: now,
+        key_fingerprint: remote.key_fingerprint(),
     });
     let new_base = Base {
         root: report.root.clone(),
@@ -233,6 +236,7 @@ fn record(
         provider: provider.clone(),
         via: "push".into(),
         at: now,
+        key_fingerprint: remote.key_fingerprint(),
     };
     state.remember(None);
     mem.with_lock(|files| state.record_base(files, new_base, plain_root, plain_car))?;
@@ -283,6 +287,8 @@ pub(crate) struct PushInputs<'a> {
     /// The plaintext root of the directory.
     pub root: &'a Cid,
     pub mode: Mode,
+    /// The fingerprint of the key this push seals to (`None` in `ipfs` mode).
+    pub key: Option<&'a str>,
     pub provider: &'a str,
     /// The provider's head, `None` when it keeps none or has nothing.
     pub head: Option<Cid>,
@@ -322,11 +328,14 @@ pub(crate) fn plan_push(i: &PushInputs<'_>) -> Result<PushPlan> {
     // the foreign root, not ours, so the profile root is still to be published and no
     // block of ours can be assumed there (spec/sync.md#foreign-dags).
     let re_encoded = base.is_some_and(|b| b.mode == Mode::Ipfs && b.root != b.network_root);
-    // Already there: the base is this exact version and it is the provider's head (or,
-    // without a head, a pin we made on this provider).
+    // Already there: the base is this exact version, sealed to this key, and it is the
+    // provider's head (or, without a head, a pin we made on this provider). Sealed to
+    // another key (or to a key not recorded) it is re-sealed and pushed: a device
+    // holding only this key could not open it (spec/sync.md#key-rotation).
     if let Some(b) = base
         && b.root == i.root.to_string()
         && b.mode == i.mode
+        && b.key_fingerprint.as_deref() == i.key
         && !re_encoded
     {
         let pinned_here = i
@@ -399,6 +408,7 @@ mod tests {
             provider: provider.into(),
             via: "push".into(),
             at: DateTime::<Utc>::UNIX_EPOCH,
+            key_fingerprint: None,
         }
     }
 
@@ -410,6 +420,7 @@ mod tests {
             car_bytes: 1,
             delta: false,
             at: DateTime::<Utc>::UNIX_EPOCH,
+            key_fingerprint: None,
         }
     }
 
@@ -425,6 +436,7 @@ mod tests {
             state,
             root,
             mode,
+            key: None,
             provider: "kubo",
             head,
             force,
@@ -537,6 +549,54 @@ mod tests {
             check(&foreign, &b, Mode::Ipfs, Some(h), false, true),
             PushPlan::Upload(Upload::Full)
         );
+    }
+
+    // spec/sync.md#key-rotation: an unchanged encrypted version is up to date only when
+    // the base was sealed to the key this push seals to.
+    #[test]
+    fn push_plan_reseals_for_another_key() {
+        let (plain, sealed) = (cid(1), cid(2));
+        let with_key = |key: Option<&str>| State {
+            base: Some(Base {
+                key_fingerprint: key.map(str::to_string),
+                ..base(&plain, &sealed, Mode::EncryptedIpfs, "kubo")
+            }),
+            ..State::default()
+        };
+        let plan = |state: &State, key: &str, head: Option<Cid>| {
+            plan_push(&PushInputs {
+                state,
+                root: &plain,
+                mode: Mode::EncryptedIpfs,
+                key: Some(key),
+                provider: "kubo",
+                head,
+                force: false,
+                keeps_blocks: true,
+            })
+            .unwrap()
+        };
+        let up_to_date = PushPlan::UpToDate {
+            network_root: sealed.to_string(),
+        };
+        // Same key, the head is the base: nothing to send.
+        assert_eq!(plan(&with_key(Some("k1")), "k1", Some(sealed)), up_to_date);
+        // Another key: the same plaintext is sealed again and sent in full, over the
+        // head it replaces (the base, so not "ahead").
+        assert_eq!(
+            plan(&with_key(Some("k1")), "k2", Some(sealed)),
+            PushPlan::Upload(Upload::Full)
+        );
+        // A state written before keys were recorded: unknown, re-sealed.
+        assert_eq!(
+            plan(&with_key(None), "k1", Some(sealed)),
+            PushPlan::Upload(Upload::Full)
+        );
+        // Without a head, a pin of the old key's blob does not count either.
+        let mut pinned = with_key(Some("k1"));
+        pinned.pushes.insert("kubo".into(), vec![pushed(&sealed)]);
+        assert_eq!(plan(&pinned, "k1", None), up_to_date);
+        assert_eq!(plan(&pinned, "k2", None), PushPlan::Upload(Upload::Full));
     }
 
     #[test]

@@ -68,6 +68,15 @@ impl Remote<'_> {
         }
     }
 
+    /// The fingerprint of the key a push seals to and a pull opens with; `None` in
+    /// `ipfs` mode.
+    pub(super) fn key_fingerprint(&self) -> Option<String> {
+        match self.seal {
+            Seal::Sealed(key) => Some(key.fingerprint()),
+            Seal::Plain => None,
+        }
+    }
+
     /// The provider's head, `None` when nothing is published or the provider keeps
     /// no head.
     pub(super) fn head(&self) -> Result<Option<Cid>> {

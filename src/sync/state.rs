@@ -32,6 +32,12 @@ pub struct Base {
     /// `push` or `pull`.
     pub via: String,
     pub at: DateTime<Utc>,
+    /// `encrypted-ipfs`: the fingerprint ([`crate::sync::seal::Key::fingerprint`],
+    /// never the key) of the key `network_root` is sealed to. `None` in `ipfs` mode and
+    /// in a state written before it was recorded: an unknown key, so the next push
+    /// re-seals (spec/sync.md#key-rotation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_fingerprint: Option<String>,
 }
 
 /// One push a provider accepted.
@@ -48,6 +54,11 @@ pub struct Pushed {
     /// Whether only new blocks were sent.
     pub delta: bool,
     pub at: DateTime<Utc>,
+    /// `encrypted-ipfs`: the fingerprint of the key it was sealed to (as in
+    /// [`Base::key_fingerprint`]); `None` in `ipfs` mode or when written before it
+    /// was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_fingerprint: Option<String>,
 }
 
 /// `.memdir/sync/state.json`.
@@ -201,5 +212,37 @@ mod tests {
         let e = State::load(mem.backend()).unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");
         assert_eq!(e.class(), Class::Input);
+    }
+
+    // A state written before key fingerprints were recorded still reads (an unknown
+    // key: the next push re-seals), and one without a fingerprint writes none.
+    #[test]
+    fn state_without_key_fingerprints_reads() {
+        let mem = Memory::in_memory();
+        let old = br#"{
+  "version": 1,
+  "base": {"root": "r", "network_root": "n", "mode": "encrypted-ipfs",
+           "provider": "folder", "via": "push", "at": "2026-04-01T00:00:00Z"},
+  "pushes": {"folder": [{"root": "n", "plain_root": "r", "provider_id": "",
+                         "car_bytes": 1, "delta": false, "at": "2026-04-01T00:00:00Z"}]}
+}"#;
+        mem.backend().write_atomic(SYNC_STATE_FILE, old).unwrap();
+        let s = State::load(mem.backend()).unwrap();
+        let base = s.base.as_ref().unwrap();
+        assert_eq!(base.key_fingerprint, None);
+        assert_eq!(s.pushes["folder"][0].key_fingerprint, None);
+        assert!(
+            !serde_json::to_string(&s)
+                .unwrap()
+                .contains("key_fingerprint")
+        );
+        let mut with = s.clone();
+        with.base.as_mut().unwrap().key_fingerprint = Some("x25519-sha256:00".into());
+        let text = serde_json::to_string(&with).unwrap();
+        assert!(
+            text.contains(r#""key_fingerprint":"x25519-sha256:00""#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<State>(&text).unwrap(), with);
     }
 }

@@ -104,6 +104,8 @@ pub const MAGIC_2: &[u8; 13] = b"MEMDIR-SEAL-2";
 pub const MAX_LINEAGE: usize = 256;
 /// The first line of a key file.
 pub const KEY_FILE_HEADER: &str = "memdir-key-v1";
+/// Hashed before the public key in [`Key::fingerprint`].
+pub const FINGERPRINT_LABEL: &[u8] = b"memdir key fingerprint v1";
 /// HMAC message that derives the MAC key from the secret key.
 pub const MAC_KEY_LABEL: &[u8] = b"memdir-seal-1 mac key";
 /// Bytes `crypto_box_seal` adds: ephemeral public key (32) + Poly1305 tag (16).
@@ -140,6 +142,21 @@ impl Key {
     /// The public key (what boxes are sealed to).
     pub fn public_key(&self) -> &PublicKey {
         &self.public
+    }
+
+    /// Which key this is, without revealing it: `x25519-sha256:` and the first 16
+    /// bytes (hex) of SHA-256 over [`FINGERPRINT_LABEL`] and the public key. The sync
+    /// state records it per push, so a push with another key re-seals
+    /// (spec/sync.md#key-rotation).
+    pub fn fingerprint(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(FINGERPRINT_LABEL);
+        h.update(self.public.as_bytes());
+        let digest = h.finalize();
+        format!(
+            "x25519-sha256:{}",
+            data_encoding::HEXLOWER.encode(&digest[..16])
+        )
     }
 
     /// The key file text (format in the module docs).
@@ -549,6 +566,26 @@ mod tests {
 
     fn raw_cid(data: &[u8]) -> Cid {
         crate::ipfs::unixfs::block_cid(crate::ipfs::unixfs::CODEC_RAW, data)
+    }
+
+    #[test]
+    fn fingerprint_names_the_key_without_revealing_it() {
+        let key = Key::from_secret_bytes([7; 32]);
+        let fp = key.fingerprint();
+        let mut h = Sha256::new();
+        h.update(FINGERPRINT_LABEL);
+        h.update(key.public_bytes());
+        assert_eq!(fp, format!("x25519-sha256:{}", hex(&h.finalize()[..16])));
+        assert_eq!(fp, Key::from_secret_bytes([7; 32]).fingerprint());
+        assert_ne!(fp, Key::from_secret_bytes([8; 32]).fingerprint());
+        for part in [
+            hex(&[7; 32]),
+            hex(&key.public_bytes()),
+            BASE64.encode(&[7; 32]),
+            BASE64.encode(&key.public_bytes()),
+        ] {
+            assert!(!fp.contains(&part[..16]), "{fp}");
+        }
     }
 
     #[test]
