@@ -146,5 +146,6 @@ case!(edit_rename_timeline);
 case!(import_formats);
 case!(state_and_sessions);
 case!(timeline_repair);
+case!(hyphen_values);
 case!(links_graph);
 case!(prune_consolidate);

@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_MAX_TOKENS)]
     pub max_tokens: usize,
     /// Rank by relevance to this text (blended with salience and recency).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub query: Option<String>,
     #[command(flatten)]
     pub filter: FilterArgs,

@@ -31,7 +31,12 @@ pub struct Args {
     pub prepend: Option<String>,
     /// Replace the section under this Markdown heading (`Why`, or `## Why` to name the
     /// level) up to the next heading of the same or a higher level; needs --content.
-    #[arg(long, value_name = "HEADING", requires = "content")]
+    #[arg(
+        long,
+        value_name = "HEADING",
+        requires = "content",
+        allow_hyphen_values = true
+    )]
     pub replace_section: Option<String>,
     /// The new text of the section named by --replace-section.
     #[arg(
@@ -61,10 +66,10 @@ pub struct Args {
     #[arg(long, value_name = "N", requires = "find")]
     pub count: Option<usize>,
     /// New human title.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub name: Option<String>,
     /// New one-line description.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub description: Option<String>,
     /// New type: user, feedback, project or reference.
     #[arg(long = "type", value_name = "TYPE")]
@@ -82,7 +87,7 @@ pub struct Args {
     #[arg(long)]
     pub decay: Option<String>,
     /// Which conversation or event produced the memory.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub source: Option<String>,
     #[command(flatten)]
     pub push: super::Offline,

@@ -11,7 +11,7 @@ pub struct Args {
     /// The key of the memory to delete.
     pub key: String,
     /// Why (kept in the `forgot` timeline event).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub reason: Option<String>,
     #[command(flatten)]
     pub push: super::Offline,

@@ -26,7 +26,7 @@ pub struct LinkArgs {
     /// The target: a key, an alias or a name.
     pub to: String,
     /// A note written after the link: `- REL:: [[B]] (CONTEXT)`.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub context: Option<String>,
     #[command(flatten)]
     pub push: super::Offline,

@@ -111,6 +111,24 @@ fn parse_switch(s: &str) -> Result<bool, String> {
     }
 }
 
+/// A text value given in a positional's place: may start with `-` (`- tired`, `-5`),
+/// but a lone `--word` is a mistyped flag, not text (spec/cli.md#values-that-start-with--).
+/// An option's value (`--body "- item"`) needs no check: clap has already matched
+/// the option.
+fn text_value(s: &str) -> Result<String, String> {
+    let flag = s.strip_prefix("--").is_some_and(|w| {
+        w.starts_with(|c: char| c.is_ascii_alphabetic())
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '=')
+    });
+    if flag {
+        return Err(format!(
+            "`{s}` looks like a mistyped flag: this command has no such flag"
+        ));
+    }
+    Ok(s.to_string())
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create the memory directory (MEMORY.md, timeline/, .memdir/).

@@ -22,6 +22,7 @@ Examples:
 )]
 pub struct Args {
     /// What to look for.
+    #[arg(allow_hyphen_values = true, value_parser = super::text_value)]
     pub query: String,
     /// How many hits at most.
     #[arg(long, default_value_t = 10)]

@@ -46,17 +46,18 @@ pub struct Compact {
     #[arg(
         long,
         conflicts_with = "body_file",
-        required_unless_present = "body_file"
+        required_unless_present = "body_file",
+        allow_hyphen_values = true
     )]
     pub body: Option<String>,
     /// Read the summary from a file.
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
     /// Human title (default `Session <ID>`).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub name: Option<String>,
     /// One line for the index (default `summary of session <ID>`).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub description: Option<String>,
     /// The summary's type (default project).
     #[arg(long = "type", value_name = "TYPE", default_value = "project")]

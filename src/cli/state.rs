@@ -37,7 +37,11 @@ pub struct Set {
     /// The state key (`mood` is the file `state_mood.md`).
     pub key: String,
     /// The value (the body of the file).
-    #[arg(conflicts_with = "value_file")]
+    #[arg(
+        conflicts_with = "value_file",
+        allow_hyphen_values = true,
+        value_parser = super::text_value
+    )]
     pub value: Option<String>,
     /// Read the value from a file.
     #[arg(long, value_name = "FILE")]

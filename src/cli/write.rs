@@ -24,10 +24,10 @@ pub struct Args {
     /// The key: the file stem, `^[a-z0-9][a-z0-9_-]{0,99}$`, e.g. `user_role`.
     pub key: String,
     /// Human title.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub name: String,
     /// One line, shown in the index and used for relevance.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub description: String,
     /// user, feedback, project, reference or state.
     #[arg(long = "type", value_name = "TYPE")]
@@ -45,7 +45,7 @@ pub struct Args {
     #[arg(long)]
     pub decay: Option<String>,
     /// Which conversation or event produced the memory.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub source: Option<String>,
     /// The key of a memory this one replaces (repeat for several); replaces the
     /// memory's list. `--supersedes ''` clears it.
@@ -56,7 +56,7 @@ pub struct Args {
     #[arg(long, value_name = "YYYY-MM-DD")]
     pub valid_until: Option<String>,
     /// The Markdown body.
-    #[arg(long, conflicts_with = "body_file")]
+    #[arg(long, conflicts_with = "body_file", allow_hyphen_values = true)]
     pub body: Option<String>,
     /// Read the body from a file.
     #[arg(long, value_name = "FILE")]

@@ -121,16 +121,18 @@ pub(super) fn dangling_problems(
     texts: &std::collections::BTreeMap<String, String>,
 ) -> Vec<Problem> {
     let g = Graph::build(records);
+    // Where each memory's body starts, found once per memory: finding it reads the
+    // whole file, once per link it was quadratic in one memory's dangling links.
+    let mut starts: std::collections::HashMap<&str, Option<usize>> =
+        std::collections::HashMap::new();
     g.dangling
         .iter()
         .map(|d| {
             let path = format!("{}.md", d.from);
-            let line = d.link.line.and_then(|l| {
-                texts
-                    .get(&d.from)
-                    .and_then(|t| body_start(t))
-                    .map(|s| s + l)
-            });
+            let start = *starts
+                .entry(d.from.as_str())
+                .or_insert_with(|| texts.get(&d.from).and_then(|t| body_start(t)));
+            let line = d.link.line.and_then(|l| start.map(|s| s + l));
             let written = match d.link.origin {
                 links::Origin::Field => format!("`{}: \"[[{}]]\"`", d.link.rel, d.link.target),
                 _ => format!("[[{}]] ({})", d.link.target, d.link.rel),
@@ -147,6 +149,9 @@ pub(super) fn dangling_problems(
 /// The file line just before the body's first line: the body is the text after the
 /// closing `---` with leading blank lines removed.
 fn body_start(text: &str) -> Option<usize> {
+    // Normalizing reads the whole file.
+    #[cfg(test)]
+    crate::retrieval::graph::work::add(text.len());
     let text = frontmatter::normalize_text(text);
     let mut lines = text.split('\n').enumerate();
     lines.next().filter(|(_, l)| l.trim_end() == "---")?;
@@ -160,4 +165,50 @@ fn body_start(text: &str) -> Option<usize> {
         .take_while(|l| l.trim().is_empty())
         .count();
     Some(close + 1 + blanks)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::retrieval::graph::work;
+
+    /// A store of one memory with `n` dangling links, as `check` loads it.
+    fn dangling_store(n: usize) -> (Vec<Record>, BTreeMap<String, String>) {
+        let body: String = (0..n)
+            .map(|i| format!("- knows:: [[nobody{i}]]\n"))
+            .collect();
+        let text = format!(
+            "---\nname: Hub\ndescription: d\ntype: user\ncreated: 2026-01-01\nupdated: 2026-01-01\n---\n\n{body}"
+        );
+        let p = frontmatter::parse(&text).unwrap();
+        let rec = Record {
+            key: Key::parse("hub").unwrap(),
+            meta: p.meta,
+            body: p.body,
+        };
+        (vec![rec], BTreeMap::from([("hub".to_string(), text)]))
+    }
+
+    #[test]
+    fn dangling_links_cost_linear_work() {
+        // issue 31 item 9: `check` on one memory with 40,000 links took seconds.
+        // Counted, not timed: four times the links may cost about four times the work.
+        let work_for = |n: usize| {
+            let (recs, texts) = dangling_store(n);
+            work::take();
+            let problems = dangling_problems(&recs, &texts);
+            let w = work::take();
+            assert_eq!(problems.len(), n);
+            // The file line: the frontmatter's 7 lines, a blank line, then the body.
+            assert_eq!(problems[n - 1].line, Some(8 + n));
+            w
+        };
+        let (small, large) = (work_for(500), work_for(2000));
+        assert!(
+            large <= 5 * small.max(1),
+            "{small} steps for 500 links, {large} for 2000"
+        );
+    }
 }

@@ -149,17 +149,23 @@ impl Graph {
                 from.to_string(),
                 (rec.meta.name.clone(), rec.meta.description.clone()),
             );
+            // A relation to a memory counts once, however often it is written: the set
+            // answers in one step what a scan of the list written so far answered in
+            // as many steps as there were links (quadratic in one memory's links).
+            let mut written: HashSet<(String, &str)> = HashSet::new();
+            let mut list: Vec<Edge> = Vec::new();
             for link in links::links_of(&rec.meta, &rec.body) {
                 match resolver.resolve(&link.target) {
                     Some(to) => {
-                        let e = Edge {
-                            from: from.to_string(),
-                            rel: link.rel,
-                            to: to.to_string(),
-                            context: link.context,
-                        };
-                        let list = g.out.entry(from.to_string()).or_default();
-                        if !list.iter().any(|x| x.rel == e.rel && x.to == e.to) {
+                        #[cfg(test)]
+                        work::add(1);
+                        if written.insert((link.rel.clone(), to)) {
+                            let e = Edge {
+                                from: from.to_string(),
+                                rel: link.rel,
+                                to: to.to_string(),
+                                context: link.context,
+                            };
                             g.inc.entry(e.to.clone()).or_default().push(e.clone());
                             list.push(e);
                         }
@@ -169,6 +175,9 @@ impl Graph {
                         link,
                     }),
                 }
+            }
+            if !list.is_empty() {
+                g.out.insert(from.to_string(), list);
             }
         }
         g.dangling.sort_by(|a, b| a.from.cmp(&b.from));
@@ -239,6 +248,27 @@ impl Graph {
             nodes,
             edges,
         }
+    }
+}
+
+/// The steps `Graph::build` takes, counted in tests: its cost must grow linearly
+/// with the links of one memory (issue 31 item 9), checked by counting, not timing.
+#[cfg(test)]
+pub(crate) mod work {
+    use std::cell::Cell;
+
+    thread_local! {
+        static STEPS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Counts `n` steps.
+    pub fn add(n: usize) {
+        STEPS.with(|s| s.set(s.get() + n));
+    }
+
+    /// The steps counted on this thread since the last call.
+    pub fn take() -> usize {
+        STEPS.with(|s| s.replace(0))
     }
 }
 
@@ -555,6 +585,38 @@ mod tests {
         // Incoming edges are derived.
         let inc: Vec<&str> = g.inc["carol"].iter().map(|e| e.from.as_str()).collect();
         assert_eq!(inc, vec!["bob", "acme"]);
+    }
+
+    /// A memory with `n` typed links to `n` other memories (one link repeated, and one
+    /// dangling).
+    fn fan(n: usize) -> Vec<Record> {
+        let mut body: String = (0..n).map(|i| format!("- knows:: [[m{i}]]\n")).collect();
+        body.push_str("- knows:: [[m0]]\n- knows:: [[nobody]]\n");
+        let mut recs = vec![rec("hub", "", &body)];
+        recs.extend((0..n).map(|i| rec(&format!("m{i}"), "", "x")));
+        recs
+    }
+
+    #[test]
+    fn build_is_linear_in_the_links_of_one_memory() {
+        // issue 31 item 9: 40,000 links in one memory took seconds. The work is
+        // counted, not timed: four times the links may cost about four times the steps.
+        let steps = |n: usize| {
+            let recs = fan(n);
+            work::take();
+            let g = Graph::build(&recs);
+            // The same graph as before: every link once, the repeat dropped.
+            assert_eq!(g.out["hub"].len(), n);
+            assert_eq!(g.out["hub"][n - 1].to, format!("m{}", n - 1));
+            assert_eq!(g.inc["m0"].len(), 1);
+            assert_eq!(g.dangling.len(), 1);
+            work::take()
+        };
+        let (small, large) = (steps(500), steps(2000));
+        assert!(
+            large <= 5 * small.max(1),
+            "{small} steps for 500 links, {large} for 2000"
+        );
     }
 
     #[test]
