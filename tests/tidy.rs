@@ -643,7 +643,6 @@ fn rooms_can_be_read_in_one_sitting() {
     const PENDING: &[&str] = &[
         "bench/chats.rs",
         "bench/locomo.rs",
-        "bench/longmemeval.rs",
         "cli/bench.rs",
         "sync/pull.rs",
     ];
