@@ -642,7 +642,6 @@ fn rooms_can_be_read_in_one_sitting() {
     // Files being split on other branches at the moment; this list goes when they land.
     const PENDING: &[&str] = &[
         "bench/chats.rs",
-        "bench/locomo.rs",
         "cli/bench.rs",
         "sync/pull.rs",
     ];
