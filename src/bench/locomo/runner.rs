@@ -78,9 +78,9 @@ pub struct BudgetReport {
     /// Mean estimated tokens of the index section of the block (MEMORY.md whole, or
     /// its most useful lines when it does not fit in its share).
     pub index_tokens: f64,
-    /// The plain baseline on the same conversations and questions: BM25 over
-    /// single turn lines packed to the same budget ([`super::baseline`]),
-    /// categories 1–4 together.
+    /// The plain baseline on the same conversations and questions: BM25 over single
+    /// turn lines packed to the same budget ([`crate::bench::baseline`]), categories
+    /// 1–4 together.
     pub baseline: Score,
     /// The baseline per category.
     pub baseline_categories: BTreeMap<u8, Score>,
