@@ -412,114 +412,164 @@ fn conversation(rng: &mut Rng, i: usize) -> Conversation {
         .single()
         .unwrap_or(DateTime::<Utc>::MIN_UTC)
         + Duration::days(i as i64 * 3);
-    // Where each planted fact goes: (session, exchange), all distinct.
-    let mut slots: Vec<(usize, usize)> = (0..SESSIONS)
-        .flat_map(|s| (0..EXCHANGES).map(move |e| (s, e)))
-        .collect();
-    let mut take = |rng: &mut Rng, lo: usize, hi: usize| -> (usize, usize) {
-        let ok: Vec<usize> = (0..slots.len())
-            .filter(|&k| (lo..hi).contains(&slots[k].0))
+    let mut planter = Planter::new();
+    let spots = plant_facts(&mut planter, rng, &p);
+    let sessions = sessions(rng, start, &planter.planted, &p.user);
+    Conversation {
+        sample_id: format!("chats-{}", i + 1),
+        speakers: [p.user.clone(), "Assistant".into()],
+        sessions,
+        questions: questions(&p, &spots),
+    }
+}
+
+/// Where each planted fact goes, and the facts placed so far.
+struct Planter {
+    /// The free (session, exchange) slots: every planted fact gets its own.
+    slots: Vec<(usize, usize)>,
+    planted: Vec<Planted>,
+}
+
+impl Planter {
+    fn new() -> Planter {
+        Planter {
+            slots: (0..SESSIONS)
+                .flat_map(|s| (0..EXCHANGES).map(move |e| (s, e)))
+                .collect(),
+            planted: Vec::new(),
+        }
+    }
+
+    /// Plants `text` in a free slot of a session in `lo..hi`, drawn from `rng`, and
+    /// returns the slot.
+    fn plant(&mut self, rng: &mut Rng, (lo, hi): (usize, usize), text: String) -> (usize, usize) {
+        let ok: Vec<usize> = (0..self.slots.len())
+            .filter(|&k| (lo..hi).contains(&self.slots[k].0))
             .collect();
         let k = ok[rng.below(ok.len())];
-        slots.swap_remove(k)
-    };
-    let third = SESSIONS / 3;
-    let mut planted: Vec<Planted> = Vec::new();
-    let mut plant = |at: (usize, usize), text: String| {
-        planted.push(Planted { at, text });
+        let at = self.slots.swap_remove(k);
+        self.planted.push(Planted { at, text });
         at
-    };
-    let u = &p.user;
-    let pet = plant(
-        take(rng, 0, SESSIONS),
-        format!(
-            "(our {} {} just knocked the laptop off the table, sorry)",
-            p.pet_kind, p.pet
-        ),
-    );
-    let job0 = plant(
-        take(rng, 0, third),
-        format!(
-            "I'm a {} at {}, so my weeks are fairly packed.",
-            p.jobs[0].0, p.jobs[0].1
-        ),
-    );
-    let job1 = plant(
-        take(rng, 2 * third, SESSIONS),
-        format!(
-            "Big news: I left {} and started as a {} at {} this Monday.",
-            p.jobs[0].1, p.jobs[1].0, p.jobs[1].1
-        ),
-    );
-    let city0 = plant(
-        take(rng, 0, third),
-        format!("Our flat in {} is tiny, so keep that in mind.", p.cities[0]),
-    );
-    let city1 = plant(
-        take(rng, third, 2 * third),
-        format!(
-            "We finally finished the move from {} to {}; the boxes are still everywhere.",
-            p.cities[0], p.cities[1]
-        ),
-    );
-    let relative = plant(
-        take(rng, 0, SESSIONS),
-        format!(
-            "My {} {} is flying in from {} next week, so I want to get this sorted before then.",
-            p.relative.0, p.relative.1, p.relative.2
-        ),
-    );
-    let drink = plant(
-        take(rng, 0, SESSIONS),
-        format!(
-            "I can't do anything before {}, it's how every day starts for me.",
-            p.drink
-        ),
-    );
-    let dislike = plant(
-        take(rng, 0, SESSIONS),
-        format!(
-            "Please leave out {} though, I really can't stand it.",
-            p.dislike
-        ),
-    );
-    let author = plant(
-        take(rng, 0, SESSIONS),
-        format!(
-            "I've been rereading {} again, nobody else comes close for me.",
-            p.author
-        ),
-    );
-    let sport = plant(
-        take(rng, 0, SESSIONS),
-        format!(
-            "I go {} twice a week, which is the one thing I never skip.",
-            p.sport
-        ),
-    );
-    let trips: Vec<(usize, usize)> = p
-        .trips
-        .iter()
-        .enumerate()
-        .map(|(k, (city, what))| {
-            plant(
-                take(rng, k * third, (k + 1) * third),
-                format!("Work is sending me to {city} for {what}, so I'll be away a few days."),
-            )
-        })
-        .collect();
-    let classes: Vec<(usize, usize)> = p
-        .classes
-        .iter()
-        .enumerate()
-        .map(|(k, class)| {
-            plant(
-                take(rng, k * (SESSIONS / 2), (k + 1) * (SESSIONS / 2)),
-                format!("Also, I signed up for {class} on Thursday evenings."),
-            )
-        })
-        .collect();
+    }
+}
 
+/// The slot of each planted fact, (session, exchange).
+struct Spots {
+    pet: (usize, usize),
+    job0: (usize, usize),
+    job1: (usize, usize),
+    city0: (usize, usize),
+    city1: (usize, usize),
+    relative: (usize, usize),
+    drink: (usize, usize),
+    dislike: (usize, usize),
+    author: (usize, usize),
+    sport: (usize, usize),
+    trips: Vec<(usize, usize)>,
+    classes: Vec<(usize, usize)>,
+}
+
+/// Plants the persona's facts, in this order (the generator's draws depend on it):
+/// the changing ones early and late, the spread ones one per third or half.
+fn plant_facts(f: &mut Planter, rng: &mut Rng, p: &Persona) -> Spots {
+    let third = SESSIONS / 3;
+    let all = (0, SESSIONS);
+    Spots {
+        pet: f.plant(
+            rng,
+            all,
+            format!(
+                "(our {} {} just knocked the laptop off the table, sorry)",
+                p.pet_kind, p.pet
+            ),
+        ),
+        job0: f.plant(
+            rng,
+            (0, third),
+            format!(
+                "I'm a {} at {}, so my weeks are fairly packed.",
+                p.jobs[0].0, p.jobs[0].1
+            ),
+        ),
+        job1: f.plant(
+            rng,
+            (2 * third, SESSIONS),
+            format!(
+                "Big news: I left {} and started as a {} at {} this Monday.",
+                p.jobs[0].1, p.jobs[1].0, p.jobs[1].1
+            ),
+        ),
+        city0: f.plant(
+            rng,
+            (0, third),
+            format!("Our flat in {} is tiny, so keep that in mind.", p.cities[0]),
+        ),
+        city1: f.plant(
+            rng,
+            (third, 2 * third),
+            format!(
+                "We finally finished the move from {} to {}; the boxes are still everywhere.",
+                p.cities[0], p.cities[1]
+            ),
+        ),
+        relative: f.plant(
+            rng,
+            all,
+            format!(
+                "My {} {} is flying in from {} next week, so I want to get this sorted before then.",
+                p.relative.0, p.relative.1, p.relative.2
+            ),
+        ),
+        drink: f.plant(
+            rng,
+            all,
+            format!("I can't do anything before {}, it's how every day starts for me.", p.drink),
+        ),
+        dislike: f.plant(
+            rng,
+            all,
+            format!("Please leave out {} though, I really can't stand it.", p.dislike),
+        ),
+        author: f.plant(
+            rng,
+            all,
+            format!("I've been rereading {} again, nobody else comes close for me.", p.author),
+        ),
+        sport: f.plant(
+            rng,
+            all,
+            format!("I go {} twice a week, which is the one thing I never skip.", p.sport),
+        ),
+        trips: p
+            .trips
+            .iter()
+            .enumerate()
+            .map(|(k, (city, what))| {
+                f.plant(
+                    rng,
+                    (k * third, (k + 1) * third),
+                    format!("Work is sending me to {city} for {what}, so I'll be away a few days."),
+                )
+            })
+            .collect(),
+        classes: p
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(k, class)| {
+                f.plant(
+                    rng,
+                    (k * (SESSIONS / 2), (k + 1) * (SESSIONS / 2)),
+                    format!("Also, I signed up for {class} on Thursday evenings."),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// The sessions of `user`'s conversation from `start`: each on one topic, every
+/// exchange a request (with a planted fact where its slot is) and a long answer.
+fn sessions(rng: &mut Rng, start: DateTime<Utc>, planted: &[Planted], u: &str) -> Vec<Session> {
     let mut sessions = Vec::new();
     for s in 0..SESSIONS {
         let (_, asks, words) = TOPICS[rng.below(TOPICS.len())];
@@ -539,7 +589,7 @@ fn conversation(rng: &mut Rng, i: usize) -> Conversation {
             let n = turns.len();
             turns.push(Turn {
                 id: format!("D{}:{}", s + 1, n + 1),
-                speaker: u.clone(),
+                speaker: u.to_string(),
                 text: ask,
                 image: None,
             });
@@ -556,6 +606,12 @@ fn conversation(rng: &mut Rng, i: usize) -> Conversation {
             turns,
         });
     }
+    sessions
+}
+
+/// The questions about `p`, each with the slots of its evidence.
+fn questions(p: &Persona, s: &Spots) -> Vec<Question> {
+    let u = &p.user;
     // A planted fact sits in the user turn of its exchange: turn 2e+1.
     let id = |at: (usize, usize)| format!("D{}:{}", at.0 + 1, 2 * at.1 + 1);
     let q = |text: String, category: u8, ev: &[(usize, usize)]| Question {
@@ -564,74 +620,68 @@ fn conversation(rng: &mut Rng, i: usize) -> Conversation {
         evidence: ev.iter().map(|&a| id(a)).collect(),
         unknown_evidence: 0,
     };
-    let questions = vec![
+    vec![
         q(
             format!("What is the name of {u}'s {}?", p.pet_kind),
             1,
-            &[pet],
+            &[s.pet],
         ),
         q(
             format!("Which relative of {u} was flying in, and from where?"),
             1,
-            &[relative],
+            &[s.relative],
         ),
-        q(format!("How often does {u} go {}?", p.sport), 1, &[sport]),
-        q(format!("Where does {u} work now?"), 2, &[job1]),
+        q(format!("How often does {u} go {}?", p.sport), 1, &[s.sport]),
+        q(format!("Where does {u} work now?"), 2, &[s.job1]),
         q(
             format!("Where did {u} start working this Monday?"),
             2,
-            &[job1],
+            &[s.job1],
         ),
-        q(format!("Which city did {u} move to?"), 2, &[city1]),
+        q(format!("Which city did {u} move to?"), 2, &[s.city1]),
         // The turn that changed the fact names the old value too.
         q(
             format!("Where did {u} work before the new job?"),
             2,
-            &[job0, job1],
+            &[s.job0, s.job1],
         ),
         q(
             format!("Where did {u} live before moving?"),
             2,
-            &[city0, city1],
+            &[s.city0, s.city1],
         ),
         q(
             format!("What does {u} drink first thing in the morning?"),
             3,
-            &[drink],
+            &[s.drink],
         ),
         q(
             format!("Which ingredient should be kept out of {u}'s food?"),
             3,
-            &[dislike],
+            &[s.dislike],
         ),
-        q(format!("Who is {u}'s favourite writer?"), 3, &[author]),
+        q(format!("Who is {u}'s favourite writer?"), 3, &[s.author]),
         q(
             format!("Which cities has {u} travelled to for work?"),
             4,
-            &trips,
+            &s.trips,
         ),
         q(
             format!("What evening classes has {u} signed up for?"),
             4,
-            &classes,
+            &s.classes,
         ),
         q(
             format!("How has {u}'s job changed over time?"),
             4,
-            &[job0, job1],
+            &[s.job0, s.job1],
         ),
         q(
             format!("Which cities has {u} lived in?"),
             4,
-            &[city0, city1],
+            &[s.city0, s.city1],
         ),
-    ];
-    Conversation {
-        sample_id: format!("chats-{}", i + 1),
-        speakers: [u.clone(), "Assistant".into()],
-        sessions,
-        questions,
-    }
+    ]
 }
 
 /// `n` generated conversations from `seed`.

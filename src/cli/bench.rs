@@ -298,6 +298,25 @@ fn run_longmemeval(a: &LongmemevalArgs, out: &mut Out) -> Result<i32, Failure> {
 
 /// The LongMemEval report as tables.
 fn lme_table(r: &longmemeval::Report) -> String {
+    let mut s = lme_header(r);
+    s.push_str(&lme_budgets(r));
+    s.push_str(&lme_types(r));
+    s.push_str(&lme_recall(r));
+    s.push_str(&steps_line(
+        &r.lost_steps,
+        "answerable questions, answer turns",
+    ));
+    s.push_str(
+        "\nsessions: mean share of a question's answer sessions with at least one turn line in\n\
+         the block (MEMORY.md's session list does not count); turns: mean share of its\n\
+         has_answer turns whose line is in the block; tokens: mean estimated tokens;\n\
+         abstention questions are scored on the sessions and turns the data marks anyway\n",
+    );
+    s
+}
+
+/// What was measured, and what was left out and why.
+fn lme_header(r: &longmemeval::Report) -> String {
     let mut s = format!(
         "LongMemEval evidence recall: {} answerable questions ({} abstention apart), \
          {} sessions, {} turns\ncontext --query QUESTION --max-tokens BUDGET at question_date, \
@@ -318,6 +337,12 @@ fn lme_table(r: &longmemeval::Report) -> String {
             r.refused_sessions, r.refused_answer_sessions
         ));
     }
+    s
+}
+
+/// Answer sessions, turns and tokens per budget, answerable questions.
+fn lme_budgets(r: &longmemeval::Report) -> String {
+    let mut s = String::new();
     s.push_str("budget  sessions  (base)  turns  (base)  tokens  (base)\n");
     for b in &r.budgets {
         let (m, x) = (&b.answerable.memdir, &b.answerable.baseline);
@@ -332,6 +357,12 @@ fn lme_table(r: &longmemeval::Report) -> String {
             x.mean_tokens
         ));
     }
+    s
+}
+
+/// Answer sessions and answer turns in the block per question type, abstention apart.
+fn lme_types(r: &longmemeval::Report) -> String {
+    let mut s = String::new();
     let types: Vec<&String> = r
         .budgets
         .first()
@@ -382,6 +413,12 @@ fn lme_table(r: &longmemeval::Report) -> String {
             s.push('\n');
         }
     }
+    s
+}
+
+/// Recall's ranking of the sessions, all answerable questions and per type.
+fn lme_recall(r: &longmemeval::Report) -> String {
+    let mut s = String::new();
     s.push_str(
         "\nrecall QUESTION, its ranking of the sessions (answerable questions)\n\
          type                          n  any@5  all@5  any@10  NDCG@10    MRR\n",
@@ -401,16 +438,6 @@ fn lme_table(r: &longmemeval::Report) -> String {
     for (t, x) in &r.recall_types {
         s.push_str(&row(t, x));
     }
-    s.push_str(&steps_line(
-        &r.lost_steps,
-        "answerable questions, answer turns",
-    ));
-    s.push_str(
-        "\nsessions: mean share of a question's answer sessions with at least one turn line in\n\
-         the block (MEMORY.md's session list does not count); turns: mean share of its\n\
-         has_answer turns whose line is in the block; tokens: mean estimated tokens;\n\
-         abstention questions are scored on the sessions and turns the data marks anyway\n",
-    );
     s
 }
 

@@ -10,6 +10,7 @@ use crate::exchange::merge::Strategy;
 use crate::ipfs::car::{self, CarLimits};
 use crate::ipfs::unixfs::{self, Node};
 use crate::provider::Blocks;
+use crate::store::Backend;
 use crate::sync::error::Result;
 use crate::sync::error::SyncError;
 use crate::sync::lineage::{self, Relation};
@@ -209,22 +210,14 @@ pub fn pull(
     };
     run(&mut |files| {
         let mut state = State::load(backend)?;
-        let (had_base, base_listing) = if diverged {
-            warnings.push(format!(
-                "{root} does not descend from this directory's last synced version (another device pushed beside it): merged without deleting or reverting anything here but recorded forgets"
-            ));
-            match &common_listing {
-                Some(l) => (true, l.clone()),
-                None => (false, plan::Listing::new()),
-            }
-        } else {
-            base_listing(mem, &state, &mut warnings)
-        };
-        let local_listing = if dry_run && !backend.exists() {
-            plan::Listing::new()
-        } else {
-            listing(&backend.tree()?)
-        };
+        let (had_base, base_listing) = plan_base(
+            mem,
+            &state,
+            root,
+            diverged.then_some(&common_listing),
+            &mut warnings,
+        );
+        let local_listing = local_listing(backend, dry_run)?;
         let mut plan = plan::plan(&base_listing, &local_listing, &remote_listing, strategy);
         // Without a line of descent (diverged, or a first sync) deletions cross only
         // as recorded forgets (spec/sync.md#tombstones).
@@ -268,6 +261,38 @@ pub fn pull(
         )?;
         Ok(report)
     })
+}
+
+/// This directory's listing; a dry run on a directory not created yet sees it empty
+/// (it creates nothing).
+fn local_listing(backend: &Backend, dry_run: bool) -> Result<plan::Listing> {
+    Ok(if dry_run && !backend.exists() {
+        plan::Listing::new()
+    } else {
+        listing(&backend.tree()?)
+    })
+}
+
+/// The listing the plan takes as the common base, and whether there is one: the
+/// last synced version's, or when the remote diverged (`diverged` holds the common
+/// ancestor's listing, if one was found) that of the version both descend from.
+fn plan_base(
+    mem: &Memory,
+    state: &State,
+    root: &Cid,
+    diverged: Option<&Option<plan::Listing>>,
+    warnings: &mut Vec<String>,
+) -> (bool, plan::Listing) {
+    let Some(common_listing) = diverged else {
+        return base_listing(mem, state, warnings);
+    };
+    warnings.push(format!(
+        "{root} does not descend from this directory's last synced version (another device pushed beside it): merged without deleting or reverting anything here but recorded forgets"
+    ));
+    match common_listing {
+        Some(l) => (true, l.clone()),
+        None => (false, plan::Listing::new()),
+    }
 }
 
 /// Records `root` as the new base, and it and its lineage as versions this directory

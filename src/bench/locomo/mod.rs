@@ -21,22 +21,27 @@
 //! The parsing and scoring are pure; [`run`] is the edge that writes the temporary
 //! directories. Results are deterministic (fixed clocks, total orders; the hybrid
 //! column as deterministic as the endpoint), timings are returned apart.
+//!
+//! The module is in three rooms: this one reads the data set, finds turn ids and
+//! builds a conversation's store; `hybrid` holds the embeddings of the hybrid column;
+//! `runner` asks the questions and sums the report.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
-use std::time::{Duration as Elapsed, Instant};
 
 use chrono::{DateTime, Duration, NaiveDateTime, Utc};
-use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::baseline::LineIndex;
-use super::{BenchError, LostSteps, lost_steps};
+use super::BenchError;
 use crate::clock::Clock;
-use crate::engine::{ContextRequest, Draft, Memory};
+use crate::engine::{Draft, Memory};
 use crate::error::Error;
-use crate::retrieval::context::Prepared;
-use crate::retrieval::filter::Filter;
+
+mod hybrid;
+mod runner;
+
+pub use hybrid::{BENCH_EMBED_TIMEOUT_MS, Embeddings, HybridRun, Timing};
+pub use runner::{BudgetReport, Report, Score, run, run_named, run_with};
 
 /// Budgets measured when none are given.
 pub const DEFAULT_BUDGETS: [usize; 4] = [512, 1024, 2048, 4096];
@@ -403,200 +408,6 @@ fn build_store_with(
     ))
 }
 
-/// The embeddings of the hybrid column, an OpenAI-compatible endpoint or the builtin
-/// model: each store the benchmark builds gets it as its `[embeddings]` section.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Embeddings {
-    /// `provider = "builtin"` (the rest is then left out).
-    pub builtin: bool,
-    pub url: String,
-    pub model: String,
-    pub dimensions: usize,
-    /// Per request: a batch of 64 long memories on a CPU takes tens of seconds, far
-    /// over the default meant for a query.
-    pub timeout_ms: u64,
-}
-
-/// The default request timeout of a benchmark's embeddings: five minutes.
-pub const BENCH_EMBED_TIMEOUT_MS: u64 = 300_000;
-
-impl Embeddings {
-    /// The `[embeddings]` section, as TOML.
-    pub fn section(&self) -> String {
-        let mut t = toml::Table::new();
-        if self.builtin {
-            t.insert("provider".into(), toml::Value::String("builtin".into()));
-        } else {
-            t.insert("url".into(), toml::Value::String(self.url.clone()));
-            t.insert("model".into(), toml::Value::String(self.model.clone()));
-            t.insert(
-                "dimensions".into(),
-                toml::Value::Integer(i64::try_from(self.dimensions).unwrap_or(i64::MAX)),
-            );
-            t.insert(
-                "timeout_ms".into(),
-                toml::Value::Integer(i64::try_from(self.timeout_ms).unwrap_or(i64::MAX)),
-            );
-        }
-        let mut doc = toml::Table::new();
-        doc.insert("embeddings".into(), toml::Value::Table(t));
-        toml::to_string(&doc).unwrap_or_default()
-    }
-
-    /// Adds the section to the store at `root` (after whatever its config holds).
-    pub fn configure(&self, root: &Path) -> Result<(), BenchError> {
-        let path = root.join(crate::memory::layout::CONFIG_FILE);
-        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push('\n');
-        text.push_str(&self.section());
-        let write = || -> std::io::Result<()> {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            std::fs::write(&path, text.as_bytes())
-        };
-        write().map_err(|source| BenchError::Read { path, source })
-    }
-}
-
-/// The hybrid relevance of every memory of `prepared` to `query`, computed as
-/// `context` computes it with `[embeddings]` configured (`None` when it fell back:
-/// the block is then the keyword block), and whether it ran hybrid with a vector for
-/// every memory (`false`: it fell back, or some memory was ranked by keywords only).
-fn hybrid_relevance(mem: &Memory, prepared: &Prepared, query: &str) -> (Option<Vec<f64>>, bool) {
-    // The engine's one-shot path: a block that fell back is the keyword block.
-    let (rel, report) = mem.context_relevance(prepared, query);
-    let ok = report.is_some_and(|r| r.mode == "hybrid" && r.pending == 0);
-    (rel, ok)
-}
-
-/// What the hybrid column ran on.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct HybridRun {
-    pub model: String,
-    pub dimensions: usize,
-    /// Memories embedded ahead of time, over all stores.
-    pub passages: usize,
-    /// Questions whose hybrid relevance fell back to keywords (endpoint error,
-    /// timeout, wrong dimensions) or left a memory without a vector: their hybrid
-    /// blocks are keyword blocks. A sound run has none.
-    pub fallbacks: usize,
-}
-
-/// Where the time of the hybrid column went (not part of the deterministic report).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Timing {
-    /// Memories embedded ahead of time, and how long that took.
-    pub passages: usize,
-    pub passage_time: Elapsed,
-    /// Questions embedded (one request each, with nothing else), and how long.
-    pub queries: usize,
-    pub query_time: Elapsed,
-}
-
-/// Evidence recall of a group of questions at one budget.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Score {
-    pub questions: usize,
-    /// Mean over questions of the share of their evidence ids in the block.
-    pub evidence_recall: f64,
-    /// Share of questions whose evidence is all in the block.
-    pub all_evidence: f64,
-    /// Mean estimated tokens of the block.
-    pub mean_tokens: f64,
-}
-
-#[derive(Debug, Clone, Default)]
-struct Acc {
-    n: usize,
-    recall: f64,
-    all: usize,
-    tokens: usize,
-}
-
-impl Acc {
-    fn add(&mut self, found: usize, of: usize, tokens: usize) {
-        self.n += 1;
-        self.recall += found as f64 / of as f64;
-        self.all += usize::from(found == of);
-        self.tokens += tokens;
-    }
-
-    fn merge(&mut self, o: &Acc) {
-        self.n += o.n;
-        self.recall += o.recall;
-        self.all += o.all;
-        self.tokens += o.tokens;
-    }
-
-    fn score(&self) -> Score {
-        let d = self.n.max(1) as f64;
-        Score {
-            questions: self.n,
-            evidence_recall: round4(self.recall / d),
-            all_evidence: round4(self.all as f64 / d),
-            mean_tokens: (self.tokens as f64 / d * 10.0).round() / 10.0,
-        }
-    }
-}
-
-fn round4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
-}
-
-/// The results at one budget.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BudgetReport {
-    pub max_tokens: usize,
-    /// Categories 1–4 together: the headline.
-    pub answerable: Score,
-    /// Category 5 (adversarial).
-    pub adversarial: Score,
-    /// Each category on its own.
-    pub categories: BTreeMap<u8, Score>,
-    /// Mean estimated tokens of the index section of the block (MEMORY.md whole, or
-    /// its most useful lines when it does not fit in its share).
-    pub index_tokens: f64,
-    /// The plain baseline on the same conversations and questions: BM25 over
-    /// single turn lines packed to the same budget ([`super::baseline`]),
-    /// categories 1–4 together.
-    pub baseline: Score,
-    /// The baseline per category.
-    pub baseline_categories: BTreeMap<u8, Score>,
-    /// With embeddings: the same blocks with the hybrid memory relevance,
-    /// categories 1–4 together.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hybrid: Option<Score>,
-    /// With embeddings: the hybrid blocks per category.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hybrid_categories: Option<BTreeMap<u8, Score>>,
-}
-
-/// The whole benchmark's results.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
-    pub benchmark: String,
-    pub conversations: usize,
-    pub sessions: usize,
-    pub turns: usize,
-    /// Questions scored (those with at least one known evidence id).
-    pub questions: usize,
-    /// Questions left out because none of their evidence ids names a turn.
-    pub questions_without_evidence: usize,
-    /// Evidence ids left out because they name no turn of their conversation.
-    pub unknown_evidence_ids: usize,
-    pub budgets: Vec<BudgetReport>,
-    /// Budget steps (question, B → next larger budget) whose larger block lost an
-    /// evidence turn the smaller held, categories 1–4.
-    pub lost_steps: LostSteps,
-    /// With embeddings: the model and how the hybrid column ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hybrid: Option<HybridRun>,
-}
-
 /// Reads the data set at `path`.
 pub fn load(path: &Path) -> Result<Vec<Conversation>, BenchError> {
     let v: Value = super::read_json(path)?;
@@ -605,205 +416,10 @@ pub fn load(path: &Path) -> Result<Vec<Conversation>, BenchError> {
         what,
     })
 }
-
-/// Runs the benchmark over `conversations` at each budget. `progress` is called
-/// after each conversation with its sample id.
-pub fn run(
-    conversations: &[Conversation],
-    budgets: &[usize],
-    progress: &mut dyn FnMut(&str),
-) -> Result<Report, BenchError> {
-    run_named("locomo", conversations, budgets, progress)
-}
-
-/// [`run`] for any data set in LoCoMo's shape, reported under `benchmark`.
-pub fn run_named(
-    benchmark: &str,
-    conversations: &[Conversation],
-    budgets: &[usize],
-    progress: &mut dyn FnMut(&str),
-) -> Result<Report, BenchError> {
-    run_with(benchmark, conversations, budgets, None, progress).map(|(r, _)| r)
-}
-
-/// [`run_named`], and with `embeddings` the hybrid column too; returns the report
-/// and where the embedding time went.
-pub fn run_with(
-    benchmark: &str,
-    conversations: &[Conversation],
-    budgets: &[usize],
-    embeddings: Option<&Embeddings>,
-    progress: &mut dyn FnMut(&str),
-) -> Result<(Report, Timing), BenchError> {
-    // accs[budget][category], for memdir, the baseline and memdir hybrid.
-    let mut accs: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
-    let mut base: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
-    let mut hyb: Vec<BTreeMap<u8, Acc>> = vec![BTreeMap::new(); budgets.len()];
-    let mut timing = Timing::default();
-    let mut hybrid_run = embeddings.map(|e| HybridRun {
-        model: e.model.clone(),
-        dimensions: e.dimensions,
-        ..HybridRun::default()
-    });
-    let mut index_tokens = vec![0usize; budgets.len()];
-    let mut report = Report {
-        benchmark: benchmark.to_string(),
-        conversations: conversations.len(),
-        sessions: 0,
-        turns: 0,
-        questions: 0,
-        questions_without_evidence: 0,
-        unknown_evidence_ids: 0,
-        budgets: Vec::new(),
-        lost_steps: LostSteps {
-            hybrid: embeddings.map(|_| 0),
-            ..LostSteps::default()
-        },
-        hybrid: None,
-    };
-    for c in conversations {
-        report.sessions += c.sessions.len();
-        report.turns += c.sessions.iter().map(|s| s.turns.len()).sum::<usize>();
-        let tmp = tempfile::tempdir().map_err(|source| BenchError::TempDir { source })?;
-        let mem = build_store(c, tmp.path())?;
-        if let Some(e) = embeddings {
-            e.configure(tmp.path())?;
-            let start = Instant::now();
-            let summary = mem
-                .index_embeddings()?
-                .map_err(|source| BenchError::Embed { source })?;
-            timing.passage_time += start.elapsed();
-            timing.passages += summary.embedded;
-            if let Some(h) = hybrid_run.as_mut() {
-                h.passages += summary.embedded;
-            }
-        }
-        // Everything that does not depend on the question is loaded once; the first
-        // question of each conversation checks that this is what `context` returns.
-        let (prepared, _) = mem.prepare_context()?;
-        let lines: Vec<String> = c
-            .sessions
-            .iter()
-            .flat_map(|s| s.turns.iter().map(turn_line))
-            .collect();
-        let baseline = LineIndex::new(&lines);
-        for (qi, q) in c.questions.iter().enumerate() {
-            report.unknown_evidence_ids += q.unknown_evidence;
-            if q.evidence.is_empty() {
-                report.questions_without_evidence += 1;
-                continue;
-            }
-            report.questions += 1;
-            // The hybrid relevance does not depend on the budget: one query embedding.
-            let hybrid = match &mut hybrid_run {
-                Some(h) => {
-                    let start = Instant::now();
-                    let (rel, ok) = hybrid_relevance(&mem, &prepared, &q.text);
-                    timing.query_time += start.elapsed();
-                    timing.queries += 1;
-                    h.fallbacks += usize::from(!ok);
-                    Some(rel)
-                }
-                None => None,
-            };
-            // The evidence each block held, per budget: memdir, baseline, hybrid.
-            let mut held: [Vec<HashSet<String>>; 3] = Default::default();
-            for (bi, &b) in budgets.iter().enumerate() {
-                let (block, hybrid_block) = match &hybrid {
-                    None => (prepared.block(b, Some(&q.text)), None),
-                    Some(rel) => {
-                        let filter = Filter::default();
-                        let keyword = prepared.block_with(b, Some(&q.text), &filter, None);
-                        let hybrid = prepared.block_with(b, Some(&q.text), &filter, rel.clone());
-                        (keyword, Some(hybrid))
-                    }
-                };
-                if qi == 0 {
-                    // `context` on the store as configured: hybrid when it is.
-                    let want = hybrid_block.as_ref().unwrap_or(&block);
-                    assert_eq!(
-                        want,
-                        &mem.context(&ContextRequest::new(b).with_query(q.text.as_str()))?
-                            .block
-                    );
-                }
-                if let Some(h) = &hybrid_block {
-                    let found = evidence_held(&h.text, &q.evidence);
-                    hyb[bi].entry(q.category).or_default().add(
-                        found.len(),
-                        q.evidence.len(),
-                        h.tokens,
-                    );
-                    held[2].push(found);
-                }
-                let found = evidence_held(&block.text, &q.evidence);
-                accs[bi].entry(q.category).or_default().add(
-                    found.len(),
-                    q.evidence.len(),
-                    block.tokens,
-                );
-                held[0].push(found);
-                index_tokens[bi] += block.index_chars.div_ceil(4);
-                let b_found = evidence_held(&baseline.block(&q.text, b), &q.evidence);
-                base[bi]
-                    .entry(q.category)
-                    .or_default()
-                    .add(b_found.len(), q.evidence.len(), 0);
-                held[1].push(b_found);
-            }
-            if q.category != ADVERSARIAL {
-                let steps = &mut report.lost_steps;
-                let (lost, n) = lost_steps(budgets, &held[0]);
-                steps.steps += n;
-                steps.memdir += lost;
-                steps.baseline += lost_steps(budgets, &held[1]).0;
-                if let Some(h) = steps.hybrid.as_mut() {
-                    *h += lost_steps(budgets, &held[2]).0;
-                }
-            }
-        }
-        progress(&c.sample_id);
-    }
-    for (bi, &b) in budgets.iter().enumerate() {
-        let mut answerable = Acc::default();
-        let mut adversarial = Acc::default();
-        for (cat, a) in &accs[bi] {
-            if *cat == ADVERSARIAL {
-                adversarial.merge(a);
-            } else {
-                answerable.merge(a);
-            }
-        }
-        let mut baseline = Acc::default();
-        for (_, a) in base[bi].iter().filter(|(c, _)| **c != ADVERSARIAL) {
-            baseline.merge(a);
-        }
-        let mut hybrid = Acc::default();
-        for (_, a) in hyb[bi].iter().filter(|(c, _)| **c != ADVERSARIAL) {
-            hybrid.merge(a);
-        }
-        let with_hybrid = embeddings.is_some();
-        report.budgets.push(BudgetReport {
-            max_tokens: b,
-            answerable: answerable.score(),
-            adversarial: adversarial.score(),
-            categories: accs[bi].iter().map(|(c, a)| (*c, a.score())).collect(),
-            index_tokens: (index_tokens[bi] as f64 / report.questions.max(1) as f64 * 10.0).round()
-                / 10.0,
-            baseline: baseline.score(),
-            baseline_categories: base[bi].iter().map(|(c, a)| (*c, a.score())).collect(),
-            hybrid: with_hybrid.then(|| hybrid.score()),
-            hybrid_categories: with_hybrid
-                .then(|| hyb[bi].iter().map(|(c, a)| (*c, a.score())).collect()),
-        });
-    }
-    report.hybrid = hybrid_run;
-    Ok((report, timing))
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::engine::ContextRequest;
 
     #[test]
     fn turn_ids_are_found_and_normalized() {
@@ -845,7 +461,7 @@ mod tests {
     }
 
     /// A made-up conversation in the data set's shape (not LoCoMo text).
-    fn sample() -> Value {
+    pub(crate) fn sample() -> Value {
         serde_json::json!([{
             "sample_id": "t-1",
             "conversation": {
@@ -930,34 +546,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn reports_recall_per_category() {
-        let convs = parse(&sample()).unwrap();
-        let r = run(&convs, &[1024], &mut |_| {}).unwrap();
-        assert_eq!((r.conversations, r.sessions, r.turns), (1, 2, 4));
-        assert_eq!(r.questions, 3);
-        assert_eq!(r.questions_without_evidence, 1);
-        assert_eq!(r.unknown_evidence_ids, 1);
-        let b = &r.budgets[0];
-        // The whole conversation fits in 1,024 tokens: every evidence turn is there.
-        assert_eq!(b.answerable.questions, 2);
-        assert_eq!(b.answerable.evidence_recall, 1.0);
-        assert_eq!(b.answerable.all_evidence, 1.0);
-        assert_eq!(b.adversarial.questions, 1);
-        assert_eq!(b.categories.keys().copied().collect::<Vec<_>>(), [1, 4, 5]);
-        // One step per answerable question from 16 to 1,024 tokens; the larger block
-        // holds everything, so no step loses evidence.
-        let r = run(&convs, &[1024, 16], &mut |_| {}).unwrap();
-        assert_eq!(
-            r.lost_steps,
-            LostSteps {
-                steps: 2,
-                memdir: 0,
-                baseline: 0,
-                hybrid: None
-            }
-        );
     }
 }
