@@ -2,7 +2,7 @@
 //! the real paraphrase-MiniLM-L3-v2 as pocket-encoder bundles it, run in process, no
 //! endpoint. Compiled only with the feature (`.ci/run` runs it).
 
-use memdir::{Clock, ContextRequest, Draft, Filter, Memory};
+use memdir::{Clock, ContextRequest, Draft, Memory};
 use serde_json::Value;
 
 use crate::common::{fixture, memdir, run, stderr, stdout};
