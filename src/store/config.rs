@@ -82,8 +82,8 @@ pub fn read(backend: &Backend) -> Result<Option<ConfigFile>, ConfigError> {
 }
 
 impl ConfigFile {
-    /// The `[embeddings]` table, when there is one (`Err` when `embeddings` is not a
-    /// table).
+    /// The value under `embeddings`, when there is one: the embed wing checks that it
+    /// is a table and validates its keys.
     pub fn embeddings(&self) -> Option<&toml::Value> {
         self.table.get("embeddings")
     }
