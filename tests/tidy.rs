@@ -333,14 +333,8 @@ fn absences_broken(rule: &Absence, rel: &Path, text: &str) -> Vec<String> {
 #[test]
 fn every_absence_holds() {
     // spec/architecture.md#what-is-absent-on-purpose
-    // Files another change of this renovation is splitting at the moment; fixed when
-    // it lands (this list goes with that commit).
-    const PENDING: &[&str] = &["engine/warm.rs"];
     let mut problems = Vec::new();
     for (rel, text) in sources() {
-        if PENDING.iter().any(|p| rel == Path::new(p)) {
-            continue;
-        }
         for rule in ABSENCES {
             problems.extend(absences_broken(rule, &rel, &text));
         }
