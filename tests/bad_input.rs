@@ -442,6 +442,25 @@ fn file_inputs() -> Vec<Vec<&'static str>> {
     ]
 }
 
+/// A bounded run of `args` that was refused as an input must be: it ended by itself
+/// (a kill means it `hung`), with exit 1, every one of `says` in its stderr, and
+/// `dir` as it was (`before`).
+fn assert_refused(
+    b: &Bounded,
+    args: &[&str],
+    hung: &str,
+    says: &[&str],
+    dir: &Path,
+    before: &[(String, Vec<u8>)],
+) {
+    assert_eq!(b.killed, None, "{args:?} {hung}");
+    assert_eq!(b.code, Some(1), "{args:?}: {}", b.stderr);
+    for s in says {
+        assert!(b.stderr.contains(s), "{args:?}: {}", b.stderr);
+    }
+    assert_eq!(tree(dir), before, "{args:?} wrote something");
+}
+
 fn with_file<'a>(args: &[&'a str], file: &'a str) -> Vec<&'a str> {
     args.iter()
         .map(|a| if *a == "FILE" { file } else { a })
@@ -460,15 +479,8 @@ fn a_fifo_named_as_an_input_file_is_refused_without_waiting() {
             15,
             false,
         );
-        assert_eq!(b.killed, None, "{args:?} hung on a FIFO");
-        assert_eq!(b.code, Some(1), "{args:?}: {}", b.stderr);
-        assert!(
-            b.stderr
-                .contains(&format!("{}: a FIFO, not a regular file", fifo.display())),
-            "{args:?}: {}",
-            b.stderr
-        );
-        assert_eq!(tree(&dir), before, "{args:?} wrote something");
+        let says = format!("{}: a FIFO, not a regular file", fifo.display());
+        assert_refused(&b, &args, "hung on a FIFO", &[&says], &dir, &before);
     }
     assert!(is_fifo(&fifo));
 }
@@ -479,15 +491,8 @@ fn a_device_named_as_an_input_file_is_refused_without_reading_it() {
     let before = tree(&dir);
     for args in file_inputs() {
         let b = run_bounded(memdir(&dir).args(with_file(&args, "/dev/zero")), 15, false);
-        assert_eq!(b.killed, None, "{args:?} read /dev/zero");
-        assert_eq!(b.code, Some(1), "{args:?}: {}", b.stderr);
-        assert!(
-            b.stderr
-                .contains("/dev/zero: a character device, not a regular file"),
-            "{args:?}: {}",
-            b.stderr
-        );
-        assert_eq!(tree(&dir), before, "{args:?} wrote something");
+        let says = "/dev/zero: a character device, not a regular file";
+        assert_refused(&b, &args, "read /dev/zero", &[says], &dir, &before);
     }
 }
 
@@ -516,20 +521,9 @@ fn an_input_file_over_the_limit_is_refused_before_it_is_read() {
             15,
             false,
         );
-        assert_eq!(
-            b.killed, None,
-            "{args:?} read the file before the size check"
-        );
-        assert_eq!(b.code, Some(1), "{args:?}: {}", b.stderr);
-        assert!(
-            b.stderr.contains(&format!(
-                "{}: {size} bytes is over the limit of ",
-                file.display()
-            )),
-            "{args:?}: {}",
-            b.stderr
-        );
-        assert_eq!(tree(&dir), before, "{args:?} wrote something");
+        let says = format!("{}: {size} bytes is over the limit of ", file.display());
+        let why = "read the file before the size check";
+        assert_refused(&b, &args, why, &[&says], &dir, &before);
     }
     // The body's limit is the one a write takes (1 MiB).
     let mut write: Vec<&str> = WRITE_ARGS.to_vec();
@@ -552,14 +546,9 @@ fn endless_standard_input_is_refused_at_the_limit() {
     // for a test.)
     for args in [write, vec!["state", "set", "mood"]] {
         let b = run_bounded(memdir(&dir).args(&args), 15, true);
-        assert_eq!(b.killed, None, "{args:?} read standard input without end");
-        assert_eq!(b.code, Some(1), "{args:?}: {}", b.stderr);
-        assert!(
-            b.stderr.contains("<stdin>: more than ") && b.stderr.contains(" bytes, over the limit"),
-            "{args:?}: {}",
-            b.stderr
-        );
-        assert_eq!(tree(&dir), before, "{args:?} wrote something");
+        let says = ["<stdin>: more than ", " bytes, over the limit"];
+        let why = "read standard input without end";
+        assert_refused(&b, &args, why, &says, &dir, &before);
     }
 }
 

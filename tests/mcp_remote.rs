@@ -189,15 +189,12 @@ fn http_off_loopback_needs_a_token() {
     );
 }
 
-// spec/mcp.md#remote-clients: with a token, every request without it is 401; Host
-// and Origin are checked; SIGTERM stops the server with exit 0.
-#[test]
-fn http_requires_the_token_on_every_request() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("memory");
-    let token_file = tmp.path().join("token");
+/// `memdir mcp --http 127.0.0.1:0` on `tmp/memory`, with the token
+/// `t0k3n-for-tests` from a file under `tmp` (and none from the environment).
+fn with_token(tmp: &Path) -> std::process::Command {
+    let token_file = tmp.join("token");
     std::fs::write(&token_file, "t0k3n-for-tests\n").unwrap();
-    let mut cmd = memdir(&dir);
+    let mut cmd = memdir(&tmp.join("memory"));
     cmd.env_remove("MEMDIR_MCP_TOKEN").args([
         "mcp",
         "--http",
@@ -205,6 +202,15 @@ fn http_requires_the_token_on_every_request() {
         "--token-file",
         token_file.to_str().unwrap(),
     ]);
+    cmd
+}
+
+// spec/mcp.md#remote-clients: with a token, every request without it is 401; Host
+// and Origin are checked; SIGTERM stops the server with exit 0.
+#[test]
+fn http_requires_the_token_on_every_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cmd = with_token(tmp.path());
     let server = HttpServer::start(cmd);
     assert!(server.addr.starts_with("127.0.0.1:"), "{}", server.addr);
 
@@ -305,17 +311,7 @@ fn idle_connections_do_not_shut_out_a_client() {
     const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("memory");
-    let token_file = tmp.path().join("token");
-    std::fs::write(&token_file, "t0k3n-for-tests\n").unwrap();
-    let mut cmd = memdir(&dir);
-    cmd.env_remove("MEMDIR_MCP_TOKEN").args([
-        "mcp",
-        "--http",
-        "127.0.0.1:0",
-        "--token-file",
-        token_file.to_str().unwrap(),
-    ]);
+    let mut cmd = with_token(tmp.path());
     // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
     unsafe {
         cmd.pre_exec(|| {

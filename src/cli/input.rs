@@ -99,18 +99,7 @@ fn open_regular(path: &Path) -> Result<File, Error> {
     }
     // Reads of a regular file never wait; the flag is cleared all the same, so the
     // file reads as any other.
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        let fd = f.as_raw_fd();
-        // SAFETY: `fd` is open for the whole call; F_GETFL/F_SETFL take no pointer.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            if flags >= 0 {
-                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
-            }
-        }
-    }
+    crate::store::set_blocking(&f);
     Ok(f)
 }
 

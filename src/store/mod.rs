@@ -31,6 +31,8 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::memory::layout::{INDEX_FILE, TEMP_PREFIX, TEMP_SUFFIX, TIMELINE_DIR};
 
+#[cfg(feature = "cli")]
+pub(crate) use disk::set_blocking;
 pub use lines::Line;
 pub(crate) use threads::drop_later;
 pub(crate) use threads::par_map;
