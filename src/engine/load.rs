@@ -2,11 +2,9 @@
 //! for, reading, parsing and analyzing the rest on all cores, and saving the index
 //! (spec/architecture.md#search-index). It must not write a memory file or MEMORY.md.
 
-use std::collections::HashMap;
-
 use crate::engine::Memory;
 use crate::engine::found_problem;
-use crate::engine::types::{Problem, SearchIndexReport, Snapshot, short_io};
+use crate::engine::types::{Problem, SearchIndexReport, Snapshot, finish_problems, short_io};
 use crate::engine::warm;
 use crate::error::Result;
 use crate::memory::frontmatter::{self, Parsed};
@@ -155,32 +153,6 @@ impl Memory {
 /// Files a load reads, parses or analyzes on all cores from (fewer run on the
 /// calling thread: spawning costs more than it saves).
 pub(super) const PARALLEL_FROM: usize = 256;
-
-/// Sorts a load's problems in file order (whatever order threads met them in) and
-/// adds a warning for keys that differ only by case.
-pub(super) fn finish_problems(problems: &mut Vec<Problem>, records: &[Record]) {
-    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
-    let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
-    for r in records {
-        lower
-            .entry(r.key.as_str().to_lowercase())
-            .or_default()
-            .push(r.key.as_str());
-    }
-    let mut dupes: Vec<Problem> = lower
-        .values()
-        .filter(|v| v.len() > 1)
-        .map(|v| {
-            Problem::warning(
-                &format!("{}.md", v[0]),
-                None,
-                format!("keys differ only by case: {}", v.join(", ")),
-            )
-        })
-        .collect();
-    dupes.sort_by(|a, b| a.path.cmp(&b.path));
-    problems.extend(dupes);
-}
 
 /// One memory file during a load.
 struct LoadedFile {

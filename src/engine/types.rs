@@ -2,7 +2,7 @@
 //! `CheckReport`, `ImportReport`, …) and the wording of a problem found on a file.
 //! It must not read or write the store: these are plain data.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -323,4 +323,30 @@ pub(super) fn short_io(e: &Error) -> String {
         Error::Io { source, .. } => format!("not loaded: {source}"),
         other => format!("not loaded: {other}"),
     }
+}
+
+/// Sorts a load's problems in file order (whatever order threads met them in) and
+/// adds a warning for keys that differ only by case.
+pub(super) fn finish_problems(problems: &mut Vec<Problem>, records: &[Record]) {
+    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
+    for r in records {
+        lower
+            .entry(r.key.as_str().to_lowercase())
+            .or_default()
+            .push(r.key.as_str());
+    }
+    let mut dupes: Vec<Problem> = lower
+        .values()
+        .filter(|v| v.len() > 1)
+        .map(|v| {
+            Problem::warning(
+                &format!("{}.md", v[0]),
+                None,
+                format!("keys differ only by case: {}", v.join(", ")),
+            )
+        })
+        .collect();
+    dupes.sort_by(|a, b| a.path.cmp(&b.path));
+    problems.extend(dupes);
 }

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::engine::Memory;
 use crate::engine::found_problem;
 use crate::engine::hybrid::{self, Loaded};
-use crate::engine::load::finish_problems;
+use crate::engine::types::finish_problems;
 use crate::engine::types::{Problem, short_io};
 use crate::error::Result;
 use crate::memory::frontmatter::{self, Warning};
