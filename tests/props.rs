@@ -197,3 +197,95 @@ proptest! {
         let _ = memdir::exchange::foreign::detect(&memdir::exchange::foreign::Source::File { name: "f", bytes: text.as_bytes() });
     }
 }
+
+/// A line of a memory's body: its id `[L<memory>.<line>]`, then words of a small
+/// vocabulary (so that queries match), sometimes long enough to be cut.
+fn body_line() -> impl proptest::strategy::Strategy<Value = Vec<&'static str>> {
+    const WORDS: &[&str] = &[
+        "cello",
+        "garden",
+        "parrot",
+        "trip",
+        "paris",
+        "dinner",
+        "alice",
+        "bob",
+        "the",
+        "of",
+        "blue",
+        "music",
+        "spotify",
+        "lately",
+        "job",
+        "interview",
+        "rain",
+    ];
+    proptest::collection::vec(proptest::sample::select(WORDS), 1..120)
+}
+
+/// The `[L…]` ids of the lines a block shows.
+fn shown_ids(text: &str) -> std::collections::BTreeSet<String> {
+    text.split("[L")
+        .skip(1)
+        .filter_map(|s| s.split_once(']').map(|(id, _)| id.to_string()))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+
+    /// spec/ranking.md#query-aware-context-measured-on-locomo — more budget never
+    /// shows less: every line a query's block shows at a budget, the block at any
+    /// larger budget shows too (whole, or cut to its matching part), whatever the
+    /// store, with state entries taking their room first.
+    #[test]
+    fn more_budget_never_shows_less(
+        memories in proptest::collection::vec(
+            (proptest::collection::vec(body_line(), 1..25), 0u8..6),
+            1..14,
+        ),
+        query in proptest::collection::vec(
+            proptest::sample::select(&["cello", "garden", "paris", "alice", "music", "lately", "rain", "job"][..]),
+            1..4,
+        ),
+        budgets in proptest::collection::vec(8usize..2500, 2..6),
+    ) {
+        let mem = Memory::in_memory().with_clock(Clock::fixed("2026-04-14T12:00:00Z".parse().unwrap()));
+        for (m, (lines, kind)) in memories.iter().enumerate() {
+            let kind = ["user", "feedback", "project", "reference", "user", "state"][*kind as usize];
+            let body: Vec<String> = lines
+                .iter()
+                .enumerate()
+                .map(|(i, words)| format!("[L{m}.{i}] Ana: {}", words.join(" ")))
+                .collect();
+            mem.write(&Draft {
+                key: format!("m{m}"), name: format!("Memory {m}"), description: "notes".into(),
+                kind: kind.into(), body: body.join("\n"),
+                ..Draft::default()
+            }).unwrap();
+        }
+        let query = query.join(" ");
+        let mut budgets = budgets;
+        budgets.sort_unstable();
+        let shown: Vec<(usize, std::collections::BTreeSet<String>, String)> = budgets
+            .iter()
+            .map(|&max| {
+                let asked = ContextRequest::new(max).with_query(query.as_str());
+                let b = mem.context(&asked).unwrap().block;
+                (max, shown_ids(&b.text), b.text)
+            })
+            .collect();
+        // Without state, any larger budget; with state (its section grows with the
+        // budget, up to its share), twice the budget or more.
+        let state = memories.iter().any(|(_, kind)| *kind == 5);
+        for (i, (small, held, text)) in shown.iter().enumerate() {
+            for (large, ids, larger) in &shown[i + 1..] {
+                if state && *large < 2 * small {
+                    continue;
+                }
+                let lost: Vec<&String> = held.difference(ids).collect();
+                prop_assert!(lost.is_empty(), "{} → {}: lost {:?}\n{}\n=====\n{}", small, large, lost, text, larger);
+            }
+        }
+    }
+}

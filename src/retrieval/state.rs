@@ -62,9 +62,10 @@ fn entry_text(r: &Record) -> (String, bool) {
 
 /// The state section within `room` characters, and the entries it shows (key, excerpt).
 ///
-/// Entries go in key order, each within its `limit`; an entry that does not fit is
-/// skipped and the next tried; when any is left out, a last line says how many and
-/// how to see them. The section never exceeds `room`; when not even the heading and
+/// Entries are shown in key order, each within its `limit`. When not all fit, the
+/// shortest go in, up to the first that does not fit (so a larger room shows every
+/// entry a smaller one does), and a last line says how many are left out and how to
+/// see them. The section never exceeds `room`; when not even the heading and
 /// that line fit, it is empty.
 pub fn state_part(
     records: &[Record],
@@ -98,16 +99,25 @@ pub fn state_part(
     if head + reserve > room {
         return (String::new(), Vec::new());
     }
-    let mut s = STATE_HEADING.to_string();
+    // The shortest entries first, up to the first that does not fit: what a budget
+    // shows, a larger one shows too. They are shown in key order.
+    let lens: Vec<usize> = texts.iter().map(|(t, _)| t.chars().count()).collect();
+    let mut by_len: Vec<usize> = (0..entries.len()).collect();
+    by_len.sort_by_key(|&j| (lens[j], j));
     let mut used = head + reserve;
-    let mut shown = Vec::new();
-    for (&i, (t, ex)) in entries.iter().zip(texts) {
-        let n = t.chars().count();
-        if used + n <= room {
-            used += n;
-            s.push_str(&t);
-            shown.push((records[i].key.to_string(), ex));
+    let mut chosen = vec![false; entries.len()];
+    for j in by_len {
+        if used + lens[j] > room {
+            break;
         }
+        used += lens[j];
+        chosen[j] = true;
+    }
+    let mut s = STATE_HEADING.to_string();
+    let mut shown = Vec::new();
+    for ((&i, (t, ex)), _) in entries.iter().zip(texts).zip(&chosen).filter(|(_, c)| **c) {
+        s.push_str(&t);
+        shown.push((records[i].key.to_string(), ex));
     }
     s.push_str(&left_line(entries.len() - shown.len()));
     (s, shown)

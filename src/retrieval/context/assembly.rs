@@ -15,7 +15,7 @@ use crate::retrieval::context::excerpts::{Body, Part};
 use crate::retrieval::context::index_section::{index_room, partial_index, whole_index};
 use crate::retrieval::context::section::{MIN_SECTION, whole, whole_len};
 use crate::retrieval::context::{
-    Block, INDEX_SHARE, INDEX_SHARE_QUERY, Included, Parts, estimate_tokens,
+    Block, INDEX_SHARE, INDEX_SHARE_QUERY, Included, Parts, STATE_SHARE, estimate_tokens,
 };
 use crate::retrieval::filter::{Filter, Lifecycle};
 use crate::retrieval::rank;
@@ -198,6 +198,7 @@ fn order_and_pack(
                 memory,
                 prior,
                 lines,
+                terms: corpus.query_weights(q),
             },
         ),
     )
@@ -329,16 +330,19 @@ pub(super) fn assemble(
     let budget = max_tokens.saturating_mul(4);
     let share_chars = (budget as f64 * share).floor() as usize;
     let entries = state::state_entries(records);
+    // The state section has at most its share, so that the memories' room grows with
+    // the budget (spec/ranking.md#agent-state-in-the-block).
+    let state_room = (budget as f64 * STATE_SHARE).floor() as usize;
     let (index, (state_text, state_shown), packed) = match whole_index(index_text, share_chars) {
         Some(ix) => {
             let room = budget - ix.text.chars().count();
-            let st = state::state_part(records, &entries, room);
+            let st = state::state_part(records, &entries, room.min(state_room));
             let packed = pack(room - st.0.chars().count());
             (ix, st, packed)
         }
         None => {
             let index_room = index_room(records, share_chars, budget);
-            let st = state::state_part(records, &entries, budget - index_room);
+            let st = state::state_part(records, &entries, (budget - index_room).min(state_room));
             let packed = pack(budget - index_room - st.0.chars().count());
             let priority = packed.iter().map(|(i, _)| *i).chain(order.iter().copied());
             (partial_index(records, priority, index_room), st, packed)

@@ -6,6 +6,7 @@
 //! (assembly does). Pure code.
 
 use crate::memory::Record;
+use crate::retrieval::context::cut;
 use crate::retrieval::context::section::{MIN_SECTION, heading, heading_len, whole_len};
 use crate::retrieval::search::{self, QueryScores};
 
@@ -17,20 +18,36 @@ pub const NEIGHBOUR: f64 = 0.5;
 pub const NEIGHBOUR_2: f64 = 0.25;
 /// ...plus this share of its memory's relevance (the memory's topic counts).
 pub const MEMORY_PRIOR: f64 = 1.0;
-/// A relevant memory whose whole section is at most this many characters, and at
-/// most [`SHORT_SHARE`] of the room left after MEMORY.md, goes in whole rather than
-/// as an excerpt.
+/// A relevant memory whose whole section is at most this many characters goes in
+/// whole rather than as an excerpt.
 pub const SHORT_CHARS: usize = 1200;
-pub const SHORT_SHARE: f64 = 0.25;
 
-/// The line that closes an excerpt: how many of the memory's lines it shows (the
-/// heading above names the memory's key).
-fn excerpt_footer(shown: usize, total: usize) -> String {
-    format!("[excerpt: {shown} of {total} lines]\n")
+/// The line that closes an excerpt: how many of the memory's lines it shows, and how
+/// many of those are cut to their matching part (the heading above names the key).
+fn excerpt_footer(shown: usize, total: usize, cut: usize) -> String {
+    if cut == 0 {
+        format!("[excerpt: {shown} of {total} lines]\n")
+    } else {
+        format!("[excerpt: {shown} of {total} lines, {cut} cut]\n")
+    }
 }
 
 /// Marks a run of lines an excerpt leaves out.
 const GAP: &str = "…\n";
+
+/// A line an excerpt shows: whole, or cut to its matching part ([`cut::cut`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Shown {
+    pub(super) line: usize,
+    /// The line as shown when it is cut, and its length in characters.
+    pub(super) cut: Option<(String, usize)>,
+}
+
+impl Shown {
+    fn whole(line: usize) -> Shown {
+        Shown { line, cut: None }
+    }
+}
 
 /// A memory's lines with their lengths in characters, as the excerpt planner sees them.
 pub(super) struct Body<'a> {
@@ -39,16 +56,14 @@ pub(super) struct Body<'a> {
     chars: Vec<usize>,
     /// Characters of the memory's whole section.
     whole: usize,
-    /// Characters of the heading, and of the footer when it says `0 of N lines`.
+    /// Characters of the heading.
     heading: usize,
-    footer_0: usize,
 }
 
 impl<'a> Body<'a> {
     pub(super) fn new(record: &'a Record) -> Body<'a> {
         let lines: Vec<&str> = record.body.lines().collect();
         let chars = lines.iter().map(|l| l.chars().count()).collect();
-        let n = lines.len();
         let heading = heading_len(record);
         let body = record.body.chars().count();
         Body {
@@ -57,23 +72,23 @@ impl<'a> Body<'a> {
             chars,
             whole: heading + if body == 0 { 0 } else { body + 2 },
             heading,
-            footer_0: excerpt_footer(0, n).chars().count(),
         }
     }
 
     /// Characters of the excerpt showing the sorted lines `shown`: the heading, a
     /// blank line, `…` before each run of lines left out before a shown line, the
     /// shown lines, and the footer.
-    fn excerpt_cost(&self, shown: &[usize]) -> usize {
-        // The footer names the number of lines shown: one digit for 0.
-        let digits = shown.len().checked_ilog10().map_or(1, |d| d as usize + 1);
-        let mut c = self.heading + 1 + self.footer_0 - 1 + digits;
+    fn excerpt_cost(&self, shown: &[Shown]) -> usize {
+        let cut = shown.iter().filter(|s| s.cut.is_some()).count();
+        let footer = excerpt_footer(shown.len(), self.lines.len(), cut);
+        let mut c = self.heading + 1 + footer.chars().count();
         let mut prev: Option<usize> = None;
-        for &i in shown {
+        for s in shown {
+            let i = s.line;
             if prev.map_or(i > 0, |p| i > p + 1) {
                 c += GAP.chars().count();
             }
-            c += self.chars[i] + 1;
+            c += s.cut.as_ref().map_or(self.chars[i], |(_, n)| *n) + 1;
             prev = Some(i);
         }
         c
@@ -81,8 +96,8 @@ impl<'a> Body<'a> {
 
     /// The cheaper of the excerpt showing `shown` and the whole memory, and whether
     /// that is the whole.
-    fn cost(&self, shown: &[usize]) -> (usize, bool) {
-        if shown.len() == self.lines.len() {
+    fn cost(&self, shown: &[Shown]) -> (usize, bool) {
+        if shown.len() == self.lines.len() && shown.iter().all(|s| s.cut.is_none()) {
             return (self.whole, true);
         }
         let e = self.excerpt_cost(shown);
@@ -93,20 +108,35 @@ impl<'a> Body<'a> {
         }
     }
 
-    pub(super) fn excerpt(&self, shown: &[usize]) -> String {
+    /// Line `l` as the plan shows it: cut to `cap` characters when longer.
+    fn shown(&self, l: usize, cap: usize, terms: &[(String, f64)]) -> Option<Shown> {
+        if self.chars[l] <= cap {
+            return Some(Shown::whole(l));
+        }
+        let c = cut::cut(self.lines[l], cap, terms)?;
+        let n = c.chars().count();
+        Some(Shown {
+            line: l,
+            cut: Some((c, n)),
+        })
+    }
+
+    pub(super) fn excerpt(&self, shown: &[Shown]) -> String {
         let n = self.lines.len();
         let mut s = heading(self.record);
         s.push('\n');
         let mut prev: Option<usize> = None;
-        for &i in shown {
+        for sh in shown {
+            let i = sh.line;
             if prev.map_or(i > 0, |p| i > p + 1) {
                 s.push_str(GAP);
             }
-            s.push_str(self.lines[i]);
+            s.push_str(sh.cut.as_ref().map_or(self.lines[i], |(c, _)| c.as_str()));
             s.push('\n');
             prev = Some(i);
         }
-        s.push_str(&excerpt_footer(shown.len(), n));
+        let cut = shown.iter().filter(|s| s.cut.is_some()).count();
+        s.push_str(&excerpt_footer(shown.len(), n, cut));
         debug_assert_eq!(s.chars().count(), self.excerpt_cost(shown));
         s
     }
@@ -116,7 +146,7 @@ impl<'a> Body<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Part {
     Whole,
-    Lines(Vec<usize>),
+    Lines(Vec<Shown>),
 }
 
 /// Lines best first ([`search::best_key`]'s order), a sorted chunk at a time: the best few
@@ -171,12 +201,16 @@ impl Iterator for BestFirst {
 /// index into `records`) in `order`, each with its part.
 ///
 /// Every line of a relevant memory gets a value (its score, its neighbours', its
-/// memory's relevance); lines go in best first, each costing its characters plus
-/// what it adds to its memory's excerpt (the heading and footer for the first line,
-/// a `…` marker for a new run), skipping any that no longer fits. A memory whose
-/// lines all go in, or whose whole section costs no more than its excerpt, goes in
-/// whole, and so does a short relevant memory ([`SHORT_CHARS`]). Room left after
-/// that takes whole memories in order, as without a query.
+/// memory's relevance); lines go in best first, a line longer than [`cut::LINE_CAP`]
+/// cut to its matching part, each costing its characters plus what it adds to its
+/// memory's excerpt (the heading and footer for the first line, a `…` marker for a
+/// new run). A short relevant memory ([`SHORT_CHARS`]) goes in whole at its first
+/// line. The first line that does not fit is cut to the room left (or left out when
+/// not even [`cut::MIN_WINDOW`] characters of it fit) and the plan ends there: what
+/// goes in at a budget is a prefix of the same sequence as at any larger one, so more
+/// room never shows less (spec/ranking.md#query-aware-context-measured-on-locomo).
+/// When every line with a value is in, the room left takes whole memories in
+/// `order` up to the first that does not fit.
 pub(super) fn plan(
     records: &[Record],
     order: &[usize],
@@ -185,35 +219,18 @@ pub(super) fn plan(
 ) -> Vec<(usize, Part)> {
     // Bodies are split into lines only for the memories the plan looks at.
     let mut bodies: Vec<Option<Body<'_>>> = (0..records.len()).map(|_| None).collect();
-    let short_cap = (SHORT_CHARS as f64).min(room as f64 * SHORT_SHARE);
     let keys = line_keys(order, scores);
     // (position, line) pairs are distinct, so the order is total: the lines are
     // visited in exactly the order of a full sort, and a plan that fills early sorts
     // little.
-    let best = BestFirst::new(keys);
     let mut parts: Vec<Option<Part>> = vec![None; records.len()];
-    // The heading's length: no memory not yet in goes in for less.
-    let mut least: Vec<usize> = vec![0; records.len()];
     let mut used = 0usize;
-    for (pos, l) in best {
-        if used >= room {
-            break;
-        }
+    let terms = &scores.terms;
+    let mut ended = false;
+    for (pos, l) in BestFirst::new(keys) {
         let r = order[pos];
-        if parts[r].is_none() {
-            // No section is shorter than MIN_SECTION.
-            if used + MIN_SECTION > room {
-                continue;
-            }
-            if least[r] == 0 {
-                least[r] = heading_len(&records[r]);
-            }
-            if used + least[r] > room {
-                continue;
-            }
-        }
         let b = bodies[r].get_or_insert_with(|| Body::new(&records[r]));
-        let mut shown = match &parts[r] {
+        let shown = match &parts[r] {
             Some(Part::Whole) => continue,
             Some(Part::Lines(s)) => s.clone(),
             None => Vec::new(),
@@ -223,34 +240,70 @@ pub(super) fn plan(
         } else {
             b.cost(&shown).0
         };
-        if shown.is_empty() && (b.whole as f64) <= short_cap && used + b.whole <= room {
+        // A short memory goes in whole; when it does not fit, its line is the last.
+        let last = shown.is_empty() && b.whole <= SHORT_CHARS;
+        if last && used + b.whole <= room {
             used += b.whole;
             parts[r] = Some(Part::Whole);
             continue;
         }
-        let at = shown.binary_search(&l).unwrap_or_else(|e| e);
-        shown.insert(at, l);
-        let (after, is_whole) = b.cost(&shown);
-        if used - before + after <= room {
+        let line = b
+            .shown(l, cut::LINE_CAP, terms)
+            .unwrap_or_else(|| Shown::whole(l));
+        if let Some((after, with)) = fits(b, &shown, line, room - (used - before), terms) {
             used = used - before + after;
-            parts[r] = Some(if is_whole {
-                Part::Whole
-            } else {
-                Part::Lines(shown)
-            });
+            parts[r] = Some(with);
+            if !last {
+                continue;
+            }
         }
+        ended = true;
+        break;
     }
-    fill_whole(records, order, &bodies, &mut parts, used, room);
+    if !ended {
+        fill_whole(records, order, &bodies, &mut parts, used, room);
+    }
     order
         .iter()
         .filter_map(|&r| parts[r].take().map(|p| (r, p)))
-        .map(|(r, p)| match p {
-            Part::Lines(l) if bodies[r].as_ref().is_some_and(|b| l.len() == b.lines.len()) => {
-                (r, Part::Whole)
-            }
-            p => (r, p),
-        })
         .collect()
+}
+
+/// The memory's part with `line` added to `shown`, and its cost, when that costs at
+/// most `room`; else with the line cut to what `room` leaves, when that is at least
+/// [`cut::MIN_WINDOW`] characters of text; else `None`.
+fn fits(
+    b: &Body<'_>,
+    shown: &[Shown],
+    line: Shown,
+    room: usize,
+    terms: &[(String, f64)],
+) -> Option<(usize, Part)> {
+    let l = line.line;
+    let mut len = line.cut.as_ref().map_or(b.chars[l], |(_, n)| *n);
+    let mut line = line;
+    // A cut line's footer says so: at most two tries to take that into account.
+    for _ in 0..3 {
+        let mut with = shown.to_vec();
+        let at = with.partition_point(|s| s.line < l);
+        with.insert(at, line);
+        let (after, is_whole) = b.cost(&with);
+        if after <= room {
+            return Some((
+                after,
+                if is_whole {
+                    Part::Whole
+                } else {
+                    Part::Lines(with)
+                },
+            ));
+        }
+        len = len.checked_sub(after - room)?;
+        line = b.shown(l, len, terms)?;
+        // Shorter than its own length, a line is always cut.
+        line.cut.as_ref()?;
+    }
+    None
 }
 
 /// The keys of the lines of relevant memories ([`search::best_key`] of the line's
@@ -285,7 +338,8 @@ fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
 
 /// Room left after the lines takes whole memories in `order`, as without a query:
 /// each memory not in yet whose whole section fits in what is left of `room` (from
-/// `used`) goes in whole.
+/// `used`) goes in whole, up to the first that does not fit (so that more room never
+/// shows less).
 fn fill_whole(
     records: &[Record],
     order: &[usize],
@@ -302,10 +356,11 @@ fn fill_whole(
             let whole = bodies[r]
                 .as_ref()
                 .map_or_else(|| whole_len(&records[r]), |b| b.whole);
-            if used + whole <= room {
-                used += whole;
-                parts[r] = Some(Part::Whole);
+            if used + whole > room {
+                break;
             }
+            used += whole;
+            parts[r] = Some(Part::Whole);
         }
     }
 }

@@ -267,8 +267,13 @@ mod tests {
         let b = p.block(need * 2 - 1, None);
         assert!(!b.text.starts_with(&index));
         assert!(b.index_entries_hidden > 0);
-        let b = p.block(need * 4, Some("cello"));
+        // With a query the share is an eighth: the index's characters are half a
+        // token budget of that many.
+        let chars = index.chars().count();
+        let b = p.block(chars * 2, Some("cello"));
         assert!(b.text.starts_with(&index));
+        let b = p.block(chars * 2 - 1, Some("cello"));
+        assert!(!b.text.starts_with(&index));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! code: no IO, no clock.
 
 mod assembly;
+mod cut;
 mod excerpts;
 mod index_section;
 mod section;
@@ -39,7 +40,9 @@ pub const DEFAULT_MAX_TOKENS: usize = 8192;
 pub const INDEX_SHARE: f64 = 0.5;
 /// The share of the budget MEMORY.md may take in a block with a query: less, since
 /// the evidence for the query matters more (measured on LoCoMo, spec/ranking.md#budget).
-pub const INDEX_SHARE_QUERY: f64 = 0.25;
+pub const INDEX_SHARE_QUERY: f64 = 0.125;
+/// The most of the budget the agent state section takes (spec/ranking.md#agent-state-in-the-block).
+pub const STATE_SHARE: f64 = 0.25;
 
 /// Estimated tokens of a text: ceil(chars / 4).
 pub fn estimate_tokens(text: &str) -> usize {

@@ -26,6 +26,9 @@ pub struct QueryScores {
     /// (BM25 with line-level IDF, label boost, bigrams, feedback terms), divided by the
     /// best line's score, so the best line has 1 and a line without a query term 0.
     pub lines: LineScores,
+    /// The query's distinct terms with their IDF, for cutting long lines to the part
+    /// that matches.
+    pub terms: Vec<(String, f64)>,
 }
 
 impl Corpus {
@@ -37,7 +40,23 @@ impl Corpus {
             memory,
             prior,
             lines: self.line_relevance(query),
+            terms: self.query_weights(query),
         }
+    }
+}
+
+impl Corpus {
+    /// The distinct terms of `query` that some memory holds, with their IDF, in the
+    /// order of the query.
+    pub fn query_weights(&self, query: &str) -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = Vec::new();
+        for t in terms(query) {
+            let idf = self.idf(&t);
+            if idf > 0.0 && !out.iter().any(|(u, _)| *u == t) {
+                out.push((t, idf));
+            }
+        }
+        out
     }
 }
 
