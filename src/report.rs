@@ -230,6 +230,18 @@ fn core_hint(e: &Error, front: Front) -> Option<String> {
         Error::NoSession { .. } => {
             "`recent_activity` shows the events and the sessions they were noted in".into()
         }
+        Error::AlreadyExists { key } if cli => format!(
+            "pass --replace to replace it, or --expect HASH (the `hash` of `memdir read {key} --json`) to replace only that version"
+        ),
+        Error::AlreadyExists { .. } => {
+            "pass replace: true to replace it, or expected_hash (the `hash` read_memory gives) to replace only that version".into()
+        }
+        Error::HashMismatch { key, .. } if cli => format!(
+            "another write got there first; read it again (`memdir read {key} --json`) and decide"
+        ),
+        Error::HashMismatch { .. } => {
+            "another write got there first; read it again (read_memory) and decide".into()
+        }
         Error::PlanChanged { .. } => {
             "run `memdir prune --plan` again, check the new plan, then apply it".into()
         }

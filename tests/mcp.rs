@@ -196,6 +196,59 @@ fn is_error(result: &Value) -> bool {
     result["isError"] == json!(true)
 }
 
+#[test]
+fn remember_refuses_an_existing_key_unless_replace_or_expected_hash() {
+    // spec/mcp.md#remember
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    assert_eq!(text(&s.call("remember", role_args())), "created user_role");
+    let file = || std::fs::read_to_string(dir.join("user_role.md")).unwrap();
+    let before = file();
+    let mut other = role_args();
+    other["body"] = json!("Plays tennis now.");
+    let r = s.call("remember", other.clone());
+    assert!(is_error(&r), "{r}");
+    let t = text(&r);
+    assert!(t.contains("`user_role` already exists"), "{t}");
+    assert!(
+        t.contains("replace: true") && t.contains("expected_hash"),
+        "{t}"
+    );
+    assert_eq!(file(), before);
+
+    let read = s.call("read_memory", json!({"key": "user_role"}));
+    let hash = read["structuredContent"]["hash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(hash.len(), 64);
+    let mut stale = other.clone();
+    stale["expected_hash"] = json!("f".repeat(64));
+    let r = s.call("remember", stale);
+    assert!(is_error(&r) && text(&r).contains(&hash), "{r}");
+    assert_eq!(file(), before);
+    let mut both = other.clone();
+    both["expected_hash"] = json!(hash);
+    both["replace"] = json!(true);
+    assert!(is_error(&s.call("remember", both)));
+    let mut cas = other.clone();
+    cas["expected_hash"] = json!(hash);
+    assert_eq!(text(&s.call("remember", cas.clone())), "updated user_role");
+    assert!(file().contains("Plays tennis now."));
+    // The hash just used is stale now.
+    cas["body"] = json!("Plays golf.");
+    assert!(is_error(&s.call("remember", cas)));
+    let mut replace = other;
+    replace["body"] = json!("Plays chess.");
+    replace["replace"] = json!(true);
+    assert_eq!(text(&s.call("remember", replace)), "updated user_role");
+    assert!(file().contains("Plays chess."));
+    s.finish();
+}
+
 fn role_args() -> Value {
     json!({
         "key": "user_role",

@@ -88,7 +88,7 @@ for i in $(seq 0 {last}); do
   "$BIN" --dir "$DIR" write "p{p}_$i" --name "P{p} $i" --type project --description "from process {p}" --body "body of p{p} item $i" >/dev/null
   "$BIN" --dir "$DIR" note tick proc={p} i=$i >/dev/null
   if [ $((i % 10)) -eq 0 ]; then
-    "$BIN" --dir "$DIR" write shared --name Shared --type user --description "last writer p{p}" --body "p{p} at $i" >/dev/null
+    "$BIN" --dir "$DIR" write shared --replace --name Shared --type user --description "last writer p{p}" --body "p{p} at $i" >/dev/null
   fi
 done"#,
             last = per - 1

@@ -133,7 +133,7 @@ fn text_value(s: &str) -> Result<String, String> {
 pub enum Command {
     /// Create the memory directory (MEMORY.md, timeline/, .memdir/).
     Init(init::Args),
-    /// Create or update a memory; prints created, updated or unchanged.
+    /// Create a memory (or replace one with --replace); prints created, updated or unchanged.
     Write(write::Args),
     /// Print a memory.
     Read(read::Args),

@@ -121,7 +121,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                 body,
                 ..Draft::default()
             };
-            let done = mem.compact_session(&c.id, &draft, None)?;
+            let done =
+                mem.compact_session(&c.id, &draft, None, &crate::engine::IfExists::Replace)?;
             if out.is_json() {
                 out.json(&done);
             } else {

@@ -147,6 +147,25 @@ pub struct Draft {
     pub valid_until: Option<String>,
 }
 
+/// What a write does when the key already holds a memory (spec/cli.md#write).
+/// Writing exactly what the memory already holds is `unchanged` under every one.
+///
+/// The CLI's `write` and MCP's `remember` default to [`IfExists::Refuse`];
+/// [`Memory::write`](crate::Memory::write) replaces, as it always has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IfExists {
+    /// Refuse with [`Error::AlreadyExists`](crate::Error::AlreadyExists): only a new
+    /// memory is written.
+    Refuse,
+    /// Replace the memory (fields the draft leaves `None` keep their value).
+    Replace,
+    /// Replace the memory only if its current version's hash
+    /// ([`Record::hash`](crate::Record::hash), lowercase hex) is this one; otherwise
+    /// (another version, or no memory) refuse with
+    /// [`Error::HashMismatch`](crate::Error::HashMismatch). Compare-and-swap.
+    ReplaceIfHash(String),
+}
+
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -409,6 +409,13 @@ impl Record {
     pub fn content_hash(&self) -> [u8; 32] {
         content_hash(&self.meta, &self.body)
     }
+
+    /// The version hash a compare-and-swap write names (`write --expect`, MCP
+    /// `expected_hash`): [`Record::content_hash`] as 64 lowercase hex digits, shown by
+    /// `read --json` and MCP `read_memory` as `hash` (spec/memory-format.md#version-hash).
+    pub fn hash(&self) -> String {
+        hash_hex(&self.meta, &self.body)
+    }
 }
 
 /// SHA-256 of the normalized content of a memory (see [`Record::content_hash`]).
@@ -446,6 +453,14 @@ pub fn content_hash(meta: &Meta, body: &str) -> [u8; 32] {
     }
     field("body", normalize_body(body));
     h.finalize().into()
+}
+
+/// [`content_hash`] as 64 lowercase hex digits (see [`Record::hash`]).
+pub fn hash_hex(meta: &Meta, body: &str) -> String {
+    content_hash(meta, body)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The body as compared and stored: no leading blank lines, no trailing white space.

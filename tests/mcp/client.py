@@ -227,6 +227,8 @@ async def tools_and_resources(root: Path) -> None:
         S.check("remember again: file untouched", f.stat().st_mtime_ns == before)
 
         r = await s.call_tool("remember", {**ROLE, "body": "Plays 5-a-side on Saturdays and Wednesdays.", "important": True, "decay": "30d", "source": "chat 2026-04-14"})
+        S.check("remember an existing key without replace: refused", r.is_error and "already exists" in text(r), text(r))
+        r = await s.call_tool("remember", {**ROLE, "body": "Plays 5-a-side on Saturdays and Wednesdays.", "important": True, "decay": "30d", "source": "chat 2026-04-14", "replace": True})
         body = f.read_text()
         S.check("remember update: updated", text(r) == "updated user_role", text(r))
         S.check(
@@ -492,7 +494,7 @@ async def two_servers(root: Path) -> None:
                 r = await s.call_tool("note", {"type": "step", "fields": {"w": w, "i": i}})
                 assert not r.is_error, text(r)
             await asyncio.gather(*(one(i) for i in range(n)))
-            await s.call_tool("remember", {"key": "project_shared", "name": "Shared", "description": f"last writer {w}", "type": "project", "body": f"written by {w}"})
+            await s.call_tool("remember", {"key": "project_shared", "name": "Shared", "description": f"last writer {w}", "type": "project", "body": f"written by {w}", "replace": True})
 
     await asyncio.gather(worker(0), worker(1))
     missing = [f"project_w{w}_{i}" for w in range(2) for i in range(n) if not (dir / f"project_w{w}_{i}.md").exists()]

@@ -1,0 +1,221 @@
+//! Issue 31's hardening items, each pinned through the binary: `write` never replaces
+//! silently (create-only by default, `--replace`, `--expect HASH`, empty stdin
+//! refused), and two processes creating one key race without loss.
+
+use std::process::Stdio;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// `memdir write KEY` with a body, on `dir`, plus `extra` arguments.
+fn write_cmd(
+    dir: &std::path::Path,
+    key: &str,
+    body: &str,
+    extra: &[&str],
+) -> std::process::Command {
+    let mut c = memdir(dir);
+    c.args(["write", key, "--name", "N", "--type", "project"])
+        .args(["--description", "d", "--body", body])
+        .args(extra);
+    c
+}
+
+fn new_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    let o = run(memdir(&dir).arg("init"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    (tmp, dir)
+}
+
+fn hash_of(dir: &std::path::Path, key: &str) -> String {
+    let o = run(memdir(dir).args(["--json", "read", key]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let h = v["hash"]
+        .as_str()
+        .expect("read --json gives a hash")
+        .to_string();
+    assert_eq!(h.len(), 64, "{h}");
+    assert!(
+        h.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
+    h
+}
+
+#[test]
+fn write_refuses_an_existing_key_unless_replace_or_the_current_hash() {
+    // spec/cli.md#write
+    let (_tmp, dir) = new_store();
+    let o = run(&mut write_cmd(&dir, "project_x", "first", &[]));
+    assert_eq!(stdout(&o), "created project_x\n", "{}", stderr(&o));
+    let before = tree(&dir);
+    // The same content again replaces nothing: a retry says unchanged.
+    let o = run(&mut write_cmd(&dir, "project_x", "first", &[]));
+    assert_eq!(stdout(&o), "unchanged project_x\n", "{}", stderr(&o));
+
+    let o = run(&mut write_cmd(&dir, "project_x", "second", &[]));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.contains("`project_x` already exists"), "{err}");
+    assert!(
+        err.contains("--replace") && err.contains("--expect HASH"),
+        "{err}"
+    );
+    assert_eq!(tree(&dir), before, "a refused write changed the store");
+
+    let h1 = hash_of(&dir, "project_x");
+    // A stale or unknown hash is refused and changes nothing.
+    let o = run(&mut write_cmd(
+        &dir,
+        "project_x",
+        "second",
+        &["--expect", &"0".repeat(64)],
+    ));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(&format!("its hash is {h1}")),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(tree(&dir), before);
+    // The current hash (any case) replaces it.
+    let o = run(&mut write_cmd(
+        &dir,
+        "project_x",
+        "second",
+        &["--expect", &h1.to_uppercase()],
+    ));
+    assert_eq!(stdout(&o), "updated project_x\n", "{}", stderr(&o));
+    let h2 = hash_of(&dir, "project_x");
+    assert_ne!(h1, h2);
+    // The hash read before that write is now stale.
+    let o = run(&mut write_cmd(
+        &dir,
+        "project_x",
+        "third",
+        &["--expect", &h1],
+    ));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("not the version expected"),
+        "{}",
+        stderr(&o)
+    );
+    // --expect names a version: on a key with no memory it is refused.
+    let o = run(&mut write_cmd(&dir, "project_y", "y", &["--expect", &h1]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("there is no such memory"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("project_y.md").exists());
+    // --replace replaces.
+    let o = run(&mut write_cmd(&dir, "project_x", "third", &["--replace"]));
+    assert_eq!(stdout(&o), "updated project_x\n", "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("project_x.md")).unwrap();
+    assert!(text.ends_with("third\n"), "{text}");
+    // Both flags at once is a usage error.
+    let o = run(&mut write_cmd(
+        &dir,
+        "project_x",
+        "4",
+        &["--replace", "--expect", &h2],
+    ));
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn write_refuses_an_empty_body_from_stdin_unless_allowed() {
+    // spec/cli.md#write
+    let (_tmp, dir) = new_store();
+    let before = tree(&dir);
+    let args = [
+        "write",
+        "project_e",
+        "--name",
+        "E",
+        "--type",
+        "project",
+        "--description",
+        "d",
+    ];
+    for stdin in ["", "\n  \n"] {
+        let mut c = memdir(&dir);
+        c.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{:?}: {}", stdin, stdout(&o));
+        assert!(stderr(&o).contains("--allow-empty"), "{}", stderr(&o));
+        assert_eq!(tree(&dir), before);
+    }
+    // stdin is /dev/null in `memdir()`: empty.
+    let o = run(memdir(&dir).args(args).arg("--allow-empty"));
+    assert_eq!(stdout(&o), "created project_e\n", "{}", stderr(&o));
+}
+
+#[test]
+fn two_processes_creating_one_key_never_both_succeed() {
+    // spec/cli.md#write: create-only is checked under the store's lock.
+    let (_tmp, dir) = new_store();
+    for round in 0..50 {
+        let key = format!("project_r{round}");
+        let mut a = write_cmd(&dir, &key, "from a", &[]);
+        let mut b = write_cmd(&dir, &key, "from b", &[]);
+        let ca = a
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let cb = b
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (oa, ob) = (
+            ca.wait_with_output().unwrap(),
+            cb.wait_with_output().unwrap(),
+        );
+        let won: Vec<&std::process::Output> = [&oa, &ob]
+            .into_iter()
+            .filter(|o| o.status.success())
+            .collect();
+        assert_eq!(won.len(), 1, "round {round}: {} succeeded", won.len());
+        let lost = if oa.status.success() { &ob } else { &oa };
+        assert_eq!(lost.status.code(), Some(1), "round {round}");
+        assert!(
+            stderr(lost).contains("already exists"),
+            "round {round}: {}",
+            stderr(lost)
+        );
+        let body = if std::ptr::eq(won[0], &oa) {
+            "from a"
+        } else {
+            "from b"
+        };
+        let text = std::fs::read_to_string(dir.join(format!("{key}.md"))).unwrap();
+        assert!(
+            text.ends_with(&format!("{body}\n")),
+            "round {round}: the winner's body is lost: {text}"
+        );
+    }
+    let o = run(memdir(&dir).args(["--json", "list"]));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["memories"].as_array().unwrap().len(), 50);
+    let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
+    assert_eq!(index.matches("project_r").count(), 50, "{index}");
+}
