@@ -210,8 +210,11 @@ fn core_hint(e: &Error, front: Front) -> Option<String> {
         Error::NotFound { .. } => "`list_memories` shows the keys".into(),
         Error::Malformed { .. } if cli => "memdir will not overwrite a file it cannot read; fix the frontmatter by hand (see `memdir check`) or remove the file".into(),
         Error::Malformed { .. } => "memdir will not overwrite a file it cannot read; a person must fix its frontmatter by hand or remove the file".into(),
-        Error::NoDir { .. } if cli => "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
-        Error::NoDir { .. } => "create it with `memdir init`, or start the server with --dir / MEMDIR_DIR naming an existing memory directory".into(),
+        Error::NoDir { path } if cli => format!(
+            "create it with `memdir init --dir {}` (or pass --create), or point --dir / MEMDIR_DIR at an existing memory directory",
+            path.display()
+        ),
+        Error::NoDir { .. } => "create it with `memdir init` (or start the server with --create), or start the server with --dir / MEMDIR_DIR naming an existing memory directory".into(),
         Error::Type { .. } if cli => "pass --type user|feedback|project|reference|state".into(),
         Error::Type { .. } => "pass `type`: user, feedback, project, reference or state".into(),
         Error::Edit { key, .. } if cli => format!(

@@ -219,3 +219,171 @@ fn two_processes_creating_one_key_never_both_succeed() {
     let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
     assert_eq!(index.matches("project_r").count(), 50, "{index}");
 }
+
+/// Runs `memdir` with `args` (no `--dir` added) from `cwd`, HOME set to `home`.
+fn memdir_in(cwd: &std::path::Path, home: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut c = std::process::Command::new(bin());
+    c.args(args)
+        .current_dir(cwd)
+        .env_remove("MEMDIR_DIR")
+        .env("HOME", home)
+        .env("MEMDIR_NOW", NOW)
+        .stdin(Stdio::null());
+    run(&mut c)
+}
+
+#[test]
+fn a_missing_dir_is_created_only_by_init_or_create() {
+    // spec/cli.md#the-memory-directory
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memroy");
+    let body = tmp.path().join("body.md");
+    std::fs::write(&body, "b").unwrap();
+    let body = body.to_str().unwrap();
+    let write = [
+        "write",
+        "k",
+        "--name",
+        "N",
+        "--type",
+        "user",
+        "--description",
+        "d",
+        "--body",
+        "b",
+    ];
+    let cases: Vec<Vec<&str>> = vec![
+        write.to_vec(),
+        vec!["note", "user_said", "text=hi"],
+        vec!["state", "set", "mood", "calm"],
+        vec!["import", body, "--from", "claude-code"],
+        vec!["list"],
+        vec!["recall", "x"],
+        vec!["context"],
+        vec!["read", "k"],
+        vec!["forget", "k"],
+        vec!["index"],
+        vec!["check", "--fix"],
+        vec!["sessions"],
+        vec!["timeline"],
+        vec![
+            "session",
+            "compact",
+            "s1",
+            "--key",
+            "project_s",
+            "--body",
+            "x",
+        ],
+        vec!["mcp"],
+    ];
+    for args in &cases {
+        let o = run(memdir(&dir).args(args));
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{args:?}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!(
+                "memory directory {} does not exist",
+                dir.display()
+            )),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("memdir init --dir") && err.contains("--create"),
+            "{args:?}: {err}"
+        );
+        assert!(!dir.exists(), "{args:?} created the directory");
+    }
+    // --create (anywhere on the line) creates it, as init does.
+    let o = run(memdir(&dir).args(write).arg("--create"));
+    assert_eq!(stdout(&o), "created k\n", "{}", stderr(&o));
+    assert!(dir.join("MEMORY.md").is_file() && dir.join("k.md").is_file());
+    let other = tmp.path().join("other");
+    let o = run(memdir(&other).args(["--create", "list"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(other.join("MEMORY.md").is_file());
+    // init creates it.
+    let third = tmp.path().join("third");
+    assert!(run(memdir(&third).arg("init")).status.success());
+    assert!(third.join("MEMORY.md").is_file());
+}
+
+#[test]
+fn a_leading_tilde_in_dir_is_home_and_tilde_user_is_refused() {
+    // spec/cli.md#the-memory-directory
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let cwd = tmp.path().join("work");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&cwd).unwrap();
+    let o = memdir_in(&cwd, &home, &["--dir", "~/agent/memory", "init"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(home.join("agent/memory/MEMORY.md").is_file());
+    assert!(!cwd.join("~").exists(), "a literal ./~ was created");
+    let o = memdir_in(&cwd, &home, &["--dir=~/agent/memory", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // MEMDIR_DIR is the same value.
+    let mut c = std::process::Command::new(bin());
+    c.args([
+        "write",
+        "k",
+        "--name",
+        "N",
+        "--type",
+        "user",
+        "--description",
+        "d",
+        "--body",
+        "b",
+    ])
+    .current_dir(&cwd)
+    .env("MEMDIR_DIR", "~/agent/memory")
+    .env("HOME", &home)
+    .env("MEMDIR_NOW", NOW)
+    .stdin(Stdio::null());
+    let o = run(&mut c);
+    assert_eq!(stdout(&o), "created k\n", "{}", stderr(&o));
+    assert!(home.join("agent/memory/k.md").is_file());
+    // `~user` is not looked up: a usage error with a hint, nothing created.
+    let o = memdir_in(&cwd, &home, &["--dir", "~bob/memory", "init"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not `~user`; give the full path"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0);
+}
+
+#[test]
+fn mcp_says_which_directory_it_serves_and_does_not_create_one() {
+    // spec/mcp.md#running
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path().join("work");
+    std::fs::create_dir_all(cwd.join("mem")).unwrap();
+    assert!(
+        memdir_in(&cwd, tmp.path(), &["--dir", "mem", "init"])
+            .status
+            .success()
+    );
+    // stdin is /dev/null: the server starts, says where it serves, and ends.
+    let o = memdir_in(&cwd, tmp.path(), &["--dir", "mem", "mcp"]);
+    let err = stderr(&o);
+    let abs = cwd.join("mem");
+    assert!(
+        err.contains(&format!("memdir mcp: serving {} over stdio", abs.display())),
+        "{err}"
+    );
+    // A mistyped directory: refused, nothing created; --create creates it.
+    let o = memdir_in(&cwd, tmp.path(), &["--dir", "memroy", "mcp"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!cwd.join("memroy").exists());
+    let o = memdir_in(&cwd, tmp.path(), &["--dir", "memroy", "mcp", "--create"]);
+    assert!(cwd.join("memroy/MEMORY.md").is_file(), "{}", stderr(&o));
+}

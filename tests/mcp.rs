@@ -29,7 +29,9 @@ struct Server {
 impl Server {
     fn start(dir: &Path, extra: &[&str]) -> Server {
         let mut cmd = memdir(dir);
-        cmd.arg("mcp").args(extra);
+        // The tests' directories are new: `--create` makes them, as a client
+        // configuration for a fresh store would (spec/mcp.md#running).
+        cmd.args(["mcp", "--create"]).args(extra);
         Server::spawn(cmd)
     }
 

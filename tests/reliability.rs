@@ -32,6 +32,7 @@ fn a_killed_write_leaves_the_old_or_the_new_file() {
             "project",
             "--description",
             "d",
+            "--replace",
             "--body-file",
         ])
         .arg(&files[i % 2])
@@ -39,6 +40,7 @@ fn a_killed_write_leaves_the_old_or_the_new_file() {
         .stderr(Stdio::null());
         c
     };
+    assert!(run(memdir(&dir).arg("init")).status.success());
     assert!(run(&mut write(0)).status.success());
     let mut rng = Lcg(7);
     let mut killed = 0;

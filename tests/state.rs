@@ -372,6 +372,7 @@ fn cli_note_session_env_sessions_show_and_compact() {
     // spec/cli.md#sessions
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("memory");
+    assert!(run(memdir(&dir).arg("init")).status.success());
     for i in 0..4 {
         let o = run(memdir(&dir)
             .env("MEMDIR_SESSION", "env-session")

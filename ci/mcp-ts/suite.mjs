@@ -85,7 +85,7 @@ function seed(dir, n) {
 
 /** Starts `memdir mcp --http 127.0.0.1:0 ...` and resolves with its URL once it listens. */
 function startHttp(dir, extraArgs = [], env = {}) {
-  const child = spawn(memdir, ["--dir", dir, "mcp", "--http", "127.0.0.1:0", ...extraArgs], {
+  const child = spawn(memdir, ["--dir", dir, "mcp", "--create", "--http", "127.0.0.1:0", ...extraArgs], {
     env: serverEnv(env),
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -129,7 +129,7 @@ function stop(server) {
 async function connectStdio(dir, extraArgs = [], env = {}) {
   const transport = new StdioClientTransport({
     command: memdir,
-    args: ["--dir", dir, "mcp", ...extraArgs],
+    args: ["--dir", dir, "mcp", "--create", ...extraArgs],
     env: serverEnv(env),
     stderr: "pipe",
   });
@@ -496,7 +496,7 @@ const TOKEN = "memdir-ts-suite-token-5f1c";
 // --- the MCP Inspector CLI over stdio -------------------------------------------
 {
   const dir = path.join(tmp, "inspector");
-  inspector("stdio", ["-e", `MEMDIR_NOW=${NOW}`, memdir, "--dir", dir, "mcp"]);
+  inspector("stdio", ["-e", `MEMDIR_NOW=${NOW}`, memdir, "--dir", dir, "mcp", "--create"]);
   check("inspector stdio: the memory is on disk", fs.existsSync(path.join(dir, "user_role.md")));
 }
 

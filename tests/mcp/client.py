@@ -84,7 +84,8 @@ def cli(dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def params(dir: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=MEMDIR, args=["--dir", str(dir), "mcp", *extra], env={"MEMDIR_NOW": NOW}
+        # --create: the suite's directories are new (only init or --create makes one).
+        command=MEMDIR, args=["--dir", str(dir), "mcp", "--create", *extra], env={"MEMDIR_NOW": NOW}
     )
 
 
@@ -386,7 +387,7 @@ async def tools_and_resources(root: Path) -> None:
 
 async def hand_edits(root: Path) -> None:
     dir = root / "memory"
-    cli(dir, "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
+    cli(dir, "--create", "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
     inbox = Inbox()
     async with session(dir, inbox=inbox) as (s, _):
         await s.subscribe_resource("memory://user_role")
@@ -441,7 +442,7 @@ async def hand_edits(root: Path) -> None:
 async def modern_protocol(root: Path) -> None:
     """The 2026-07-28 protocol: no initialize, changes through subscriptions/listen."""
     dir = root / "memory"
-    cli(dir, "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
+    cli(dir, "--create", "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
     with tempfile.TemporaryFile("w+") as log:
         async with Client(stdio_client(params(dir), errlog=log), mode="auto", cache=None) as c:
             S.check("2026 protocol: negotiated by discover", c.protocol_version == "2026-07-28", c.protocol_version)
