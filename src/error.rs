@@ -162,6 +162,9 @@ pub enum Error {
     /// A `read_only: true` state entry asked to change (spec/cli.md#state).
     #[error("state `{key}` is read-only (`read_only: true` in {file}); nothing was changed")]
     ReadOnly { key: String, file: String },
+    /// A write, edit, rename or forget of a `read_only: true` memory (spec/memory-format.md).
+    #[error("memory `{key}` is read-only (`read_only: true` in {file}); nothing was changed")]
+    ReadOnlyMemory { key: String, file: String },
     /// A session with no events to compact or show.
     #[error("no timeline events with session `{session}`")]
     NoSession { session: String },
@@ -218,7 +221,7 @@ impl Error {
             Error::Exists { .. } => Some(
                 "choose another key, or fold one memory into the other (edit) and forget the one left over".into(),
             ),
-            Error::ReadOnly { file, .. } => Some(format!(
+            Error::ReadOnly { file, .. } | Error::ReadOnlyMemory { file, .. } => Some(format!(
                 "a person marked it read-only; edit {file} by hand to change or unmark it"
             )),
             Error::Foreign(e) => e.hint(),

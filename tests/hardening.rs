@@ -387,3 +387,117 @@ fn mcp_says_which_directory_it_serves_and_does_not_create_one() {
     let o = memdir_in(&cwd, tmp.path(), &["--dir", "memroy", "mcp", "--create"]);
     assert!(cwd.join("memroy/MEMORY.md").is_file(), "{}", stderr(&o));
 }
+
+/// A store with a read-only state entry (`state_locked`) and a read-only memory
+/// (`user_pinned`), as a person would mark them.
+fn read_only_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, dir) = new_store();
+    std::fs::write(
+        dir.join("state_locked.md"),
+        "---\nname: locked\ndescription: agent state locked\ntype: state\ncreated: 2026-04-01\nupdated: 2026-04-01\nread_only: true\n---\n\nset by a person\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("user_pinned.md"),
+        "---\nname: Pinned\ndescription: the person's own words\ntype: user\ncreated: 2026-04-01\nupdated: 2026-04-01\nvalid_until: 2026-04-02\nread_only: true\n---\n\nDo not change.\n",
+    )
+    .unwrap();
+    assert!(run(memdir(&dir).arg("index")).status.success());
+    (tmp, dir)
+}
+
+#[test]
+fn a_read_only_memory_is_refused_by_every_cli_writing_path() {
+    // spec/memory-format.md: `read_only`
+    let (_tmp, dir) = read_only_store();
+    let before = tree(&dir);
+    let wr = |key: &str| {
+        vec![
+            "write".to_string(),
+            key.into(),
+            "--name".into(),
+            "N".into(),
+            "--type".into(),
+            "state".into(),
+            "--description".into(),
+            "d".into(),
+            "--body".into(),
+            "agent".into(),
+            "--replace".into(),
+        ]
+    };
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<String>>();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (wr("state_locked"), "state `locked` is read-only"),
+        (wr("user_pinned"), "memory `user_pinned` is read-only"),
+        (
+            s(&["edit", "state_locked", "--append", "more"]),
+            "state `locked` is read-only",
+        ),
+        (
+            s(&["edit", "user_pinned", "--name", "Other"]),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            s(&["forget", "state_locked"]),
+            "state `locked` is read-only",
+        ),
+        (
+            s(&["forget", "user_pinned"]),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            s(&["rename", "state_locked", "state_free"]),
+            "state `locked` is read-only",
+        ),
+        (
+            s(&["rename", "user_pinned", "user_other"]),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            s(&["link", "user_pinned", "knows", "state_locked"]),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            s(&["state", "set", "locked", "agent"]),
+            "state `locked` is read-only",
+        ),
+        (
+            s(&["state", "unset", "locked"]),
+            "state `locked` is read-only",
+        ),
+    ];
+    for (args, want) in &cases {
+        let o = run(memdir(&dir).args(args));
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{args:?}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains(want) && err.contains("nothing was changed"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("edit ") && err.contains("by hand"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(tree(&dir), before, "{args:?} changed the store");
+    }
+    // prune never offers it (it is expired), and --apply leaves it.
+    let o = run(memdir(&dir).args(["prune", "--apply"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.join("user_pinned.md").is_file(), "{}", stdout(&o));
+    // A person removes the mark by editing the file; then the agent may change it.
+    let text = std::fs::read_to_string(dir.join("user_pinned.md")).unwrap();
+    std::fs::write(
+        dir.join("user_pinned.md"),
+        text.replace("read_only: true\n", ""),
+    )
+    .unwrap();
+    let o = run(memdir(&dir).args(["edit", "user_pinned", "--name", "Other"]));
+    assert_eq!(stdout(&o), "updated user_pinned\n", "{}", stderr(&o));
+}

@@ -251,6 +251,86 @@ fn remember_refuses_an_existing_key_unless_replace_or_expected_hash() {
     s.finish();
 }
 
+#[test]
+fn a_read_only_memory_is_refused_by_every_mcp_writing_tool() {
+    // spec/memory-format.md: `read_only`
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
+    std::fs::write(
+        dir.join("user_pinned.md"),
+        "---\nname: Pinned\ndescription: the person's own words\ntype: user\ncreated: 2026-04-01\nupdated: 2026-04-01\nread_only: true\n---\n\nDo not change.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("state_locked.md"),
+        "---\nname: locked\ndescription: agent state locked\ntype: state\ncreated: 2026-04-01\nupdated: 2026-04-01\nread_only: true\n---\n\nset by a person\n",
+    )
+    .unwrap();
+    assert!(run(memdir(&dir).arg("index")).status.success());
+    let before = tree(&dir);
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let remember = |key: &str| json!({"key": key, "name": "N", "description": "d", "type": "user", "body": "agent", "replace": true});
+    for (tool, args, want) in [
+        (
+            "remember",
+            remember("user_pinned"),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            "remember",
+            remember("state_locked"),
+            "state `locked` is read-only",
+        ),
+        (
+            "edit_memory",
+            json!({"key": "user_pinned", "append": "x"}),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            "edit_memory",
+            json!({"key": "state_locked", "append": "x"}),
+            "state `locked` is read-only",
+        ),
+        (
+            "forget",
+            json!({"key": "user_pinned"}),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            "forget",
+            json!({"key": "state_locked"}),
+            "state `locked` is read-only",
+        ),
+        (
+            "rename_memory",
+            json!({"key": "user_pinned", "new_key": "user_x"}),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            "rename_memory",
+            json!({"key": "state_locked", "new_key": "state_x"}),
+            "state `locked` is read-only",
+        ),
+        (
+            "set_state",
+            json!({"key": "locked", "value": "agent"}),
+            "state `locked` is read-only",
+        ),
+    ] {
+        let r = s.call(tool, args.clone());
+        assert!(is_error(&r), "{tool} {args}: {r}");
+        let t = text(&r);
+        assert!(
+            t.contains(want) && t.contains("by hand"),
+            "{tool} {args}: {t}"
+        );
+        assert_eq!(tree(&dir), before, "{tool} {args} changed the store");
+    }
+    s.finish();
+}
+
 fn role_args() -> Value {
     json!({
         "key": "user_role",

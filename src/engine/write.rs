@@ -82,6 +82,9 @@ impl Memory {
                 source,
             })?),
         };
+        if let Some(p) = &existing {
+            refuse_read_only(&key, &p.meta, &name)?;
+        }
         let today = Stamp::from_date(self.now().date_naive());
         let old = existing.as_ref().map(|p| &p.meta);
         let mut meta = draft_meta(d, kind, decay, old, &today);
@@ -153,6 +156,14 @@ impl Memory {
                 key: key.to_string(),
             });
         };
+        // A file that does not parse can still be forgotten; one that says
+        // `read_only: true` cannot.
+        if let Some(p) = std::str::from_utf8(&before)
+            .ok()
+            .and_then(|t| frontmatter::parse(t).ok())
+        {
+            refuse_read_only(&key, &p.meta, &name)?;
+        }
         let mut fields = Map::new();
         fields.insert("key".into(), Value::String(key.to_string()));
         if let Some(r) = reason {
@@ -185,6 +196,26 @@ impl Memory {
         };
         Ok(Forgotten { event, index })
     }
+}
+
+/// Refuses to change a memory a person marked `read_only: true`: a state entry as
+/// `state set` does ([`Error::ReadOnly`], its state key), any other memory with
+/// [`Error::ReadOnlyMemory`]. Every path that writes, moves or deletes a memory file
+/// calls it on the file's current frontmatter.
+pub(super) fn refuse_read_only(key: &Key, meta: &Meta, file: &str) -> Result<()> {
+    if !meta.read_only() {
+        return Ok(());
+    }
+    Err(match key.as_str().strip_prefix("state_") {
+        Some(state) if meta.kind == Kind::State => Error::ReadOnly {
+            key: state.to_string(),
+            file: file.to_string(),
+        },
+        _ => Error::ReadOnlyMemory {
+            key: key.to_string(),
+            file: file.to_string(),
+        },
+    })
 }
 
 /// Whether a write may go ahead given the memory the key holds now (`existing`).

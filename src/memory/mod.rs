@@ -369,7 +369,8 @@ impl Meta {
         .filter(|n| *n > 0)
     }
 
-    /// `read_only: true`: `state set` and `state unset` refuse to change the entry.
+    /// `read_only: true`: a person's mark; every path that writes, moves or deletes
+    /// the memory refuses it (spec/memory-format.md).
     pub fn read_only(&self) -> bool {
         matches!(
             self.extra.get("read_only"),
