@@ -501,3 +501,116 @@ fn a_read_only_memory_is_refused_by_every_cli_writing_path() {
     let o = run(memdir(&dir).args(["edit", "user_pinned", "--name", "Other"]));
     assert_eq!(stdout(&o), "updated user_pinned\n", "{}", stderr(&o));
 }
+
+/// Every byte below 0x20 in `out` but a newline or a tab, and DEL.
+fn control_bytes(out: &[u8]) -> Vec<u8> {
+    out.iter()
+        .copied()
+        .filter(|&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f)
+        .collect()
+}
+
+#[test]
+fn control_characters_from_files_never_reach_the_terminal() {
+    // spec/cli.md#output
+    let (tmp, dir) = new_store();
+    // Names, descriptions, tags, link relations and session ids with ESC, BEL, CR,
+    // DEL and newlines, as a hostile file or remote would hold them.
+    let evil = r#"Evil\e[31m\a\x7f\r\nforged line"#;
+    std::fs::write(
+        dir.join("user_evil.md"),
+        format!(
+            "---\nname: \"{evil}\"\ndescription: \"desc \\e]0;title\\a\\nforged\"\ntype: user\ncreated: 2026-04-01\nupdated: 2026-04-01\ntags: [\"t\\eag\"]\n---\n\nBody with an escape \u{1b}[2J here.\n- kn\u{1b}ows:: [[user_other]]\n- likes:: tea\u{7}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("user_other.md"),
+        "---\nname: \"Other\\nforged\"\ndescription: plain\ntype: user\ncreated: 2026-04-01\nupdated: 2026-04-01\nread_only: true\nvalid_until: 2026-04-02\n---\n\nevil too\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("state_mood.md"),
+        "---\nname: mood\ndescription: agent state mood\ntype: state\ncreated: 2026-04-01\nupdated: 2026-04-01\n---\n\ncalm\u{1b}[5m\n",
+    )
+    .unwrap();
+    let session = "s1\u{1b}[2J\nforged  2026-04-14 .. x  9 events  y";
+    let ev = |i: u32| {
+        serde_json::json!({"ts": format!("2026-04-14T10:0{i}:00.000Z"), "type": "user_said\u{7}", "session": session, "text": "hi\u{1b}[1m\u{7f}"})
+            .to_string()
+    };
+    std::fs::write(
+        dir.join("timeline/2026-04-14.jsonl"),
+        format!("{}\n{}\n", ev(0), ev(1)),
+    )
+    .unwrap();
+    let import = tmp.path().join("memory.jsonl");
+    std::fs::write(
+        &import,
+        "{\"type\":\"entity\",\"name\":\"Bad\\u001b[31m\\nforged\",\"entityType\":\"per\\u0007son\",\"observations\":[\"o\\u001b\"]}\n{\"type\":\"relation\",\"from\":\"Bad\\u001b[31m\\nforged\",\"to\":\"Nobody\\u001b\\nx\",\"relationType\":\"kn\\u0007ows\"}\n",
+    )
+    .unwrap();
+    let imp = import.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, Option<usize>)> = vec![
+        (vec!["list"], Some(3)),
+        (vec!["list", "--include-expired"], Some(4)),
+        (vec!["recall", "evil"], Some(1)),
+        (vec!["graph", "user_evil"], None),
+        (vec!["sessions"], Some(1)),
+        (vec!["session", "show", session], None),
+        (vec!["facts"], None),
+        (vec!["state", "list"], Some(1)),
+        (vec!["state", "get", "mood"], Some(1)),
+        (vec!["read", "user_evil"], None),
+        (vec!["context"], None),
+        (vec!["timeline"], Some(2)),
+        (vec!["check"], None),
+        (vec!["prune", "--plan"], None),
+        (vec!["consolidate", "--plan"], None),
+        (
+            vec!["import", imp, "--from", "mcp-memory", "--dry-run"],
+            None,
+        ),
+        (vec!["import", imp, "--from", "mcp-memory"], None),
+        (vec!["--json", "list"], None),
+        (vec!["--json", "read", "user_evil"], None),
+        (vec!["--json", "sessions"], None),
+    ];
+    for (args, lines) in &cases {
+        let o = run(memdir(&dir).args(args));
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        if args[0] == "timeline" {
+            for l in stdout(&o).lines() {
+                let _: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            }
+        }
+        for (what, bytes) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+            let bad = control_bytes(bytes);
+            assert!(
+                bad.is_empty(),
+                "{args:?}: {what} carries control bytes {bad:?}:\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        if let Some(n) = lines {
+            let got = stdout(&o).lines().count();
+            assert_eq!(
+                got,
+                *n,
+                "{args:?}: a planted newline forged a line:\n{}",
+                stdout(&o)
+            );
+        }
+        if args[0] == "--json" {
+            let _: Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", stdout(&o)));
+        }
+    }
+    // The escapes show what was there.
+    let o = run(memdir(&dir).arg("sessions"));
+    assert!(
+        stdout(&o).contains(r"s1\u{1b}[2J\nforged"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -264,11 +264,11 @@ fn serve(
         _ => served.root(),
     };
     let max_tokens = config.max_tokens;
+    let shown = crate::memory::printable::escape_line(&root.display().to_string());
     match http {
         None => {
             out.note(&format!(
-                "memdir mcp: serving {} over stdio (memory_context budget {max_tokens} tokens)",
-                root.display()
+                "memdir mcp: serving {shown} over stdio (memory_context budget {max_tokens} tokens)"
             ));
             crate::mcp::serve_stdio(served, config)
         }
@@ -281,8 +281,7 @@ fn serve(
             crate::mcp::serve_http(served, config, opts, |bound| {
                 // Printed once the socket is bound: scripts wait for this line.
                 eprintln!(
-                    "memdir mcp: serving {} on http://{bound}{} ({token}; memory_context budget {max_tokens} tokens)",
-                    root.display(),
+                    "memdir mcp: serving {shown} on http://{bound}{} ({token}; memory_context budget {max_tokens} tokens)",
                     http::ENDPOINT
                 );
             })

@@ -2,6 +2,7 @@
 //! `CheckReport`, `ImportReport`, …) and the wording of a problem found on a file.
 //! It must not read or write the store: these are plain data.
 
+use crate::memory::printable::escape_line;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
@@ -281,9 +282,9 @@ impl std::fmt::Display for Hit {
             f,
             "{:.3}  {}  {} — {}{}",
             self.score,
-            self.key,
-            self.name,
-            self.description,
+            escape_line(&self.key),
+            escape_line(&self.name),
+            escape_line(&self.description),
             lifecycle_mark(&self.superseded_by, self.expired)
         )
     }

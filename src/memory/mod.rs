@@ -10,6 +10,7 @@ pub mod index;
 pub mod layout;
 pub mod links;
 pub mod merge;
+pub mod printable;
 pub mod secrets;
 pub mod timeline;
 
