@@ -32,6 +32,8 @@ impl Client {
             .arg("--dir")
             .arg(dir)
             .arg("mcp")
+            // A new directory: create it (only `init` or `--create` does).
+            .arg("--create")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -148,9 +148,23 @@ pub enum Error {
     NothingToEdit { key: String },
     #[error("cannot rename `{from}` to `{to}`: a memory with key `{to}` already exists")]
     Exists { from: String, to: String },
+    /// A create-only write of a key that already holds a memory (spec/cli.md#write).
+    #[error("memory `{key}` already exists; nothing was changed")]
+    AlreadyExists { key: String },
+    /// A compare-and-swap write whose expected hash is not the current version's
+    /// (`actual` is `None` when there is no memory).
+    #[error("memory `{key}` is not the version expected ({expected}): {}; nothing was changed", match .actual { Some(a) => format!("its hash is {a}"), None => "there is no such memory".to_string() })]
+    HashMismatch {
+        key: String,
+        expected: String,
+        actual: Option<String>,
+    },
     /// A `read_only: true` state entry asked to change (spec/cli.md#state).
     #[error("state `{key}` is read-only (`read_only: true` in {file}); nothing was changed")]
     ReadOnly { key: String, file: String },
+    /// A write, edit, rename or forget of a `read_only: true` memory (spec/memory-format.md).
+    #[error("memory `{key}` is read-only (`read_only: true` in {file}); nothing was changed")]
+    ReadOnlyMemory { key: String, file: String },
     /// A session with no events to compact or show.
     #[error("no timeline events with session `{session}`")]
     NoSession { session: String },
@@ -207,7 +221,7 @@ impl Error {
             Error::Exists { .. } => Some(
                 "choose another key, or fold one memory into the other (edit) and forget the one left over".into(),
             ),
-            Error::ReadOnly { file, .. } => Some(format!(
+            Error::ReadOnly { file, .. } | Error::ReadOnlyMemory { file, .. } => Some(format!(
                 "a person marked it read-only; edit {file} by hand to change or unmark it"
             )),
             Error::Foreign(e) => e.hint(),

@@ -57,7 +57,7 @@ pub use engine::prune::{
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
     Activity, ActivityQuery, CheckReport, Compacted, Context, Draft, Edit, FindReplace, Hit,
-    ImportReport, IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, Recall,
+    IfExists, ImportReport, IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, Recall,
     SearchIndexReport, SectionEdit, Severity, Snapshot, StateEntry, TimelineRepair, WriteOutcome,
 };
 // What `Memory`'s operations take and give back (one method per operation).

@@ -210,8 +210,11 @@ fn core_hint(e: &Error, front: Front) -> Option<String> {
         Error::NotFound { .. } => "`list_memories` shows the keys".into(),
         Error::Malformed { .. } if cli => "memdir will not overwrite a file it cannot read; fix the frontmatter by hand (see `memdir check`) or remove the file".into(),
         Error::Malformed { .. } => "memdir will not overwrite a file it cannot read; a person must fix its frontmatter by hand or remove the file".into(),
-        Error::NoDir { .. } if cli => "create it with `memdir init`, or point --dir / MEMDIR_DIR at an existing memory directory".into(),
-        Error::NoDir { .. } => "create it with `memdir init`, or start the server with --dir / MEMDIR_DIR naming an existing memory directory".into(),
+        Error::NoDir { path } if cli => format!(
+            "create it with `memdir init --dir {}` (or pass --create), or point --dir / MEMDIR_DIR at an existing memory directory",
+            path.display()
+        ),
+        Error::NoDir { .. } => "create it with `memdir init` (or start the server with --create), or start the server with --dir / MEMDIR_DIR naming an existing memory directory".into(),
         Error::Type { .. } if cli => "pass --type user|feedback|project|reference|state".into(),
         Error::Type { .. } => "pass `type`: user, feedback, project, reference or state".into(),
         Error::Edit { key, .. } if cli => format!(
@@ -229,6 +232,18 @@ fn core_hint(e: &Error, front: Front) -> Option<String> {
         Error::NoSession { .. } if cli => "`memdir sessions` lists the sessions".into(),
         Error::NoSession { .. } => {
             "`recent_activity` shows the events and the sessions they were noted in".into()
+        }
+        Error::AlreadyExists { key } if cli => format!(
+            "pass --replace to replace it, or --expect HASH (the `hash` of `memdir read {key} --json`) to replace only that version"
+        ),
+        Error::AlreadyExists { .. } => {
+            "pass replace: true to replace it, or expected_hash (the `hash` read_memory gives) to replace only that version".into()
+        }
+        Error::HashMismatch { key, .. } if cli => format!(
+            "another write got there first; read it again (`memdir read {key} --json`) and decide"
+        ),
+        Error::HashMismatch { .. } => {
+            "another write got there first; read it again (read_memory) and decide".into()
         }
         Error::PlanChanged { .. } => {
             "run `memdir prune --plan` again, check the new plan, then apply it".into()

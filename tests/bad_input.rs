@@ -265,6 +265,7 @@ fn a_body_only_write_keeps_anchored_frontmatter_text() {
         "d",
         "--body",
         "new body",
+        "--replace",
     ]));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let want = text

@@ -340,6 +340,7 @@ fn strategies_apply_to_foreign_imports() {
         "edited here",
         "--body",
         "Local notes.",
+        "--replace",
     ]));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = run(memdir(&dir).arg("--json").arg("import").arg(&src));

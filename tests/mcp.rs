@@ -29,7 +29,9 @@ struct Server {
 impl Server {
     fn start(dir: &Path, extra: &[&str]) -> Server {
         let mut cmd = memdir(dir);
-        cmd.arg("mcp").args(extra);
+        // The tests' directories are new: `--create` makes them, as a client
+        // configuration for a fresh store would (spec/mcp.md#running).
+        cmd.args(["mcp", "--create"]).args(extra);
         Server::spawn(cmd)
     }
 
@@ -194,6 +196,139 @@ fn text(result: &Value) -> String {
 
 fn is_error(result: &Value) -> bool {
     result["isError"] == json!(true)
+}
+
+#[test]
+fn remember_refuses_an_existing_key_unless_replace_or_expected_hash() {
+    // spec/mcp.md#remember
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    assert_eq!(text(&s.call("remember", role_args())), "created user_role");
+    let file = || std::fs::read_to_string(dir.join("user_role.md")).unwrap();
+    let before = file();
+    let mut other = role_args();
+    other["body"] = json!("Plays tennis now.");
+    let r = s.call("remember", other.clone());
+    assert!(is_error(&r), "{r}");
+    let t = text(&r);
+    assert!(t.contains("`user_role` already exists"), "{t}");
+    assert!(
+        t.contains("replace: true") && t.contains("expected_hash"),
+        "{t}"
+    );
+    assert_eq!(file(), before);
+
+    let read = s.call("read_memory", json!({"key": "user_role"}));
+    let hash = read["structuredContent"]["hash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(hash.len(), 64);
+    let mut stale = other.clone();
+    stale["expected_hash"] = json!("f".repeat(64));
+    let r = s.call("remember", stale);
+    assert!(is_error(&r) && text(&r).contains(&hash), "{r}");
+    assert_eq!(file(), before);
+    let mut both = other.clone();
+    both["expected_hash"] = json!(hash);
+    both["replace"] = json!(true);
+    assert!(is_error(&s.call("remember", both)));
+    let mut cas = other.clone();
+    cas["expected_hash"] = json!(hash);
+    assert_eq!(text(&s.call("remember", cas.clone())), "updated user_role");
+    assert!(file().contains("Plays tennis now."));
+    // The hash just used is stale now.
+    cas["body"] = json!("Plays golf.");
+    assert!(is_error(&s.call("remember", cas)));
+    let mut replace = other;
+    replace["body"] = json!("Plays chess.");
+    replace["replace"] = json!(true);
+    assert_eq!(text(&s.call("remember", replace)), "updated user_role");
+    assert!(file().contains("Plays chess."));
+    s.finish();
+}
+
+#[test]
+fn a_read_only_memory_is_refused_by_every_mcp_writing_tool() {
+    // spec/memory-format.md: `read_only`
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
+    std::fs::write(
+        dir.join("user_pinned.md"),
+        "---\nname: Pinned\ndescription: the person's own words\ntype: user\ncreated: 2026-04-01\nupdated: 2026-04-01\nread_only: true\n---\n\nDo not change.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("state_locked.md"),
+        "---\nname: locked\ndescription: agent state locked\ntype: state\ncreated: 2026-04-01\nupdated: 2026-04-01\nread_only: true\n---\n\nset by a person\n",
+    )
+    .unwrap();
+    assert!(run(memdir(&dir).arg("index")).status.success());
+    let before = tree(&dir);
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let remember = |key: &str| json!({"key": key, "name": "N", "description": "d", "type": "user", "body": "agent", "replace": true});
+    for (tool, args, want) in [
+        (
+            "remember",
+            remember("user_pinned"),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            "remember",
+            remember("state_locked"),
+            "state `locked` is read-only",
+        ),
+        (
+            "edit_memory",
+            json!({"key": "user_pinned", "append": "x"}),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            "edit_memory",
+            json!({"key": "state_locked", "append": "x"}),
+            "state `locked` is read-only",
+        ),
+        (
+            "forget",
+            json!({"key": "user_pinned"}),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            "forget",
+            json!({"key": "state_locked"}),
+            "state `locked` is read-only",
+        ),
+        (
+            "rename_memory",
+            json!({"key": "user_pinned", "new_key": "user_x"}),
+            "memory `user_pinned` is read-only",
+        ),
+        (
+            "rename_memory",
+            json!({"key": "state_locked", "new_key": "state_x"}),
+            "state `locked` is read-only",
+        ),
+        (
+            "set_state",
+            json!({"key": "locked", "value": "agent"}),
+            "state `locked` is read-only",
+        ),
+    ] {
+        let r = s.call(tool, args.clone());
+        assert!(is_error(&r), "{tool} {args}: {r}");
+        let t = text(&r);
+        assert!(
+            t.contains(want) && t.contains("by hand"),
+            "{tool} {args}: {t}"
+        );
+        assert_eq!(tree(&dir), before, "{tool} {args} changed the store");
+    }
+    s.finish();
 }
 
 fn role_args() -> Value {

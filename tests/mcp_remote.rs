@@ -197,6 +197,7 @@ fn with_token(tmp: &Path) -> std::process::Command {
     let mut cmd = memdir(&tmp.join("memory"));
     cmd.env_remove("MEMDIR_MCP_TOKEN").args([
         "mcp",
+        "--create",
         "--http",
         "127.0.0.1:0",
         "--token-file",
@@ -257,7 +258,7 @@ fn http_on_loopback_without_a_token() {
     let dir = tmp.path().join("memory");
     let mut cmd = memdir(&dir);
     cmd.env_remove("MEMDIR_MCP_TOKEN")
-        .args(["mcp", "--http", "127.0.0.1:0"]);
+        .args(["mcp", "--create", "--http", "127.0.0.1:0"]);
     let server = HttpServer::start(cmd);
     let (status, text) = server.post(&[], &initialize());
     assert_eq!(status, 200, "{text}");
@@ -411,7 +412,7 @@ fn sessions_are_capped_least_recently_used_first() {
     let dir = tmp.path().join("memory");
     let mut cmd = memdir(&dir);
     cmd.env_remove("MEMDIR_MCP_TOKEN")
-        .args(["mcp", "--http", "127.0.0.1:0"]);
+        .args(["mcp", "--create", "--http", "127.0.0.1:0"]);
     let server = HttpServer::start(cmd);
     let open = || -> String {
         let (status, text) = server.post(&[], &initialize());
@@ -765,7 +766,7 @@ fn sync_is_not_configured_in_modes_none_and_local() {
     )
     .unwrap();
     let mut cmd = memdir(&agent.join("memory"));
-    cmd.arg("mcp");
+    cmd.args(["mcp", "--create"]);
     let mut s = Stdio_::start(cmd);
     for tool in ["sync", "sync_status"] {
         let r = s.call(tool, json!({}));
@@ -787,7 +788,7 @@ fn sync_is_not_configured_in_modes_none_and_local() {
 
     let dir = tmp.path().join("local");
     let mut cmd = memdir(&dir);
-    cmd.arg("mcp");
+    cmd.args(["mcp", "--create"]);
     let mut s = Stdio_::start(cmd);
     let r = s.call("sync", json!({}));
     assert_eq!(r["isError"], json!(true), "{r}");

@@ -489,7 +489,7 @@ fn cli_push_pull(kind: Kind) {
     let root = cmd(&a, &["push", "--provider", fx.name()]);
     assert_eq!(root, cmd(&a, &["cid"]));
     let b = tmp.path().join("b");
-    cmd(&b, &["pull", &root, "--provider", fx.name()]);
+    cmd(&b, &["pull", &root, "--provider", fx.name(), "--create"]);
     assert_eq!(tree(&a), tree(&b), "{kind:?}: plain round trip");
     // None of these services keeps a head pointer (the Kubo mock is Filebase's RPC,
     // which has no MFS): `sync` needs the CID, and says so.
@@ -531,6 +531,7 @@ fn cli_push_pull(kind: Kind) {
             fx.name(),
             "--mode",
             "encrypted-ipfs",
+            "--create",
         ],
     );
     assert_eq!(tree(&a), tree(&c), "{kind:?}: encrypted round trip");

@@ -32,6 +32,7 @@ fn a_killed_write_leaves_the_old_or_the_new_file() {
             "project",
             "--description",
             "d",
+            "--replace",
             "--body-file",
         ])
         .arg(&files[i % 2])
@@ -39,6 +40,7 @@ fn a_killed_write_leaves_the_old_or_the_new_file() {
         .stderr(Stdio::null());
         c
     };
+    assert!(run(memdir(&dir).arg("init")).status.success());
     assert!(run(&mut write(0)).status.success());
     let mut rng = Lcg(7);
     let mut killed = 0;
@@ -88,7 +90,7 @@ for i in $(seq 0 {last}); do
   "$BIN" --dir "$DIR" write "p{p}_$i" --name "P{p} $i" --type project --description "from process {p}" --body "body of p{p} item $i" >/dev/null
   "$BIN" --dir "$DIR" note tick proc={p} i=$i >/dev/null
   if [ $((i % 10)) -eq 0 ]; then
-    "$BIN" --dir "$DIR" write shared --name Shared --type user --description "last writer p{p}" --body "p{p} at $i" >/dev/null
+    "$BIN" --dir "$DIR" write shared --replace --name Shared --type user --description "last writer p{p}" --body "p{p} at $i" >/dev/null
   fi
 done"#,
             last = per - 1

@@ -236,6 +236,7 @@ fn a_compacted_session_shows_its_summary_not_its_events() {
                 ..Draft::default()
             },
             None,
+            &memdir::IfExists::Replace,
         )
         .unwrap();
     assert_eq!(done.through, "2026-04-14T10:05:00.000Z");
@@ -282,7 +283,8 @@ fn a_compacted_session_shows_its_summary_not_its_events() {
                 kind: "project".into(),
                 ..Draft::default()
             },
-            None
+            None,
+            &memdir::IfExists::Replace,
         ),
         Err(Error::NoSession { .. })
     ));
@@ -370,6 +372,7 @@ fn cli_note_session_env_sessions_show_and_compact() {
     // spec/cli.md#sessions
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("memory");
+    assert!(run(memdir(&dir).arg("init")).status.success());
     for i in 0..4 {
         let o = run(memdir(&dir)
             .env("MEMDIR_SESSION", "env-session")
@@ -504,6 +507,7 @@ fn state_and_summaries_round_trip_through_the_blob() {
             ..Draft::default()
         },
         None,
+        &memdir::IfExists::Replace,
     )
     .unwrap();
     let Export {

@@ -428,7 +428,7 @@ fn push_then_pull_reproduces_the_directory() {
     assert_eq!(pushed["root"], cid.as_str());
     assert_eq!(pushed["car_bytes"], pushed["full_car_bytes"]);
     let b = Device::new(tmp.path(), "b", &remote);
-    let out = b.ok(&["pull", &cid, "--provider", "folder"]);
+    let out = b.ok(&["pull", &cid, "--provider", "folder", "--create"]);
     assert!(stdout(&out).contains("first sync"), "{}", stdout(&out));
     assert_eq!(tree(&a.dir), tree(&b.dir));
     assert_eq!(stdout(&b.ok(&["cid"])).trim(), cid);
@@ -826,6 +826,7 @@ fn encrypted_round_trip_and_every_rejection() {
         "folder",
         "--mode",
         "encrypted-ipfs",
+        "--create",
     ]);
     assert_eq!(tree(&a.dir), tree(&b.dir));
 
@@ -901,10 +902,12 @@ fn encrypted_round_trip_and_every_rejection() {
     // Without any key file: a usage error naming where it looked.
     let mut d = Device::new(tmp.path(), "d", &remote);
     d.key = Some(tmp.path().join("no-such-key"));
+    d.ok(&["init"]);
+    let d_before = d.snapshot();
     let o = pull(&d, &root);
     assert_eq!(code(&o), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("no-such-key"), "{}", stderr(&o));
-    assert!(!d.dir.exists());
+    assert_eq!(d.snapshot(), d_before);
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -1271,6 +1274,7 @@ mod node {
 fn offline_is_offered_only_where_it_means_something() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
     for args in [
         &["note", "--offline", "seen"][..],
         &[

@@ -13,6 +13,7 @@ mod embed;
 #[cfg(feature = "embed-builtin")]
 mod embed_builtin;
 mod graph;
+mod hardening;
 mod import_formats;
 #[cfg(feature = "sync")]
 mod keygen;

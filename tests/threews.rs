@@ -14,6 +14,7 @@ use crate::common::*;
 fn a_threews_export_imports_into_memdir() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
     let o = run(memdir(&dir)
         .arg("--json")
         .arg("import")
@@ -58,6 +59,7 @@ fn a_threews_export_imports_into_memdir() {
 fn the_threews_runtime_export_imports_whole() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
     let o = run(memdir(&dir)
         .args(["--json", "import"])
         .arg(fixture("threews/runtime-export.json")));
@@ -154,6 +156,7 @@ fn a_memdir_export_reads_in_threews() {
 fn a_replace_import_of_a_runtime_rewrite_keeps_memdir_only_fields() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
     let o = run(memdir(&dir).args([
         "write",
         "user_role",
@@ -202,6 +205,7 @@ fn a_replace_import_of_a_runtime_rewrite_keeps_memdir_only_fields() {
 fn the_runtime_export_round_trips_through_memdir_unchanged() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
     let path = fixture("threews/runtime-export.json");
     let o = run(memdir(&dir).arg("import").arg(&path));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -229,6 +233,7 @@ fn the_runtime_export_round_trips_through_memdir_unchanged() {
 fn replace_keeps_memories_the_blob_does_not_have() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
     let o = run(memdir(&dir).args([
         "write",
         "user_local",

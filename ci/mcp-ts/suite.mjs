@@ -85,7 +85,7 @@ function seed(dir, n) {
 
 /** Starts `memdir mcp --http 127.0.0.1:0 ...` and resolves with its URL once it listens. */
 function startHttp(dir, extraArgs = [], env = {}) {
-  const child = spawn(memdir, ["--dir", dir, "mcp", "--http", "127.0.0.1:0", ...extraArgs], {
+  const child = spawn(memdir, ["--dir", dir, "mcp", "--create", "--http", "127.0.0.1:0", ...extraArgs], {
     env: serverEnv(env),
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -129,7 +129,7 @@ function stop(server) {
 async function connectStdio(dir, extraArgs = [], env = {}) {
   const transport = new StdioClientTransport({
     command: memdir,
-    args: ["--dir", dir, "mcp", ...extraArgs],
+    args: ["--dir", dir, "mcp", "--create", ...extraArgs],
     env: serverEnv(env),
     stderr: "pipe",
   });
@@ -496,8 +496,8 @@ const TOKEN = "memdir-ts-suite-token-5f1c";
 // --- the MCP Inspector CLI over stdio -------------------------------------------
 {
   const dir = path.join(tmp, "inspector");
-  inspector("stdio", ["-e", `MEMDIR_NOW=${NOW}`, memdir, "--dir", dir, "mcp"]);
-  check("inspector stdio: the memory is on disk", fs.existsSync(path.join(dir, "user_role.md")));
+  inspector("stdio", ["-e", `MEMDIR_NOW=${NOW}`, memdir, "--dir", dir, "mcp", "--create"]);
+  check("inspector stdio: the memory is on disk", fs.existsSync(path.join(dir, "user_inspected.md")));
 }
 
 /**
@@ -523,15 +523,17 @@ function inspector(label, target) {
   check(`inspector ${label}: tools/list --strict exits 0`, list.status === 0, `${list.status} ${list.error ?? ""}\n${list.err}`);
   const names = (list.json?.tools ?? []).map((t) => t.name);
   check(`inspector ${label}: tools/list lists the tools`, ["remember", "recall", "sync", "sync_status"].every((n) => names.includes(n)), names);
+  // A key of its own: over HTTP the store already holds user_role, and remember
+  // does not replace an existing memory without replace (spec/mcp.md).
   const put = run([
     "--method", "tools/call", "--tool-name", "remember",
-    "--tool-arg", "key=user_role", "name=Role", "description=plays on Saturdays", "type=user", "body=Plays weekly.",
+    "--tool-arg", "key=user_inspected", "name=Role", "description=plays on Saturdays", "type=user", "body=Plays weekly.",
   ]);
   check(`inspector ${label}: tools/call remember`, put.status === 0 && put.json?.isError === false && ["created", "updated", "unchanged"].includes(put.json?.structuredContent?.outcome), put.out + put.err);
   const rec = run(["--method", "tools/call", "--tool-name", "recall", "--tool-arg", "query=saturdays"]);
-  check(`inspector ${label}: tools/call recall finds it`, rec.status === 0 && rec.json?.structuredContent?.hits?.some((h) => h.key === "user_role"), rec.out + rec.err);
-  const res = run(["--method", "resources/read", "--uri", "memory://user_role"]);
-  check(`inspector ${label}: resources/read memory://user_role`, res.status === 0 && res.out.includes("Plays weekly."), res.out + res.err);
+  check(`inspector ${label}: tools/call recall finds it`, rec.status === 0 && rec.json?.structuredContent?.hits?.some((h) => h.key === "user_inspected"), rec.out + rec.err);
+  const res = run(["--method", "resources/read", "--uri", "memory://user_inspected"]);
+  check(`inspector ${label}: resources/read memory://user_inspected`, res.status === 0 && res.out.includes("Plays weekly."), res.out + res.err);
   const bad = run(["--method", "tools/call", "--tool-name", "remember", "--tool-arg", "key=Bad Key"]);
   check(`inspector ${label}: a bad call comes back as a tool error`, bad.json?.isError === true || /error/i.test(bad.out + bad.err), bad.out + bad.err);
 }

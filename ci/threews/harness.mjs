@@ -201,6 +201,8 @@ const blobA = await A.export();
 const blobAFile = writeBlob('a.json', blobA);
 
 const dirA = path.join(work, 'a');
+// Only `init` (or --create) makes a memory directory (spec/cli.md#the-memory-directory).
+check('A: memdir init', memdir(dirA, ['init']).code === 0);
 const impA = memdirJson(dirA, ['import', blobAFile]);
 check('A: memdir import of the runtime export exits 0', impA.code === 0, impA.err);
 check(
@@ -312,6 +314,7 @@ for (const file of files) {
 // =====================================================================================
 console.log('# B. memories made by memdir, imported into the runtime');
 const dirB = path.join(work, 'b');
+check('B: memdir init', memdir(dirB, ['init']).code === 0);
 const bCases = [
 	{
 		key: 'user_role',
@@ -409,6 +412,7 @@ await checkRuntimeView('B replace', B2, bCases.map((c) => c.key));
 {
 	const back = await B2.export();
 	const dirB2 = path.join(work, 'b2');
+	check('M→A→M: memdir init', memdir(dirB2, ['init']).code === 0);
 	const imp = memdirJson(dirB2, ['import', writeBlob('b-back.json', back)]);
 	check('M→A→M: import exits 0, nothing skipped', imp.code === 0 && imp.json && imp.json.skipped === 0, show(imp.json) + imp.err);
 	for (const c of bCases) {

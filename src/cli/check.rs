@@ -2,6 +2,7 @@
 
 use super::Out;
 use crate::engine::{Memory, Severity};
+use crate::memory::printable::escape_line as esc;
 use crate::report::Failure;
 
 /// Report malformed memory files and timeline lines, with path:line.
@@ -35,12 +36,12 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         };
         s.push_str(&format!(
             "{level}: {}: {}\n",
-            root.join(p.location()).display(),
-            p.message
+            esc(&root.join(p.location()).display().to_string()),
+            esc(&p.message)
         ));
     }
     for f in &report.fixed {
-        s.push_str(&format!("fixed: {f}\n"));
+        s.push_str(&format!("fixed: {}\n", esc(f)));
     }
     let errors = report
         .problems

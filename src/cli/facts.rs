@@ -1,5 +1,6 @@
 //! `memdir facts`: list the `- pred:: literal` facts of the memories.
 
+use crate::memory::printable::escape_line as esc;
 use serde_json::json;
 
 use super::Out;
@@ -38,7 +39,14 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     }
     let s: String = facts
         .iter()
-        .map(|f| format!("{}  {}  {}\n", f.subject, f.predicate, f.value))
+        .map(|f| {
+            format!(
+                "{}  {}  {}\n",
+                esc(&f.subject),
+                esc(&f.predicate),
+                esc(&f.value)
+            )
+        })
         .collect();
     out.text(&s);
     Ok(0)

@@ -2,6 +2,7 @@
 //! (spec/import-formats.md). Reads the input (a file, standard input or a folder);
 //! the exchange wing converts it and the engine plans and writes.
 
+use crate::memory::printable::escape_line as esc;
 use std::path::{Path, PathBuf};
 
 use super::{Out, input};
@@ -160,7 +161,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     }
     let mut s = String::new();
     if report.format != "blob" {
-        s.push_str(&format!("format: {}\n", report.format));
+        s.push_str(&format!("format: {}\n", esc(report.format)));
     }
     for d in &report.plan {
         let word = match d.action {
@@ -170,18 +171,31 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             Action::Unchanged => "unchanged",
             Action::Forgotten => "skip (forgotten here)",
         };
-        s.push_str(&format!("{word:<22} {}\n", d.key));
+        s.push_str(&format!("{word:<22} {}\n", esc(&d.key)));
     }
+    // Items and reasons quote the imported file: one line each, whatever they hold.
     for c in &report.converted {
-        s.push_str(&format!("{:<22} {}: {}\n", "convert", c.item, c.reason));
+        s.push_str(&format!(
+            "{:<22} {}: {}\n",
+            "convert",
+            esc(&c.item),
+            esc(&c.reason)
+        ));
     }
     for k in &report.skipped_items {
-        s.push_str(&format!("{:<22} {}: {}\n", "skip", k.item, k.reason));
+        s.push_str(&format!(
+            "{:<22} {}: {}\n",
+            "skip",
+            esc(&k.item),
+            esc(&k.reason)
+        ));
     }
     for u in &report.unresolved {
         s.push_str(&format!(
             "{:<22} {}: {}\n",
-            "unresolved link", u.item, u.reason
+            "unresolved link",
+            esc(&u.item),
+            esc(&u.reason)
         ));
     }
     let c = &report.counts;

@@ -1,5 +1,6 @@
 //! `memdir list`: memories in rank order.
 
+use crate::memory::printable::escape_line as esc;
 use serde_json::json;
 
 use super::Out;
@@ -30,15 +31,20 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         out.json(&json!({"memories": items, "problems": problems}));
         return Ok(0);
     }
-    let kw = items
+    // Keys, types and names come from files: one line per memory (spec/cli.md#output).
+    let rows: Vec<(String, String, String)> = items
         .iter()
-        .map(|i| i.key.chars().count())
+        .map(|i| (esc(&i.key), esc(&i.kind), esc(&i.name)))
+        .collect();
+    let kw = rows
+        .iter()
+        .map(|r| r.0.chars().count())
         .max()
         .unwrap_or(3)
         .max(3);
-    let tw = items
+    let tw = rows
         .iter()
-        .map(|i| i.kind.chars().count())
+        .map(|r| r.1.chars().count())
         .max()
         .unwrap_or(4)
         .max(4);
@@ -46,14 +52,14 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         "{:<kw$}  {:<tw$}  {:<10}  {:>5}  name\n",
         "key", "type", "updated", "score"
     );
-    for i in &items {
+    for (i, (key, kind, name)) in items.iter().zip(&rows) {
         s.push_str(&format!(
             "{:<kw$}  {:<tw$}  {:<10}  {:>5.3}  {}{}\n",
-            i.key,
-            i.kind,
+            key,
+            kind,
             i.updated,
             i.score,
-            i.name,
+            name,
             crate::engine::lifecycle_mark(&i.superseded_by, i.expired)
         ));
     }

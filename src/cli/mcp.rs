@@ -123,7 +123,9 @@ fn manifest_path(dir: &Path, a: &Args) -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
+/// Serves `mem`'s directory; `create` (`--create`) creates it when missing, which
+/// is an error otherwise.
+pub fn run(mem: &Memory, a: &Args, create: bool, out: &mut Out) -> Result<i32, Failure> {
     let dir = mem.root();
     let Some(cfg) = read_manifest(&dir, a, out)? else {
         return Ok(1);
@@ -146,7 +148,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             return Ok(2);
         }
     };
-    let (served, sync) = open_served(&dir, &cfg, out)?;
+    let (served, sync) = open_served(&dir, &cfg, create, out)?;
     let in_memory = !matches!(served.backend(), crate::store::Backend::Dir(_));
     if !in_memory {
         out.note(&push_note(&served, &sync));
@@ -195,10 +197,11 @@ fn read_manifest(
 }
 
 /// The memory to serve as the manifest's mode asks (an in-memory store, or the
-/// directory, created when missing) and the sync target it names.
+/// directory, created when missing only if `create`) and the sync target it names.
 fn open_served(
     dir: &Path,
     cfg: &manifest::MemoryConfig,
+    create: bool,
     out: &mut Out,
 ) -> Result<(Memory, Target), Failure> {
     let mut sync = Target::default();
@@ -228,6 +231,12 @@ fn open_served(
             // A long-running server: keep the loaded store between calls.
             let m = Memory::open(dir)?.keep_warm();
             if !dir.exists() {
+                if !create {
+                    return Err(crate::error::Error::NoDir {
+                        path: dir.to_path_buf(),
+                    }
+                    .into());
+                }
                 m.init()?;
                 out.note(&format!(
                     "memdir mcp: created the memory directory {}",
@@ -248,13 +257,18 @@ fn serve(
     http: Option<HttpOptions>,
     out: &mut Out,
 ) -> Result<(), crate::mcp::ServeError> {
-    let root = served.root();
+    // The directory as an absolute path, so a person sees which one a client's
+    // relative `--dir` named.
+    let root = match served.backend() {
+        crate::store::Backend::Dir(p) => std::path::absolute(p).unwrap_or_else(|_| p.clone()),
+        _ => served.root(),
+    };
     let max_tokens = config.max_tokens;
+    let shown = crate::memory::printable::escape_line(&root.display().to_string());
     match http {
         None => {
             out.note(&format!(
-                "memdir mcp: serving {} over stdio (memory_context budget {max_tokens} tokens)",
-                root.display()
+                "memdir mcp: serving {shown} over stdio (memory_context budget {max_tokens} tokens)"
             ));
             crate::mcp::serve_stdio(served, config)
         }
@@ -267,8 +281,7 @@ fn serve(
             crate::mcp::serve_http(served, config, opts, |bound| {
                 // Printed once the socket is bound: scripts wait for this line.
                 eprintln!(
-                    "memdir mcp: serving {} on http://{bound}{} ({token}; memory_context budget {max_tokens} tokens)",
-                    root.display(),
+                    "memdir mcp: serving {shown} on http://{bound}{} ({token}; memory_context budget {max_tokens} tokens)",
                     http::ENDPOINT
                 );
             })

@@ -66,12 +66,14 @@ pub use output::Out;
 #[command(name = "memdir", version, max_term_width = 100)]
 #[command(after_help = "Examples:
   memdir --dir fixtures/example context --max-tokens 1024
+  memdir init
   memdir write user_role --name Role --type user --description \"Argentina fan\" --body \"Plays 5-a-side.\"
   memdir recall \"saturday football\"
   memdir note user_said text=\"how's my form?\"
 
 Environment:
-  MEMDIR_DIR   the memory directory when --dir is not given (default ./memory)
+  MEMDIR_DIR   the memory directory when --dir is not given (default ./memory; only
+               init, or a command given --create, creates it; a leading ~/ is HOME)
   MEMDIR_NOW   an RFC 3339 time that replaces the clock (reproducible output)
   MEMDIR_SESSION  the session id `note` stamps on events when --session is not given
   MEMDIR_KEY_FILE  the encrypted-ipfs key file (default ~/.config/memdir/key)
@@ -80,9 +82,13 @@ Environment:
 
 Exit codes: 0 ok, 1 bad input or data problem, 2 usage, 3 remote failure, 4 integrity failure")]
 pub struct Cli {
-    /// The memory directory.
+    /// The memory directory (a leading `~` or `~/` is your home directory).
     #[arg(long, global = true, env = "MEMDIR_DIR", default_value = "memory")]
     pub dir: PathBuf,
+    /// Create the memory directory if it does not exist, as `init` does (otherwise
+    /// only `init` creates it).
+    #[arg(long, global = true)]
+    pub create: bool,
     /// Print one JSON document on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
@@ -133,7 +139,7 @@ fn text_value(s: &str) -> Result<String, String> {
 pub enum Command {
     /// Create the memory directory (MEMORY.md, timeline/, .memdir/).
     Init(init::Args),
-    /// Create or update a memory; prints created, updated or unchanged.
+    /// Create a memory (or replace one with --replace); prints created, updated or unchanged.
     Write(write::Args),
     /// Print a memory.
     Read(read::Args),
@@ -226,8 +232,73 @@ pub fn main() -> i32 {
     }
 }
 
+/// The store `--dir` names, `~` expanded. A missing directory is an error for every
+/// command but `init` (and those that do not use it), unless `--create` asks to create
+/// it (spec/cli.md#the-memory-directory).
+fn open_store(cli: &Cli) -> Result<Memory, Failure> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let dir = expand_home(&cli.dir, home.as_deref())?;
+    let mem = Memory::open(&dir)?;
+    if uses_store(&cli.command) && !dir.exists() {
+        if !cli.create {
+            return Err(crate::error::Error::NoDir { path: dir }.into());
+        }
+        mem.init()?;
+    }
+    Ok(mem)
+}
+
+/// Whether the command needs the memory directory to exist: not `init` (it creates
+/// it), `bench` and `keygen` (they do not use it), nor `mcp` (it checks for itself,
+/// so that its in-memory mode needs no directory).
+fn uses_store(c: &Command) -> bool {
+    match c {
+        Command::Init(_) | Command::Bench(_) => false,
+        #[cfg(feature = "mcp")]
+        Command::Mcp(_) => false,
+        #[cfg(feature = "sync")]
+        Command::Keygen(_) => false,
+        _ => true,
+    }
+}
+
+/// `path` with a leading `~` or `~/` replaced by `home`; `~user` is refused (memdir
+/// does not look users up), and so is `~` without a home.
+fn expand_home(path: &std::path::Path, home: Option<&std::path::Path>) -> Result<PathBuf, Failure> {
+    let Some(text) = path.to_str().filter(|t| t.starts_with('~')) else {
+        return Ok(path.to_path_buf());
+    };
+    let rest = match text.strip_prefix('~') {
+        Some("") => "",
+        Some(r) if r.starts_with('/') => r.trim_start_matches('/'),
+        _ => {
+            return Err(crate::error::Error::Argument {
+                arg: "--dir".into(),
+                message: format!(
+                    "`{text}`: memdir expands only a leading `~` or `~/` (to HOME), not `~user`; give the full path"
+                ),
+            }
+            .into());
+        }
+    };
+    let Some(home) = home.filter(|h| !h.as_os_str().is_empty()) else {
+        return Err(crate::error::Error::Argument {
+            arg: "--dir".into(),
+            message: format!(
+                "`{text}`: HOME is not set, so `~` cannot be expanded; give the full path"
+            ),
+        }
+        .into());
+    };
+    Ok(if rest.is_empty() {
+        home.to_path_buf()
+    } else {
+        home.join(rest)
+    })
+}
+
 fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
-    let mem = Memory::open(&cli.dir)?;
+    let mem = open_store(cli)?;
     match &cli.command {
         Command::Init(a) => init::run(&mem, a, out),
         Command::Write(a) => write::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
@@ -285,7 +356,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         #[cfg(feature = "sync")]
         Command::Keygen(a) => keygen::run(&mem, a, out),
         #[cfg(feature = "mcp")]
-        Command::Mcp(a) => mcp::run(&mem, a, out),
+        Command::Mcp(a) => mcp::run(&mem, a, cli.create, out),
         Command::Bench(a) => bench::run(a, out),
     }
 }
@@ -305,4 +376,42 @@ fn after_write(mem: &Memory, push: &Offline, out: &mut Out, code: i32) -> i32 {
 pub fn report(e: &Failure, out: &mut Out) -> i32 {
     out.error(e);
     e.class().exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::expand_home;
+
+    fn check(input: &str, home: Option<&str>, expect: Result<&str, &str>) {
+        let got = expand_home(Path::new(input), home.map(Path::new));
+        match (got, expect) {
+            (Ok(p), Ok(want)) => assert_eq!(p, Path::new(want), "{input}"),
+            (Err(e), Err(want)) => {
+                let msg = e.to_string();
+                assert!(msg.contains(want), "{input}: {msg}")
+            }
+            (got, want) => panic!("{input}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn a_leading_tilde_is_home() {
+        check("~", Some("/home/me"), Ok("/home/me"));
+        check("~/", Some("/home/me"), Ok("/home/me"));
+        check(
+            "~/agent/memory",
+            Some("/home/me"),
+            Ok("/home/me/agent/memory"),
+        );
+        check("~//x", Some("/home/me"), Ok("/home/me/x"));
+        check("memory", None, Ok("memory"));
+        check("a/~/b", Some("/home/me"), Ok("a/~/b"));
+        check("/abs/~x", Some("/home/me"), Ok("/abs/~x"));
+        check("~bob/memory", Some("/home/me"), Err("not `~user`"));
+        check("~~", Some("/home/me"), Err("not `~user`"));
+        check("~/m", None, Err("HOME is not set"));
+        check("~", Some(""), Err("HOME is not set"));
+    }
 }

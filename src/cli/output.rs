@@ -1,5 +1,7 @@
 //! Where every byte the CLI prints goes through: stdout for results, stderr for
 //! warnings and errors. A closed stdout (a pipe into `head`) ends output quietly.
+//! No control character but a newline or a tab leaves here as itself
+//! (`memory::printable`); commands escape each value on its line before that.
 
 use std::io::Write;
 use std::path::Path;
@@ -8,6 +10,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::engine::{Problem, Severity};
+use crate::memory::printable::{escape_json, escape_line, escape_text};
 use crate::report::{Failure, Front};
 
 /// The CLI's output channel.
@@ -29,8 +32,20 @@ impl Out {
         self.json
     }
 
-    /// Prints text on stdout (a newline is added when missing).
+    /// Prints text on stdout (a newline is added when missing); control characters
+    /// other than newlines and tabs are escaped.
     pub fn text(&mut self, s: &str) {
+        self.raw(&escape_text(s));
+    }
+
+    /// Prints JSON text (a document or JSON lines) on stdout, still valid JSON with
+    /// every control character escaped (`memory::printable::escape_json`).
+    pub fn json_text(&mut self, s: &str) {
+        self.raw(&escape_json(s));
+    }
+
+    /// Prints `s` on stdout as it is (a newline is added when missing).
+    fn raw(&mut self, s: &str) {
         if self.closed {
             return;
         }
@@ -53,7 +68,7 @@ impl Out {
         let s = serde_json::to_string_pretty(v).unwrap_or_else(|e| {
             json!({"error": {"message": format!("could not encode output: {e}")}}).to_string()
         });
-        self.text(&s);
+        self.json_text(&s);
     }
 
     /// Says on stderr that a hand-edited MEMORY.md was saved before being replaced
@@ -69,7 +84,7 @@ impl Out {
 
     /// A note on stderr that is not part of the result (progress, what was saved).
     pub fn note(&mut self, s: &str) {
-        eprintln!("{s}");
+        eprintln!("{}", escape_text(s));
     }
 
     /// Prints load problems on stderr as `warning:` / `error:` lines with path:line.
@@ -79,21 +94,22 @@ impl Out {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
             };
+            let path = escape_line(&root.join(&p.path).display().to_string());
             let loc = match p.line {
-                Some(l) => format!("{}:{l}", root.join(&p.path).display()),
-                None => root.join(&p.path).display().to_string(),
+                Some(l) => format!("{path}:{l}"),
+                None => path,
             };
-            eprintln!("{level}: {loc}: {}", p.message);
+            eprintln!("{level}: {loc}: {}", escape_line(&p.message));
         }
     }
 
     /// Prints an error that did not fail the command as `warning:` lines on stderr:
     /// what it means for the user, then the error's own lines.
     pub fn warn_error(&mut self, context: &str, e: &Failure) {
-        eprintln!("warning: {context}");
+        eprintln!("warning: {}", escape_text(context));
         let (lines, _) = e.report(Front::Cli);
         for l in lines {
-            eprintln!("  {l}");
+            eprintln!("  {}", escape_text(&l));
         }
     }
 
@@ -102,7 +118,7 @@ impl Out {
     pub fn error(&mut self, e: &Failure) {
         let (lines, doc) = e.report(Front::Cli);
         for l in lines {
-            eprintln!("{l}");
+            eprintln!("{}", escape_text(&l));
         }
         if self.json {
             self.json(&doc);

@@ -1,6 +1,7 @@
 //! `memdir prune`: list memories that could go (`--plan`), or forget exactly that
 //! plan (`--apply`); nothing is pruned automatically (spec/cli.md#prune).
 
+use crate::memory::printable::escape_line as esc;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -71,7 +72,12 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             let mut s = String::new();
             for c in &plan.candidates {
                 let why: Vec<String> = c.reasons.iter().map(|r| r.to_string()).collect();
-                s.push_str(&format!("{}  {}  ({})\n", c.key, c.name, why.join("; ")));
+                s.push_str(&format!(
+                    "{}  {}  ({})\n",
+                    esc(&c.key),
+                    esc(&c.name),
+                    why.join("; ")
+                ));
             }
             s.push_str(&format!(
                 "{} of {} memories would be forgotten; `memdir prune --apply` with the same flags forgets them\n",

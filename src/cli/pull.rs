@@ -7,9 +7,10 @@ use super::remote::{self, RemoteArgs};
 use crate::engine::Memory;
 use crate::error::Error;
 use crate::exchange::merge::Strategy;
+use crate::memory::printable::escape_line as escape;
 use crate::report::Failure;
 use crate::sync::PullReport;
-use crate::sync::plan::{Outcome, escape};
+use crate::sync::plan::Outcome;
 
 /// Download a pushed version by CID, verify every block, and merge it in.
 #[derive(Debug, clap::Args)]

@@ -15,7 +15,9 @@ pub struct Args {
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let r = mem.read(&a.key)?;
     if out.is_json() {
-        out.json(&json!({"key": r.key, "meta": r.meta.to_json(), "body": r.body}));
+        out.json(
+            &json!({"key": r.key, "hash": r.hash(), "meta": r.meta.to_json(), "body": r.body}),
+        );
     } else {
         out.text(&crate::memory::frontmatter::render(&r.meta, &r.body));
     }

@@ -1,5 +1,6 @@
 //! `memdir sessions` and `memdir session show|compact` (spec/cli.md#sessions).
 
+use crate::memory::printable::escape_line;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -75,13 +76,15 @@ pub fn list(mem: &Memory, _a: &ListArgs, out: &mut Out) -> Result<i32, Failure> 
     }
     let mut s = String::new();
     for x in &sessions {
+        // The id and types come from the timeline: one line per session, whatever
+        // they hold (spec/cli.md#output).
         s.push_str(&format!(
             "{}  {} .. {}  {} events  {}\n",
-            x.id,
+            escape_line(&x.id),
             x.first,
             x.last,
             x.count,
-            x.types.join(",")
+            escape_line(&x.types.join(","))
         ));
     }
     if sessions.is_empty() {
@@ -98,7 +101,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             if out.is_json() {
                 out.json(&t);
             } else {
-                out.text(t.text.trim_end());
+                // A heading (its id escaped) and JSON lines.
+                out.json_text(t.text.trim_end());
             }
         }
         Args::Compact(c) => {
@@ -121,7 +125,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                 body,
                 ..Draft::default()
             };
-            let done = mem.compact_session(&c.id, &draft, None)?;
+            let done =
+                mem.compact_session(&c.id, &draft, None, &crate::engine::IfExists::Replace)?;
             if out.is_json() {
                 out.json(&done);
             } else {

@@ -124,7 +124,11 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                     } else {
                         format!(" ({})", flags.join(", "))
                     };
-                    s.push_str(&format!("{}{flags}: {first}{more}\n", e.key));
+                    s.push_str(&format!(
+                        "{}{flags}: {}{more}\n",
+                        crate::memory::printable::escape_line(&e.key),
+                        crate::memory::printable::escape_line(first)
+                    ));
                 }
                 if entries.is_empty() {
                     s.push_str("no state entries\n");

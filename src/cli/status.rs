@@ -4,9 +4,9 @@ use serde_json::json;
 
 use super::Out;
 use crate::engine::Memory;
+use crate::memory::printable::escape_line as escape;
 use crate::report::Failure;
 use crate::sync::config::{Config, Mode};
-use crate::sync::plan::escape;
 
 /// Show the sync status (offline): what is unpushed, what is in conflict.
 #[derive(Debug, clap::Args)]

@@ -54,7 +54,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         out.text("no events");
     } else {
         let lines: Vec<String> = activity.events.iter().map(|e| e.encode()).collect();
-        out.text(&lines.join("\n"));
+        out.json_text(&lines.join("\n"));
         if activity.more {
             out.note("note: older events not shown; raise --limit or narrow with --since / --type");
         }

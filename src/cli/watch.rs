@@ -39,7 +39,10 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         let embed_stop = &embed_stop;
         scope.spawn(move || {
             backfill::run(mem, &nudges, embed_stop, &mut |why| {
-                eprintln!("warning: embeddings: {why}; retrying in the background with backoff");
+                eprintln!(
+                    "warning: embeddings: {}; retrying in the background with backoff",
+                    crate::memory::printable::escape_text(why)
+                );
             })
         });
         let watched = watch_store(mem, a, out, &stop, &nudge);

@@ -1,4 +1,4 @@
-//! `memdir write`: create or update a memory.
+//! `memdir write`: create a memory, or replace one with `--replace` / `--expect HASH`.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -6,15 +6,18 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{Out, input};
-use crate::engine::{Draft, Memory};
+use crate::engine::{Draft, IfExists, Memory};
 use crate::memory::layout::MAX_BODY;
 use crate::report::Failure;
 
-/// Create or update a memory.
+/// Create a memory (or replace one with --replace or --expect HASH).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "The body comes from --body, --body-file, or standard input when neither is given.
-Optional fields that are not given keep their current value on an update.
+    after_help = "The body comes from --body, --body-file, or standard input when neither is given
+(an empty standard input is refused unless --allow-empty).
+An existing key is refused unless --replace, or --expect HASH names its current version
+(the `hash` of `memdir read KEY --json`). Optional fields that are not given keep their
+current value on a replace.
 
 Example:
   memdir write feedback_tone --type feedback --name Tone \\
@@ -61,6 +64,17 @@ pub struct Args {
     /// Read the body from a file.
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
+    /// Replace the memory if the key already holds one (without it, an existing key
+    /// is refused).
+    #[arg(long, conflicts_with = "expect")]
+    pub replace: bool,
+    /// Replace the memory only if its current version has this hash (the `hash` of
+    /// `memdir read KEY --json`); refused if it has changed since.
+    #[arg(long, value_name = "HASH")]
+    pub expect: Option<String>,
+    /// Accept an empty body from standard input (refused otherwise).
+    #[arg(long)]
+    pub allow_empty: bool,
     #[command(flatten)]
     pub push: super::Offline,
 }
@@ -73,8 +87,20 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             if std::io::stdin().is_terminal() {
                 out.note("reading the body from standard input (end with Ctrl-D; or pass --body / --body-file)");
             }
-            input::read_stdin_text(MAX_BODY as u64)?
+            let text = input::read_stdin_text(MAX_BODY as u64)?;
+            if text.trim().is_empty() && !a.allow_empty {
+                return Err(crate::error::Error::Usage(
+                    "the body from standard input is empty; pass --body, --body-file, or --allow-empty to write an empty body",
+                )
+                .into());
+            }
+            text
         }
+    };
+    let if_exists = match (&a.expect, a.replace) {
+        (Some(h), _) => IfExists::ReplaceIfHash(h.clone()),
+        (None, true) => IfExists::Replace,
+        (None, false) => IfExists::Refuse,
     };
     let draft = Draft {
         key: a.key.clone(),
@@ -109,7 +135,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         },
         valid_until: a.valid_until.clone(),
     };
-    let crate::engine::Written { outcome, index } = mem.write(&draft)?;
+    let crate::engine::Written { outcome, index } = mem.write_if(&draft, &if_exists)?;
     out.index_backup(&mem.root(), &index);
     let key = crate::memory::Key::parse(&a.key)?;
     if out.is_json() {

@@ -42,8 +42,8 @@ pub use requests::{
 pub use state::{Compacted, StateEntry};
 pub(crate) use types::found_problem;
 pub use types::{
-    CheckReport, Context, Draft, Events, Hit, ImportReport, IndexOutcome, Listed, Problem, Recall,
-    SearchIndexReport, Severity, Snapshot, WriteOutcome,
+    CheckReport, Context, Draft, Events, Hit, IfExists, ImportReport, IndexOutcome, Listed,
+    Problem, Recall, SearchIndexReport, Severity, Snapshot, WriteOutcome,
 };
 // Used by the CLI and the MCP server only (the `Display` of `Hit` calls it in place).
 #[cfg(any(feature = "cli", feature = "mcp"))]

@@ -179,6 +179,7 @@ impl Memory {
         let _g = self.backend.lock(&self.mem_lock)?;
         let (old_name, new_name) = (old.file_name(), new.file_name());
         let (text, p) = self.read_parsed(&old)?;
+        super::write::refuse_read_only(&old, &p.meta, &old_name)?;
         let taken = self.backend.scan_memories()?.iter().any(|f| {
             let n = crate::store::found_name(f);
             n == new_name || (n.eq_ignore_ascii_case(&new_name) && n != old_name)

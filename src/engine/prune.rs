@@ -155,7 +155,9 @@ fn plan_of(records: &[Record], now: chrono::DateTime<chrono::Utc>, c: &PruneCrit
         .iter()
         .filter_map(|&(i, _)| {
             let reasons = std::mem::take(&mut reasons[i]);
-            (!reasons.is_empty()).then(|| PruneCandidate {
+            // A person's `read_only: true` memory is never a candidate: only a person
+            // removes it (spec/memory-format.md, `read_only`).
+            (!reasons.is_empty() && !records[i].meta.read_only()).then(|| PruneCandidate {
                 key: records[i].key.to_string(),
                 name: records[i].meta.name.clone(),
                 score: (scores[i] * 1000.0).round() / 1000.0,

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::engine::{
-    Draft, Memory, Problem, Sessions, States, WriteOutcome, check_draft, check_event_size,
+    Draft, IfExists, Memory, Problem, Sessions, States, WriteOutcome, check_draft, check_event_size,
 };
 use crate::error::{Error, Result};
 use crate::memory::frontmatter;
@@ -196,11 +196,14 @@ impl Memory {
     /// `summarizes: {session: id, through}` and appends a `compacted` event
     /// `{session, key, through}`. `through` defaults to the time of the session's
     /// newest event (its `compacted` events aside). Source events are never deleted.
+    /// `if_exists` says what to do when `summary`'s key already holds a memory (see
+    /// [`Memory::write_if`]).
     pub fn compact_session(
         &self,
         id: &str,
         summary: &Draft,
         through: Option<chrono::DateTime<chrono::Utc>>,
+        if_exists: &IfExists,
     ) -> Result<Compacted> {
         if id.trim().is_empty() {
             return Err(Error::Empty { field: "session" });
@@ -243,6 +246,7 @@ impl Memory {
                 None,
                 summary,
                 &[("summarizes", Value::Object(summarizes))],
+                if_exists,
             )?
             .outcome;
         if outcome != WriteOutcome::Unchanged {

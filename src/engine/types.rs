@@ -2,6 +2,7 @@
 //! `CheckReport`, `ImportReport`, …) and the wording of a problem found on a file.
 //! It must not read or write the store: these are plain data.
 
+use crate::memory::printable::escape_line;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
@@ -147,6 +148,25 @@ pub struct Draft {
     pub valid_until: Option<String>,
 }
 
+/// What a write does when the key already holds a memory (spec/cli.md#write).
+/// Writing exactly what the memory already holds is `unchanged` under every one.
+///
+/// The CLI's `write` and MCP's `remember` default to [`IfExists::Refuse`];
+/// [`Memory::write`](crate::Memory::write) replaces, as it always has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IfExists {
+    /// Refuse with [`Error::AlreadyExists`](crate::Error::AlreadyExists): only a new
+    /// memory is written.
+    Refuse,
+    /// Replace the memory (fields the draft leaves `None` keep their value).
+    Replace,
+    /// Replace the memory only if its current version's hash
+    /// ([`Record::hash`](crate::Record::hash), lowercase hex) is this one; otherwise
+    /// (another version, or no memory) refuse with
+    /// [`Error::HashMismatch`](crate::Error::HashMismatch). Compare-and-swap.
+    ReplaceIfHash(String),
+}
+
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -262,9 +282,9 @@ impl std::fmt::Display for Hit {
             f,
             "{:.3}  {}  {} — {}{}",
             self.score,
-            self.key,
-            self.name,
-            self.description,
+            escape_line(&self.key),
+            escape_line(&self.name),
+            escape_line(&self.description),
             lifecycle_mark(&self.superseded_by, self.expired)
         )
     }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::engine::Memory;
 use crate::engine::events::check_event_size;
 use crate::engine::requests::{Forgotten, Written};
-use crate::engine::types::{Draft, IndexOutcome, WriteOutcome};
+use crate::engine::types::{Draft, IfExists, IndexOutcome, WriteOutcome};
 use crate::error::{Error, Result};
 use crate::memory::frontmatter;
 use crate::memory::layout::{MAX_BODY, MAX_MEMORY_FILE};
@@ -16,14 +16,25 @@ use crate::memory::timeline::Event;
 use crate::memory::{Decay, Key, Kind, Meta, Record, Stamp};
 
 impl Memory {
-    /// Creates or updates a memory, and says what the MEMORY.md rebuild did (a
+    /// Creates or replaces a memory, and says what the MEMORY.md rebuild did (a
     /// hand-edited index saved under `.memdir/backups/`). Identical content is a no-op.
+    /// This is [`Memory::write_if`] with [`IfExists::Replace`]: the CLI and MCP default
+    /// to [`IfExists::Refuse`] instead.
     ///
     /// Everything that can fail short of the disk itself (reading the store, checking
     /// MEMORY.md, saving a hand-edited one) happens before the memory file is written;
     /// if writing the index then fails, the memory file is put back as it was, so an
     /// error means nothing changed (spec/architecture.md#a-command-that-fails-changed-nothing).
     pub fn write(&self, d: &Draft) -> Result<Written> {
+        self.write_if(d, &IfExists::Replace)
+    }
+
+    /// Writes a memory like [`Memory::write`], doing what `if_exists` says when the
+    /// key already holds one: refuse (create-only), replace, or replace only the
+    /// version with a given hash (compare-and-swap). The check and the write happen
+    /// under the store's lock, so of two create-only writers of a new key exactly one
+    /// succeeds. A refused write changed nothing.
+    pub fn write_if(&self, d: &Draft, if_exists: &IfExists) -> Result<Written> {
         let key = Key::parse(&d.key)?;
         let kind = Kind::parse_strict(d.kind.trim()).ok_or_else(|| Error::Type {
             value: d.kind.clone(),
@@ -32,7 +43,7 @@ impl Memory {
         check_draft(&key, d)?;
         self.backend.create()?;
         let _g = self.backend.lock(&self.mem_lock)?;
-        self.write_locked(&key, kind, decay, d)
+        self.write_locked_with(&key, kind, decay, d, &[], if_exists)
     }
 
     /// Writes the checked draft `d` as the memory `key`; the caller holds the lock.
@@ -45,11 +56,13 @@ impl Memory {
         decay: Option<Decay>,
         d: &Draft,
     ) -> Result<Written> {
-        self.write_locked_with(key, kind, decay, d, &[])
+        self.write_locked_with(key, kind, decay, d, &[], &IfExists::Replace)
     }
 
     /// [`Memory::write_locked`], also setting the frontmatter keys `extra` beyond the
-    /// known ones (a session summary's `summarizes`, spec/memory-format.md).
+    /// known ones (a session summary's `summarizes`, spec/memory-format.md), and doing
+    /// what `if_exists` says when the key holds a memory. Every write of a memory file
+    /// passes here, so a `read_only: true` memory is refused here for all of them.
     pub(super) fn write_locked_with(
         &self,
         key: &Key,
@@ -57,6 +70,7 @@ impl Memory {
         decay: Option<Decay>,
         d: &Draft,
         extra: &[(&str, Value)],
+        if_exists: &IfExists,
     ) -> Result<Written> {
         let key = key.clone();
         let name = key.file_name();
@@ -68,6 +82,9 @@ impl Memory {
                 source,
             })?),
         };
+        if let Some(p) = &existing {
+            refuse_read_only(&key, &p.meta, &name)?;
+        }
         let today = Stamp::from_date(self.now().date_naive());
         let old = existing.as_ref().map(|p| &p.meta);
         let mut meta = draft_meta(d, kind, decay, old, &today);
@@ -83,6 +100,9 @@ impl Memory {
                 index: IndexOutcome::default(),
             });
         }
+        // After the no-op: writing what is already there replaces nothing, so a
+        // retried create-only write says `unchanged`, not that the key exists.
+        check_if_exists(&key, existing.as_ref(), if_exists)?;
         meta.updated = today;
         let text = frontmatter::render(&meta, &d.body);
         // The store as it will be, to plan the index before writing anything.
@@ -136,6 +156,14 @@ impl Memory {
                 key: key.to_string(),
             });
         };
+        // A file that does not parse can still be forgotten; one that says
+        // `read_only: true` cannot.
+        if let Some(p) = std::str::from_utf8(&before)
+            .ok()
+            .and_then(|t| frontmatter::parse(t).ok())
+        {
+            refuse_read_only(&key, &p.meta, &name)?;
+        }
         let mut fields = Map::new();
         fields.insert("key".into(), Value::String(key.to_string()));
         if let Some(r) = reason {
@@ -167,6 +195,53 @@ impl Memory {
             }
         };
         Ok(Forgotten { event, index })
+    }
+}
+
+/// Refuses to change a memory a person marked `read_only: true`: a state entry as
+/// `state set` does ([`Error::ReadOnly`], its state key), any other memory with
+/// [`Error::ReadOnlyMemory`]. Every path that writes, moves or deletes a memory file
+/// calls it on the file's current frontmatter.
+pub(super) fn refuse_read_only(key: &Key, meta: &Meta, file: &str) -> Result<()> {
+    if !meta.read_only() {
+        return Ok(());
+    }
+    Err(match key.as_str().strip_prefix("state_") {
+        Some(state) if meta.kind == Kind::State => Error::ReadOnly {
+            key: state.to_string(),
+            file: file.to_string(),
+        },
+        _ => Error::ReadOnlyMemory {
+            key: key.to_string(),
+            file: file.to_string(),
+        },
+    })
+}
+
+/// Whether a write may go ahead given the memory the key holds now (`existing`).
+fn check_if_exists(
+    key: &Key,
+    existing: Option<&frontmatter::Parsed>,
+    if_exists: &IfExists,
+) -> Result<()> {
+    let current = existing.map(|p| crate::memory::hash_hex(&p.meta, &p.body));
+    match (if_exists, current) {
+        (IfExists::Replace, _) | (IfExists::Refuse, None) => Ok(()),
+        (IfExists::Refuse, Some(_)) => Err(Error::AlreadyExists {
+            key: key.to_string(),
+        }),
+        (IfExists::ReplaceIfHash(want), current) => {
+            let want = want.trim().to_ascii_lowercase();
+            if current.as_deref() == Some(want.as_str()) {
+                Ok(())
+            } else {
+                Err(Error::HashMismatch {
+                    key: key.to_string(),
+                    expected: want,
+                    actual: current,
+                })
+            }
+        }
     }
 }
 

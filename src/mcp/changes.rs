@@ -9,6 +9,7 @@
 //! [`Tracker::refresh`] after each batch; tools that change memories call it too, so
 //! the client hears of its own writes at once and the watcher's echo finds nothing new.
 
+use crate::memory::printable::escape_line;
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::AtomicBool;
@@ -147,10 +148,11 @@ pub fn watch(
                 crate::engine::Severity::Error => "error",
                 crate::engine::Severity::Warning => "warning",
             };
+            // The path and message come from the file: one line, no control character.
             eprintln!(
                 "memdir mcp: {level}: {}: {}",
-                mem.root().join(p.location()).display(),
-                p.message
+                escape_line(&mem.root().join(p.location()).display().to_string()),
+                escape_line(&p.message)
             );
         }
         reported = rebuild.problems;

@@ -213,6 +213,7 @@ impl Running {
         // query path rarely embeds any (spec/ranking.md#hybrid-recall). Idle otherwise.
         let backfill = matches!(mem.backend(), Backend::Dir(_)).then(|| {
             let worker = Backfill::spawn(mem.clone(), |why| {
+                let why = crate::memory::printable::escape_text(why);
                 eprintln!(
                     "memdir mcp: warning: embeddings: {why}; retrying in the background with backoff (recall and memory_context rank by keywords meanwhile)"
                 );
@@ -236,6 +237,7 @@ impl Running {
             let (armed_tx, armed) = std::sync::mpsc::channel();
             let thread = std::thread::spawn(move || {
                 if let Err(e) = changes::watch(&mem, &hub, &stop, armed_tx) {
+                    let e = crate::memory::printable::escape_text(&e.to_string());
                     eprintln!(
                         "memdir mcp: warning: {e}; clients will not be told about edits made outside this server"
                     );

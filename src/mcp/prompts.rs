@@ -133,7 +133,7 @@ fn remember_text(focus: Option<&str>) -> String {
    - type `reference`: where to find things (documents, systems, people to ask).\n\
    Skip small talk, one-off details, guesses, and anything that can be read again from code or documents.\n\
 3. Keys are lowercase snake_case, `<type>_<topic>` (user_role, feedback_tone, project_spring_league), stable and specific. One memory per topic; description is one line saying what the memory holds.\n\
-4. Update rather than duplicate. When a memory on the topic exists: add to it with edit_memory (append, prepend, replace_section under a heading, or find_replace for a changed fact) or rewrite it with remember using the same key; move it with rename_memory if its key no longer fits; forget (with a reason) a memory that turned out wrong.\n\
+4. Update rather than duplicate. When a memory on the topic exists: add to it with edit_memory (append, prepend, replace_section under a heading, or find_replace for a changed fact) or rewrite it with remember using the same key and replace: true (or the expected_hash read_memory gave); move it with rename_memory if its key no longer fits; forget (with a reason) a memory that turned out wrong.\n\
 5. Never store secrets: API keys, tokens, passwords, private keys or connection strings. memdir refuses them; write where the secret is kept instead (\"the deploy key is in the team's 1Password\").\n\
 6. Mark a memory important only when the user said it must never be forgotten.\n\
 7. When done, tell the user in one or two lines which memories you created or updated (their keys), so they can correct you.",

@@ -9,6 +9,7 @@
 //! `sync` tool takes the same network slot, so a background push and a sync never
 //! run at once. It must not decide merges or speak HTTP: `crate::sync` does.
 
+use crate::memory::printable::escape_text;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -251,7 +252,7 @@ fn push(i: &Inner) -> Option<Attempt> {
         Ok(None) => None,
         Ok(Some(r)) => {
             for w in &r.warnings {
-                eprintln!("memdir mcp: warning: {w}");
+                eprintln!("memdir mcp: warning: {}", escape_text(&w.to_string()));
             }
             if !r.up_to_date {
                 eprintln!("memdir mcp: pushed {} to {}", r.network_root, r.provider);
@@ -272,7 +273,7 @@ fn push(i: &Inner) -> Option<Attempt> {
                 "memdir mcp: warning: the change is saved locally but was not pushed (the sync tool retries)"
             );
             for l in lines {
-                eprintln!("memdir mcp: {l}");
+                eprintln!("memdir mcp: {}", escape_text(&l));
             }
             Some(Attempt {
                 at,

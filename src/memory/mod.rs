@@ -10,6 +10,7 @@ pub mod index;
 pub mod layout;
 pub mod links;
 pub mod merge;
+pub mod printable;
 pub mod secrets;
 pub mod timeline;
 
@@ -369,7 +370,8 @@ impl Meta {
         .filter(|n| *n > 0)
     }
 
-    /// `read_only: true`: `state set` and `state unset` refuse to change the entry.
+    /// `read_only: true`: a person's mark; every path that writes, moves or deletes
+    /// the memory refuses it (spec/memory-format.md).
     pub fn read_only(&self) -> bool {
         matches!(
             self.extra.get("read_only"),
@@ -409,6 +411,13 @@ impl Record {
     pub fn content_hash(&self) -> [u8; 32] {
         content_hash(&self.meta, &self.body)
     }
+
+    /// The version hash a compare-and-swap write names (`write --expect`, MCP
+    /// `expected_hash`): [`Record::content_hash`] as 64 lowercase hex digits, shown by
+    /// `read --json` and MCP `read_memory` as `hash` (spec/memory-format.md#version-hash).
+    pub fn hash(&self) -> String {
+        hash_hex(&self.meta, &self.body)
+    }
 }
 
 /// SHA-256 of the normalized content of a memory (see [`Record::content_hash`]).
@@ -446,6 +455,14 @@ pub fn content_hash(meta: &Meta, body: &str) -> [u8; 32] {
     }
     field("body", normalize_body(body));
     h.finalize().into()
+}
+
+/// [`content_hash`] as 64 lowercase hex digits (see [`Record::hash`]).
+pub fn hash_hex(meta: &Meta, body: &str) -> String {
+    content_hash(meta, body)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The body as compared and stored: no leading blank lines, no trailing white space.

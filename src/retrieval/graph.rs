@@ -7,6 +7,7 @@
 //! incoming edge is derived, not written into its target. Resolution is exact: a key,
 //! then an alias, then a name; nothing is fuzzy-matched.
 
+use crate::memory::printable::escape_line as esc;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
@@ -403,19 +404,29 @@ fn render_all(w: &Walk, format: Format, cut: usize) -> String {
     match format {
         Format::Text => {
             for n in &w.nodes {
+                // Every value on its line escaped: names, relations and contexts
+                // come from files (spec/cli.md#output).
                 s.push_str(&format!(
                     "{}  {}  {} — {}",
-                    n.depth, n.key, n.name, n.description
+                    n.depth,
+                    esc(&n.key),
+                    esc(&n.name),
+                    esc(&n.description)
                 ));
                 if !n.path.is_empty() {
-                    s.push_str(&format!("  ({})", path_text(&w.start, &n.path)));
+                    s.push_str(&format!("  ({})", esc(&path_text(&w.start, &n.path))));
                 }
                 s.push('\n');
             }
             for e in &w.edges {
-                s.push_str(&format!("{} -{}-> {}", e.from, e.rel, e.to));
+                s.push_str(&format!(
+                    "{} -{}-> {}",
+                    esc(&e.from),
+                    esc(&e.rel),
+                    esc(&e.to)
+                ));
                 if let Some(c) = &e.context {
-                    s.push_str(&format!(" ({c})"));
+                    s.push_str(&format!(" ({})", esc(c)));
                 }
                 s.push('\n');
             }

@@ -213,7 +213,11 @@ pub fn transcript(events: &[Event], id: &str, max_tokens: usize) -> Transcript {
         .iter()
         .filter(|e| e.field_str("session") == Some(id))
         .collect();
-    let heading = format!("# Session {id} ({} events)\n", evs.len());
+    let heading = format!(
+        "# Session {} ({} events)\n",
+        crate::memory::printable::escape_line(id),
+        evs.len()
+    );
     let left = |n: usize| format!("… {n} older events not shown (over the budget)\n");
     let lines: Vec<String> = evs.iter().map(|e| e.encode()).collect();
     let all = heading.chars().count() + lines.iter().map(|l| l.chars().count() + 1).sum::<usize>();

@@ -148,7 +148,7 @@ pub fn tree_problem(tree: &Node) -> Option<(String, String)> {
         };
         for (name, child) in entries {
             let path = format!("{prefix}{name}");
-            let bad = |reason: String| Some((crate::sync::plan::escape(&path), reason));
+            let bad = |reason: String| Some((crate::memory::printable::escape_line(&path), reason));
             if name.len() > MAX_NAME_BYTES {
                 return bad(format!(
                     "a name of {} bytes (at most {MAX_NAME_BYTES})",

@@ -431,7 +431,7 @@ fn check_shapes(root: &Cid, ops: &[Op], local: &plan::Listing) -> Result<()> {
         {
             return Err(SyncError::Foreign {
                 root: *root,
-                path: plan::escape(path),
+                path: crate::memory::printable::escape_line(path),
                 reason,
             });
         }

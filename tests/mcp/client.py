@@ -84,7 +84,8 @@ def cli(dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def params(dir: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=MEMDIR, args=["--dir", str(dir), "mcp", *extra], env={"MEMDIR_NOW": NOW}
+        # --create: the suite's directories are new (only init or --create makes one).
+        command=MEMDIR, args=["--dir", str(dir), "mcp", "--create", *extra], env={"MEMDIR_NOW": NOW}
     )
 
 
@@ -227,6 +228,8 @@ async def tools_and_resources(root: Path) -> None:
         S.check("remember again: file untouched", f.stat().st_mtime_ns == before)
 
         r = await s.call_tool("remember", {**ROLE, "body": "Plays 5-a-side on Saturdays and Wednesdays.", "important": True, "decay": "30d", "source": "chat 2026-04-14"})
+        S.check("remember an existing key without replace: refused", r.is_error and "already exists" in text(r), text(r))
+        r = await s.call_tool("remember", {**ROLE, "body": "Plays 5-a-side on Saturdays and Wednesdays.", "important": True, "decay": "30d", "source": "chat 2026-04-14", "replace": True})
         body = f.read_text()
         S.check("remember update: updated", text(r) == "updated user_role", text(r))
         S.check(
@@ -384,7 +387,7 @@ async def tools_and_resources(root: Path) -> None:
 
 async def hand_edits(root: Path) -> None:
     dir = root / "memory"
-    cli(dir, "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
+    cli(dir, "--create", "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
     inbox = Inbox()
     async with session(dir, inbox=inbox) as (s, _):
         await s.subscribe_resource("memory://user_role")
@@ -439,7 +442,7 @@ async def hand_edits(root: Path) -> None:
 async def modern_protocol(root: Path) -> None:
     """The 2026-07-28 protocol: no initialize, changes through subscriptions/listen."""
     dir = root / "memory"
-    cli(dir, "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
+    cli(dir, "--create", "write", "user_role", "--name", "Role", "--description", "plays on Saturdays", "--type", "user", "--body", "Plays 5-a-side.")
     with tempfile.TemporaryFile("w+") as log:
         async with Client(stdio_client(params(dir), errlog=log), mode="auto", cache=None) as c:
             S.check("2026 protocol: negotiated by discover", c.protocol_version == "2026-07-28", c.protocol_version)
@@ -492,7 +495,7 @@ async def two_servers(root: Path) -> None:
                 r = await s.call_tool("note", {"type": "step", "fields": {"w": w, "i": i}})
                 assert not r.is_error, text(r)
             await asyncio.gather(*(one(i) for i in range(n)))
-            await s.call_tool("remember", {"key": "project_shared", "name": "Shared", "description": f"last writer {w}", "type": "project", "body": f"written by {w}"})
+            await s.call_tool("remember", {"key": "project_shared", "name": "Shared", "description": f"last writer {w}", "type": "project", "body": f"written by {w}", "replace": True})
 
     await asyncio.gather(worker(0), worker(1))
     missing = [f"project_w{w}_{i}" for w in range(2) for i in range(n) if not (dir / f"project_w{w}_{i}.md").exists()]

@@ -195,7 +195,10 @@ fn a_fifo_in_the_remote_never_hangs() {
     };
     fifo(&car);
     let fresh = Device::new(a.dir.parent().unwrap(), "fresh", &a.remote);
-    let o = run_bounded(&fresh, &["pull", head.trim(), "--provider", "folder"]);
+    let o = run_bounded(
+        &fresh,
+        &["pull", head.trim(), "--provider", "folder", "--create"],
+    );
     assert_eq!(code(&o), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
     fifo(&a.remote.join("heads/default"));
@@ -205,19 +208,26 @@ fn a_fifo_in_the_remote_never_hangs() {
 }
 
 // spec/sync.md#pull — `pull --dry-run` into a directory that does not exist creates
-// nothing.
+// nothing: without --create it is refused (spec/cli.md#the-memory-directory), and
+// with --create into an initialized empty store it only reports.
 #[test]
 fn a_dry_run_into_a_missing_directory_creates_nothing() {
     let (_tmp, a, _b) = two_devices(&[("x", "1")]);
     let head = std::fs::read_to_string(a.remote.join("heads/default")).unwrap();
     let fresh = Device::new(a.dir.parent().unwrap(), "never-made", &a.remote);
-    let o = fresh.ok(&["pull", head.trim(), "--provider", "folder", "--dry-run"]);
-    assert!(stdout(&o).contains("would pull"), "{}", stdout(&o));
+    let o = fresh.run(&["pull", head.trim(), "--provider", "folder", "--dry-run"]);
+    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     assert!(
         !fresh.dir.exists(),
         "the dry run created {}",
         fresh.dir.display()
     );
+    fresh.ok(&["init"]);
+    let before = fresh.snapshot();
+    let o = fresh.ok(&["pull", head.trim(), "--provider", "folder", "--dry-run"]);
+    assert!(stdout(&o).contains("would pull"), "{}", stdout(&o));
+    assert_eq!(fresh.snapshot(), before, "the dry run changed the store");
 }
 
 // spec/sync.md#pull — a transfer that gets no answer is abandoned at the overall

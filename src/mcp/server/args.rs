@@ -13,7 +13,7 @@ use crate::retrieval::filter::{self, Filter, FilterError};
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RememberArgs {
-    /// The memory's key and file name: lowercase snake_case, `^[a-z0-9][a-z0-9_-]{0,99}$`, by convention `<type>_<topic>` (for example `user_role`, `feedback_tone`). Writing an existing key updates that memory.
+    /// The memory's key and file name: lowercase snake_case, `^[a-z0-9][a-z0-9_-]{0,99}$`, by convention `<type>_<topic>` (for example `user_role`, `feedback_tone`). An existing key is refused unless replace or expected_hash.
     pub key: String,
     /// A short human title, e.g. "Role".
     pub name: String,
@@ -43,6 +43,12 @@ pub struct RememberArgs {
     /// The last day this memory holds, `YYYY-MM-DD`; after it the memory is expired and left out. "" clears it; omit to keep.
     #[serde(default)]
     pub valid_until: Option<String>,
+    /// true replaces the memory if the key already holds one (otherwise an existing key is refused).
+    #[serde(default)]
+    pub replace: Option<bool>,
+    /// Replace only if the memory's current hash (from read_memory) is this one.
+    #[serde(default)]
+    pub expected_hash: Option<String>,
     /// This memory is the summary of a session: memory_context then shows it (through a `compacted` event) instead of that session's events up to `through`. The events are kept.
     #[serde(default)]
     pub summarizes: Option<SummarizesArg>,

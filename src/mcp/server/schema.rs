@@ -144,8 +144,8 @@ pub(super) fn output_schema(tool: &str) -> Option<Value> {
             &["query", "hits"],
         ),
         "read_memory" => (
-            json!({"key": {"type": "string"}, "meta": {"type": "object"}, "body": {"type": "string"}}),
-            &["key", "meta", "body"],
+            json!({"key": {"type": "string"}, "hash": {"type": "string"}, "meta": {"type": "object"}, "body": {"type": "string"}}),
+            &["key", "hash", "meta", "body"],
         ),
         "forget" => (
             json!({"key": {"type": "string"}, "event": {"type": "object"}}),

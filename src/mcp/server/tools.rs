@@ -14,7 +14,9 @@ use super::args::{
     ContextArgs, ForgetArgs, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListArgs, NoteArgs, ReadArgs,
     RecallArgs, RememberArgs, cursor_at, cursor_offset,
 };
-use crate::engine::{ContextRequest, Draft, List, ListRequest, RecallRequest, WriteOutcome};
+use crate::engine::{
+    ContextRequest, Draft, IfExists, List, ListRequest, RecallRequest, WriteOutcome,
+};
 use crate::error::Error;
 use crate::memory::Key;
 
@@ -22,7 +24,7 @@ use crate::memory::Key;
 impl MemoryServer {
     #[tool(
         name = "remember",
-        description = "Save or update a durable memory: one Markdown file in the memory directory, which a person can also read and edit. Use it for what is worth keeping across conversations: who the user is (type user), how they want you to work (feedback), ongoing work and decisions (project), where to find things (reference). Writing an existing key updates that memory (fields you omit keep their value); identical content changes nothing. Content that looks like a secret (API key, token, private key) is refused. Returns created, updated or unchanged.",
+        description = "Save or update a durable memory: one Markdown file in the memory directory, which a person can also read and edit. Use it for what is worth keeping across conversations: who the user is (type user), how they want you to work (feedback), ongoing work and decisions (project), where to find things (reference). An existing key is refused unless you pass replace: true or the expected_hash read_memory gave (fields you omit keep their value); identical content changes nothing. Content that looks like a secret (API key, token, private key) is refused. Returns created, updated or unchanged.",
         annotations(
             title = "Remember",
             read_only_hint = false,
@@ -46,8 +48,19 @@ impl MemoryServer {
                 supersedes: a.supersedes,
                 valid_until: a.valid_until,
             };
+            let if_exists = match (a.expected_hash, a.replace) {
+                (Some(_), Some(true)) => {
+                    return Err(Error::Argument {
+                        arg: "expected_hash".into(),
+                        message: "give replace or expected_hash, not both".into(),
+                    });
+                }
+                (Some(h), _) => IfExists::ReplaceIfHash(h),
+                (None, Some(true)) => IfExists::Replace,
+                (None, _) => IfExists::Refuse,
+            };
             let outcome = match a.summarizes {
-                None => s.mem.write(&draft)?.outcome,
+                None => s.mem.write_if(&draft, &if_exists)?.outcome,
                 Some(sum) => {
                     let through = match sum.through.as_deref() {
                         None => None,
@@ -61,7 +74,7 @@ impl MemoryServer {
                         ),
                     };
                     s.mem
-                        .compact_session(&sum.session, &draft, through)?
+                        .compact_session(&sum.session, &draft, through, &if_exists)?
                         .outcome
                 }
             };
@@ -123,7 +136,7 @@ impl MemoryServer {
                 .read_via(&a.key, crate::engine::access::Via::McpRead)?;
             Ok((
                 crate::memory::frontmatter::render(&r.meta, &r.body),
-                json!({"key": r.key, "meta": r.meta.to_json(), "body": r.body}),
+                json!({"key": r.key, "hash": r.hash(), "meta": r.meta.to_json(), "body": r.body}),
             ))
         })
         .await

@@ -55,24 +55,6 @@ pub enum FileClass {
     Ignored,
 }
 
-/// A path as it may be printed: control characters (newlines, terminal escapes) are
-/// shown escaped, so a name that came from a file or a remote cannot forge report
-/// lines or drive the terminal.
-pub fn escape(path: &str) -> String {
-    if !path.chars().any(char::is_control) {
-        return path.to_string();
-    }
-    path.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// Classifies a listing path.
 pub fn classify(path: &str) -> FileClass {
     if path.split('/').any(|c| c.starts_with('.')) {
