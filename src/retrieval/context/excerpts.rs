@@ -11,12 +11,9 @@ use crate::retrieval::context::section::{MIN_SECTION, heading, heading_len, whol
 use crate::retrieval::search::{self, QueryScores};
 
 /// Query-aware packing (spec/ranking.md#query-aware-context-measured-on-locomo): a
-/// line's value is its own score, plus this share of the better of its two
-/// neighbours' scores (the reply to a matching line often holds the answer)...
-pub const NEIGHBOUR: f64 = 0.5;
-/// ...plus this share of the better of the lines two away...
-pub const NEIGHBOUR_2: f64 = 0.25;
-/// ...plus this share of its memory's relevance (the memory's topic counts).
+/// line's value is its own score plus this share of its memory's relevance (the
+/// memory's topic counts). Its neighbours' scores no longer count: measured on the
+/// three data sets, they helped LoCoMo only (spec/ranking.md#results-since-issue-29).
 pub const MEMORY_PRIOR: f64 = 1.0;
 /// A relevant memory whose whole section is at most this many characters goes in
 /// whole rather than as an excerpt.
@@ -307,9 +304,9 @@ fn fits(
 }
 
 /// The keys of the lines of relevant memories ([`search::best_key`] of the line's
-/// value, its memory's position in `order` and the line): its own score, the better
-/// of its neighbours' and of the lines two away, and its memory's relevance weighed
-/// by the query's strength. Lines of value 0 have no key.
+/// value, its memory's position in `order` and the line): its own score and its
+/// memory's relevance weighed by the query's strength. Lines without a query term
+/// (own score 0) have no key.
 fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
     let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
     for (pos, &r) in order.iter().enumerate() {
@@ -317,16 +314,10 @@ fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
         if relevance <= 0.0 {
             continue;
         }
-        let ls = scores.lines.of(r);
-        // A line before the first or after the last scores 0.
-        let at = |i: usize| ls.get(i).copied().unwrap_or(0.0);
-        for (l, own) in ls.iter().enumerate() {
-            let near = at(l.wrapping_sub(1)).max(at(l + 1));
-            let far = at(l.wrapping_sub(2)).max(at(l + 2));
-            let v = own + NEIGHBOUR * near + NEIGHBOUR_2 * far;
-            if v > 0.0 {
+        for (l, &own) in scores.lines.of(r).iter().enumerate() {
+            if own > 0.0 {
                 keys.push(search::best_key(
-                    v + MEMORY_PRIOR * scores.prior * relevance,
+                    own + MEMORY_PRIOR * scores.prior * relevance,
                     pos,
                     l,
                 ));
@@ -445,22 +436,26 @@ mod tests {
     }
 
     #[test]
-    fn neighbours_of_a_matching_line_come_with_it() {
+    fn only_lines_with_a_query_term_are_chosen() {
+        // A reply next to a matching line comes only when it matches too
+        // (spec/ranking.md#results-since-issue-29: neighbours helped LoCoMo only).
         let rs = vec![long(
             "a",
             40,
             &[
-                (20, "[a:20] Bo: how did the cello recital go?"),
-                (21, "[a:21] Ana: I played Bach and nobody coughed"),
+                (20, "[a:20] Di: how did the cello recital go?"),
+                (21, "[a:21] Cy: I played Bach and nobody coughed"),
+                (30, "[a:30] Ana: the recital hall was cold"),
             ],
         )];
         let p = Prepared::new(rs, vec![], now());
         let b = p.block(120, Some("cello recital"));
         assert!(
             b.text
-                .contains("[a:20] Bo: how did the cello recital go?\n[a:21] Ana: I played")
+                .contains("[a:20] Di: how did the cello recital go?\n")
         );
-        assert!(!b.text.contains("[a:5]"), "{}", b.text);
+        assert!(b.text.contains("[a:30] Ana: the recital hall was cold\n"));
+        assert!(!b.text.contains("[a:21]"), "{}", b.text);
     }
 
     #[test]
