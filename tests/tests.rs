@@ -20,6 +20,8 @@ mod library;
 mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "mcp")]
+mod mcp_config;
 #[cfg(all(feature = "mcp", feature = "sync"))]
 mod mcp_remote;
 mod props;

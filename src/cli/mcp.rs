@@ -17,6 +17,7 @@ pub const TOKEN_VAR: &str = "MEMDIR_MCP_TOKEN";
 /// Serve the MCP tools and resources over stdio, or over HTTP with --http.
 #[derive(Debug, clap::Args)]
 #[command(
+    args_conflicts_with_subcommands = true,
     after_help = "Tools: remember, recall, read_memory, forget, note, memory_context,
 list_memories, sync, sync_status. Resources: memory://index (MEMORY.md) and memory://<key>.
 stdout carries only protocol messages; logs go to stderr. The directory is watched, so
@@ -42,11 +43,13 @@ A three.ws manifest (`{\"memory\": {\"mode\", \"provider\", \"maxTokens\"}}`) is
 Mode `none` serves an in-memory store; `local` (the default) and the sync modes serve the
 directory. maxTokens is the default budget of memory_context.
 
-Client configuration (Claude Desktop, claude_desktop_config.json):
-  {\"mcpServers\": {\"memory\": {\"command\": \"memdir\",
-      \"args\": [\"mcp\", \"--dir\", \"/home/me/agent/memory\"]}}}"
+Client configuration: `memdir --dir DIR mcp config --client
+claude-code|claude-desktop|cursor|codex|vscode` prints the entry (absolute paths);
+with --install it writes it into the client's config file."
 )]
 pub struct Args {
+    #[command(subcommand)]
+    pub action: Option<Action>,
     /// The three.ws manifest to read (default: manifest.json next to the memory directory).
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
@@ -65,6 +68,13 @@ pub struct Args {
     /// Also accept requests from this browser origin (scheme://host:port, `:*` for any port) with --http; repeatable.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub allow_origin: Vec<String>,
+}
+
+/// What `memdir mcp` does besides serving.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Print (or write with --install) the entry that makes an MCP client start memdir.
+    Config(super::mcp_config::ConfigArgs),
 }
 
 /// The HTTP options `--http` and its companions ask for; an error line and hint

@@ -26,6 +26,8 @@ mod link;
 mod list;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "mcp")]
+mod mcp_config;
 mod note;
 mod output;
 mod prune;
@@ -227,6 +229,15 @@ pub fn main() -> i32 {
 }
 
 fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
+    // `mcp config` writes a client's file, not the memory directory: it opens nothing.
+    #[cfg(feature = "mcp")]
+    if let Command::Mcp(mcp::Args {
+        action: Some(mcp::Action::Config(a)),
+        ..
+    }) = &cli.command
+    {
+        return Ok(mcp_config::run(&cli.dir, a, out));
+    }
     let mem = Memory::open(&cli.dir)?;
     match &cli.command {
         Command::Init(a) => init::run(&mem, a, out),
