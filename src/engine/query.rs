@@ -80,7 +80,7 @@ impl Memory {
             check_filter(filter, w.records())?;
             let keyword = w.corpus().relevance(w.records(), query);
             let (rel, report) = w.finish_hybrid(&mut hy, keyword);
-            let hits = recall_rel(w.records(), rel, limit, filter, self.now());
+            let hits = recall_rel(w.records(), rel, query, limit, filter, self.now());
             Ok(((hits, report), w.problems().to_vec()))
         });
         let ((hits, embeddings), problems) = match warm {
@@ -99,7 +99,7 @@ impl Memory {
                 }
                 let keyword = corpus.relevance(&snap.records, query);
                 let (rel, report) = hy.finish(&snap.records, keyword);
-                let hits = recall_rel(&snap.records, rel, limit, filter, self.now());
+                let hits = recall_rel(&snap.records, rel, query, limit, filter, self.now());
                 store::drop_later((snap.records, corpus));
                 ((hits, report), snap.problems)
             }
@@ -186,10 +186,12 @@ impl Memory {
 fn recall_rel(
     records: &[Record],
     rel: Vec<f64>,
+    query: &str,
     limit: usize,
     filter: &Filter,
     now: DateTime<Utc>,
 ) -> Vec<Hit> {
+    let terms = search::terms(query);
     let life = Lifecycle::of(records, now.date_naive());
     let mut hits: Vec<(usize, f64, f64)> = rel
         .iter()
@@ -219,6 +221,7 @@ fn recall_rel(
                 relevance,
                 superseded_by: life.superseded_by(r.key.as_str()).to_vec(),
                 expired: life.expired(r),
+                line: search::matching_line(&r.body, &terms),
             }
         })
         .collect()
