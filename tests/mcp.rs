@@ -1940,3 +1940,31 @@ fn the_tool_list_fits_in_4000_tokens_and_lists_sync_only_when_configured() {
     assert_eq!(names.len(), 18, "{names:?}");
     assert!(names.iter().any(|n| n == "sync") && names.iter().any(|n| n == "sync_status"));
 }
+
+#[test]
+fn mcp_help_lists_the_servers_tools() {
+    // The tool list of `memdir mcp --help` is the server's (with sync configured, so
+    // that every tool is listed).
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let o = run(memdir(&dir).args(["mcp", "--help"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let help = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    let start = help.find("Tools: ").expect("a Tools: paragraph") + "Tools: ".len();
+    let end = start + help[start..].find(". Resources:").expect("then Resources:");
+    let mut in_help: Vec<String> = help[start..end]
+        .replace(" (listed only in mode ipfs or encrypted-ipfs)", "")
+        .replace(", and ", ", ")
+        .split(", ")
+        .map(str::to_string)
+        .collect();
+    in_help.sort();
+
+    let o = run(memdir(&dir).args(["init", "--mode", "ipfs", "--provider", "folder"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut s = Server::start(&dir, &[]);
+    s.initialize();
+    let (_, mut served) = tools_list_size(&mut s);
+    served.sort();
+    assert_eq!(in_help, served);
+}

@@ -132,7 +132,7 @@ afterwards. Categories 1-4 are the headline; category 5 (adversarial) is reporte
 apart. With --embed-url, every store is also configured with that endpoint (with
 --embed-builtin, the model built into the binary), its
 memories are embedded ahead of time, and the same blocks with hybrid relevance
-are scored too (spec/ranking.md#hybrid-recall). Example:
+are scored too. Example:
   memdir bench locomo --data ../shared/bench-data/locomo10.json --budgets 1024,4096"
 )]
 pub struct LocomoArgs {

@@ -11,7 +11,7 @@ pub struct Args {
     #[arg(long)]
     search: bool,
     /// Also embed every memory without a cached vector, for hybrid recall (needs
-    /// `[embeddings]` in .memdir/config.toml; spec/ranking.md#hybrid-recall).
+    /// `[embeddings]` in .memdir/config.toml).
     #[arg(long)]
     embeddings: bool,
 }

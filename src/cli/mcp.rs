@@ -19,7 +19,9 @@ pub const TOKEN_VAR: &str = "MEMDIR_MCP_TOKEN";
 #[command(
     args_conflicts_with_subcommands = true,
     after_help = "Tools: remember, recall, read_memory, forget, note, memory_context,
-list_memories, sync, sync_status. Resources: memory://index (MEMORY.md) and memory://<key>.
+list_memories, edit_memory, rename_memory, recent_activity, related, search, fetch,
+get_state, set_state, session_transcript, and sync, sync_status (listed only in mode ipfs
+or encrypted-ipfs). Resources: memory://index (MEMORY.md) and memory://<key>.
 stdout carries only protocol messages; logs go to stderr. The directory is watched, so
 clients hear about edits people make while the server runs.
 

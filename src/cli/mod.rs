@@ -78,7 +78,7 @@ Environment:
   MEMDIR_SESSION  the session id `note` stamps on events when --session is not given
   MEMDIR_KEY_FILE  the encrypted-ipfs key file (default ~/.config/memdir/key)
   IPFS_API, PINATA_JWT, FILEBASE_KEY/FILEBASE_SECRET/FILEBASE_BUCKET, WEB3_STORAGE_TOKEN,
-  MEMDIR_FOLDER, MEMDIR_GATEWAYS   provider credentials and endpoints (spec/providers.md)
+  MEMDIR_FOLDER, MEMDIR_GATEWAYS   provider credentials and endpoints (`memdir push --help`)
 
 Exit codes: 0 ok, 1 bad input or data problem, 2 usage, 3 remote failure, 4 integrity failure")]
 pub struct Cli {
@@ -316,4 +316,35 @@ fn after_write(mem: &Memory, push: &Offline, out: &mut Out, code: i32) -> i32 {
 pub fn report(e: &Failure, out: &mut Out) -> i32 {
     out.error(e);
     e.class().exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every command's help, subcommands included, with its path.
+    fn helps(cmd: &mut clap::Command, path: String, out: &mut Vec<(String, String)>) {
+        out.push((path.clone(), cmd.render_long_help().to_string()));
+        for sub in cmd.get_subcommands_mut() {
+            let p = format!("{path} {}", sub.get_name());
+            helps(sub, p, out);
+        }
+    }
+
+    #[test]
+    fn help_names_no_repository_file() {
+        // spec/architecture.md#what-is-absent-on-purpose: a user has the binary, not
+        // the repository, so help names commands, never a file under spec/.
+        let mut cmd = super::Cli::command();
+        cmd.build();
+        let mut all = Vec::new();
+        helps(&mut cmd, "memdir".into(), &mut all);
+        assert!(all.len() > 30, "{}", all.len());
+        let bad: Vec<&String> = all
+            .iter()
+            .filter(|(_, h)| h.contains("spec/"))
+            .map(|(p, _)| p)
+            .collect();
+        assert!(bad.is_empty(), "help citing spec/: {bad:?}");
+    }
 }

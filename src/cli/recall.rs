@@ -12,7 +12,7 @@ use crate::report::Failure;
 #[command(
     after_help = "Every memory whose name, description or body contains the query (case-insensitive)
 is a hit; beyond that, hits are ranked by BM25 relevance blended with salience and
-recency (spec/ranking.md). Filters choose which memories may be hits before the
+recency. Filters choose which memories may be hits before the
 limit applies; scores stay those of the whole store.
 
 Examples:
