@@ -8,6 +8,8 @@ mod bad_input;
 mod bench_hybrid;
 mod cache;
 mod cli_golden;
+#[cfg(feature = "cli")]
+mod completions;
 #[cfg(feature = "sync")]
 mod embed;
 #[cfg(feature = "embed-builtin")]

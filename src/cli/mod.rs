@@ -8,6 +8,7 @@
 mod bench;
 mod check;
 mod cid;
+mod completions;
 mod consolidate;
 mod context;
 mod edit;
@@ -205,6 +206,10 @@ pub enum Command {
     /// Serve the MCP tools and resources over stdio, or over Streamable HTTP with --http.
     #[cfg(feature = "mcp")]
     Mcp(mcp::Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (or write one per command with --out-dir).
+    Man(completions::ManArgs),
     /// Measure memdir on a public benchmark (LoCoMo evidence recall).
     #[command(subcommand)]
     Bench(bench::Args),
@@ -229,6 +234,12 @@ pub fn main() -> i32 {
 }
 
 fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
+    // Generated from the CLI definition; no memory directory is opened.
+    match &cli.command {
+        Command::Completions(a) => return Ok(completions::completions(a, out)),
+        Command::Man(a) => return Ok(completions::man(a, out)),
+        _ => {}
+    }
     // `mcp config` writes a client's file, not the memory directory: it opens nothing.
     #[cfg(feature = "mcp")]
     if let Command::Mcp(mcp::Args {
@@ -298,6 +309,9 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         #[cfg(feature = "mcp")]
         Command::Mcp(a) => mcp::run(&mem, a, out),
         Command::Bench(a) => bench::run(a, out),
+        // Answered above, before the directory is opened.
+        Command::Completions(a) => Ok(completions::completions(a, out)),
+        Command::Man(a) => Ok(completions::man(a, out)),
     }
 }
 
