@@ -91,7 +91,7 @@ pub struct EditArgs {
     /// Set or clear important.
     #[serde(default)]
     pub important: Option<bool>,
-    /// never or <N>d.
+    /// `never` or `<N>d`.
     #[serde(default)]
     pub decay: Option<String>,
     /// Where it came from.
@@ -144,7 +144,7 @@ pub struct RelatedArgs {
     /// Links to follow, 1 to 3 (default 1).
     #[serde(default)]
     pub depth: Option<u64>,
-    /// Only this relation (links_to for plain [[key]]).
+    /// Only this relation (links_to for plain `[[key]]`).
     #[serde(default)]
     pub rel: Option<String>,
     /// out, in or both (default).

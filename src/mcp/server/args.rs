@@ -31,7 +31,7 @@ pub struct RememberArgs {
     /// true: always salient.
     #[serde(default)]
     pub important: Option<bool>,
-    /// Recency half-life: never or <N>d (default 7d).
+    /// Recency half-life: `never` or `<N>d` (default 7d).
     #[serde(default)]
     pub decay: Option<String>,
     /// Where it came from.
