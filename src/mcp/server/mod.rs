@@ -12,7 +12,7 @@
 //!
 //! Here: the server's instructions, the composition of the routers and the protocol
 //! handler. `args` holds the tool arguments, `tools` the first seven handlers,
-//! `schema` the input and output schemas, `resources` the `memory://` resources.
+//! `schema` the input schemas and argument errors, `resources` the `memory://` resources.
 
 mod args;
 mod resources;

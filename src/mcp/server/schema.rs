@@ -1,7 +1,6 @@
-//! The schemas of the tools as the server lists them: input schemas made portable,
-//! the output schemas of the first seven tools, output schemas widened to admit the
-//! error document, and the usage errors for arguments that do not fit an input
-//! schema. It must not call the engine.
+//! The schemas of the tools as the server lists them: input schemas made portable
+//! (no tool declares an output schema, spec/mcp.md#schemas), and the usage errors for
+//! arguments that do not fit an input schema. It must not call the engine.
 
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
