@@ -10,6 +10,8 @@ mod cache;
 mod cli_golden;
 #[cfg(feature = "cli")]
 mod completions;
+#[cfg(feature = "cli")]
+mod doctor;
 #[cfg(feature = "sync")]
 mod embed;
 #[cfg(feature = "embed-builtin")]

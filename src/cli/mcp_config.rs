@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::Out;
+use super::output::shell_quote;
 use crate::error::Class;
 
 /// The name the entry is written under in every client's configuration.
@@ -300,18 +301,6 @@ fn servers_key(client: Client) -> &'static str {
     match client {
         Client::Vscode => "servers",
         _ => "mcpServers",
-    }
-}
-
-/// A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
-fn shell_quote(w: &str) -> String {
-    let plain = !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,%".contains(c));
-    if plain {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', r"'\''"))
     }
 }
 

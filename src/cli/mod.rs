@@ -11,6 +11,7 @@ mod cid;
 mod completions;
 mod consolidate;
 mod context;
+mod doctor;
 mod edit;
 mod export;
 mod facts;
@@ -180,6 +181,8 @@ pub enum Command {
     Index(index::Args),
     /// Report malformed files and timeline lines; --fix repairs what is safe.
     Check(check::Args),
+    /// Check the directory, config, sync key, provider, embeddings and index; say what to do.
+    Doctor(doctor::Args),
     /// Rebuild the index whenever files change (editor saves, git checkouts).
     Watch(watch::Args),
     /// Write the memories as a memory/0.1 blob or an MCP memory.jsonl.
@@ -292,6 +295,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         Command::Context(a) => context::run(&mem, a, out),
         Command::Index(a) => index::run(&mem, a, out),
         Command::Check(a) => check::run(&mem, a, out),
+        Command::Doctor(a) => doctor::run(&mem, a, out),
         Command::Watch(a) => watch::run(&mem, a, out),
         Command::Export(a) => export::run(&mem, a, out),
         Command::Import(a) => import::run(&mem, a, out),

@@ -109,3 +109,15 @@ impl Out {
         }
     }
 }
+
+/// A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
+pub fn shell_quote(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,%".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
