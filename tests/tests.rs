@@ -43,6 +43,8 @@ mod support;
 mod sync;
 mod threews;
 mod tidy;
+#[cfg(feature = "cli")]
+mod verbosity;
 mod watch;
 
 #[test]

@@ -495,7 +495,7 @@ fn note_hybrid(r: &Report, t: &Timing, out: &mut Out) {
         rate(t.queries, qs)
     ));
     if h.fallbacks > 0 {
-        out.note(&format!(
+        out.warn(&format!(
             "warning: {} questions fell back to keyword ranking in the hybrid column",
             h.fallbacks
         ));

@@ -75,6 +75,6 @@ fn write_pages(cmd: clap::Command, dir: &Path) -> std::io::Result<()> {
 }
 
 fn fail(message: &str, out: &mut Out) -> i32 {
-    out.note(&crate::report::lines(message, None));
+    out.warn(&crate::report::lines(message, None));
     crate::error::Class::Input.exit_code()
 }

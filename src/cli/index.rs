@@ -17,15 +17,15 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let outcome = mem.index()?.outcome;
+    let outcome = out.timed("MEMORY.md", || mem.index())?.outcome;
     out.index_backup(&mem.root(), &outcome);
     let search = if a.search {
-        Some(mem.search_index()?)
+        Some(out.timed("search index", || mem.search_index())?)
     } else {
         None
     };
     let embeddings = if a.embeddings {
-        Some(mem.index_embeddings()??)
+        Some(out.timed("embeddings", || mem.index_embeddings())??)
     } else {
         None
     };

@@ -154,7 +154,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     {
         Ok(h) => h,
         Err((message, hint)) => {
-            out.note(&crate::report::lines(&message, Some(&hint)));
+            out.warn(&crate::report::lines(&message, Some(&hint)));
             return Ok(2);
         }
     };
@@ -185,19 +185,19 @@ fn read_manifest(
         match manifest::parse(&text) {
             Ok((c, warnings)) => {
                 for w in warnings {
-                    out.note(&format!("memdir mcp: warning: {}: {w}", path.display()));
+                    out.warn(&format!("memdir mcp: warning: {}: {w}", path.display()));
                 }
                 cfg = c;
             }
             // An explicit manifest must be readable; a discovered one is only a hint.
             Err(msg) if a.manifest.is_some() => {
-                out.note(&crate::report::lines(
+                out.warn(&crate::report::lines(
                     &format!("{}: {msg}", path.display()),
                     None,
                 ));
                 return Ok(None);
             }
-            Err(msg) => out.note(&format!(
+            Err(msg) => out.warn(&format!(
                 "memdir mcp: warning: {}: {msg}; ignored",
                 path.display()
             )),
@@ -232,7 +232,7 @@ fn open_served(
                 Some(Mode::Local) => {
                     sync.mode = Some(crate::sync::config::Mode::Local);
                 }
-                Some(Mode::Unknown(m)) => out.note(&format!(
+                Some(Mode::Unknown(m)) => out.warn(&format!(
                     "memdir mcp: warning: unknown memory mode `{m}` (expected none, local, ipfs or encrypted-ipfs); serving the local directory"
                 )),
                 _ => {}
@@ -293,7 +293,7 @@ fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
     match result {
         Ok(()) => 0,
         Err(crate::mcp::ServeError::Http(e)) => {
-            out.note(&crate::report::lines(&e.to_string(), Some(e.hint())));
+            out.warn(&crate::report::lines(&e.to_string(), Some(e.hint())));
             if matches!(e, http::HttpError::Bind { .. }) {
                 1
             } else {
@@ -301,7 +301,7 @@ fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
             }
         }
         Err(e) => {
-            out.note(&crate::report::lines(&e.to_string(), None));
+            out.warn(&crate::report::lines(&e.to_string(), None));
             1
         }
     }

@@ -82,7 +82,7 @@ pub fn run(dir: &Path, a: &ConfigArgs, out: &mut Out) -> i32 {
     match config(dir, a, out) {
         Ok(()) => 0,
         Err(r) => {
-            out.note(&crate::report::lines(&r.message, r.hint.as_deref()));
+            out.warn(&crate::report::lines(&r.message, r.hint.as_deref()));
             if out.is_json() {
                 out.json(&json!({"error": {
                     "message": r.message,

@@ -58,7 +58,7 @@ use clap::{Parser, Subcommand};
 
 use crate::engine::Memory;
 use crate::report::Failure;
-pub use output::Out;
+pub use output::{Out, Verbosity};
 
 /// Durable, human-editable memory for AI agents.
 ///
@@ -90,6 +90,13 @@ pub struct Cli {
     /// Print one JSON document on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print only results, warnings and errors on stderr: no notes, no progress.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also say on stderr which directory and configuration are used, and how long
+    /// each phase took.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -229,11 +236,50 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    let mut out = Out::new(cli.json);
-    match run(&cli, &mut out) {
+    let verbosity = match (cli.quiet, cli.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (_, true) => Verbosity::Verbose,
+        _ => Verbosity::Normal,
+    };
+    let mut out = Out::new(cli.json).with_verbosity(verbosity);
+    let start = std::time::Instant::now();
+    let code = match run(&cli, &mut out) {
         Ok(code) => code,
         Err(e) => report(&e, &mut out),
+    };
+    out.verbose(&format!(
+        "exit {code} after {:.1} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    ));
+    code
+}
+
+/// Under `-v`: the directory and the configuration file this run uses.
+fn say_where(mem: &Memory, out: &mut Out) {
+    if out.verbosity() < Verbosity::Verbose {
+        return;
     }
+    let root = mem.root();
+    let state = if root.join(crate::memory::layout::INDEX_FILE).is_file() {
+        "a memory directory"
+    } else if root.is_dir() {
+        "no MEMORY.md yet"
+    } else {
+        "does not exist yet"
+    };
+    out.verbose(&format!("directory {} ({state})", root.display()));
+    let config = mem
+        .backend()
+        .display_path(crate::memory::layout::CONFIG_FILE);
+    out.verbose(&format!(
+        "config {} ({})",
+        config.display(),
+        if config.is_file() {
+            "present"
+        } else {
+            "absent: the defaults"
+        }
+    ));
 }
 
 fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
@@ -253,6 +299,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         return Ok(mcp_config::run(&cli.dir, a, out));
     }
     let mem = Memory::open(&cli.dir)?;
+    say_where(&mem, out);
     match &cli.command {
         Command::Init(a) => init::run(&mem, a, out),
         Command::Write(a) => write::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),

@@ -1,5 +1,7 @@
 //! Where every byte the CLI prints goes through: stdout for results, stderr for
-//! warnings and errors. A closed stdout (a pipe into `head`) ends output quietly.
+//! notes, progress, warnings and errors. A closed stdout (a pipe into `head`) ends
+//! output quietly. The verbosity (`-q`, `-v`) is decided here: `-q` drops notes and
+//! progress, never warnings or errors; `-v` adds what is being done and how long it took.
 
 use std::io::Write;
 use std::path::Path;
@@ -10,10 +12,22 @@ use serde_json::json;
 use crate::engine::{Problem, Severity};
 use crate::report::{Failure, Front};
 
+/// How much goes to stderr besides results, warnings and errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// `-q`: warnings and errors only; no notes, no progress.
+    Quiet,
+    /// Notes and progress (on a terminal).
+    Normal,
+    /// `-v`: also which directory and configuration, and phase timings.
+    Verbose,
+}
+
 /// The CLI's output channel.
 pub struct Out {
     json: bool,
     closed: bool,
+    verbosity: Verbosity,
 }
 
 impl Out {
@@ -21,7 +35,19 @@ impl Out {
         Out {
             json,
             closed: false,
+            verbosity: Verbosity::Normal,
         }
+    }
+
+    /// The same channel at `verbosity`.
+    pub fn with_verbosity(mut self, verbosity: Verbosity) -> Out {
+        self.verbosity = verbosity;
+        self
+    }
+
+    /// The verbosity `-q` / `-v` chose.
+    pub fn verbosity(&self) -> Verbosity {
+        self.verbosity
     }
 
     /// Whether `--json` was given.
@@ -67,9 +93,35 @@ impl Out {
         }
     }
 
-    /// A note on stderr that is not part of the result (progress, what was saved).
+    /// A note on stderr that is not part of the result (progress, what was saved);
+    /// dropped under `-q`.
     pub fn note(&mut self, s: &str) {
+        if self.verbosity > Verbosity::Quiet {
+            eprintln!("{s}");
+        }
+    }
+
+    /// A warning or a failure's lines on stderr: printed at every verbosity.
+    pub fn warn(&mut self, s: &str) {
         eprintln!("{s}");
+    }
+
+    /// What is being done, on stderr as `memdir: …`, only under `-v`.
+    pub fn verbose(&mut self, s: &str) {
+        if self.verbosity == Verbosity::Verbose {
+            eprintln!("memdir: {s}");
+        }
+    }
+
+    /// Runs `f` and, under `-v`, says how long `phase` took.
+    pub fn timed<T>(&mut self, phase: &str, f: impl FnOnce() -> T) -> T {
+        let start = std::time::Instant::now();
+        let r = f();
+        self.verbose(&format!(
+            "{phase}: {:.1} ms",
+            start.elapsed().as_secs_f64() * 1e3
+        ));
+        r
     }
 
     /// Prints load problems on stderr as `warning:` / `error:` lines with path:line.
@@ -107,6 +159,17 @@ impl Out {
         if self.json {
             self.json(&doc);
         }
+    }
+}
+
+/// Where a progress bar draws: stderr when it is a terminal (indicatif checks) and
+/// `-q` was not given; nowhere otherwise.
+#[cfg(feature = "sync")]
+pub fn progress_target(out: &Out) -> indicatif::ProgressDrawTarget {
+    if out.verbosity() == Verbosity::Quiet {
+        indicatif::ProgressDrawTarget::hidden()
+    } else {
+        indicatif::ProgressDrawTarget::stderr()
     }
 }
 

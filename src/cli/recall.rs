@@ -41,7 +41,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     out.problems(&mem.root(), &problems);
     // Embeddings never fail a recall: a fallback is one warning (spec/ranking.md#hybrid-recall).
     if let Some(w) = recall.embeddings.as_ref().and_then(|e| e.warning()) {
-        eprintln!("warning: {w}");
+        out.warn(&format!("warning: {w}"));
     }
     if out.is_json() {
         let mut doc = json!({"query": a.query, "hits": hits, "problems": problems});
