@@ -1,6 +1,5 @@
 //! `memdir bench`: benchmarks on public data sets (one subcommand each).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -247,7 +246,7 @@ fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
         &a.budgets,
         embeddings.as_ref(),
         &mut |id| {
-            out.note(&format!("bench: {id} done"));
+            out.progress_line(&format!("bench: {id} done"));
         },
     )?;
     out.note(&format!(
@@ -270,15 +269,11 @@ fn run_longmemeval(a: &LongmemevalArgs, out: &mut Out) -> Result<i32, Failure> {
     check_budgets(&a.budgets)?;
     let start = Instant::now();
     let mut runner = longmemeval::Runner::new(&a.budgets);
-    // Progress only for a person watching: a log gets the summary line alone.
-    let tty = std::io::stderr().is_terminal();
     let mut done = 0;
     longmemeval::for_each(&a.data, a.limit, &mut |q| {
         runner.add(&q)?;
         done += 1;
-        if tty {
-            out.note(&format!("bench: {} done ({done})", q.id));
-        }
+        out.progress_line(&format!("bench: {} done ({done})", q.id));
         Ok(())
     })?;
     let report = runner.finish();
@@ -462,7 +457,7 @@ fn run_locomo(a: &LocomoArgs, out: &mut Out) -> Result<i32, Failure> {
         embeddings.as_ref(),
         &mut |id| {
             done += 1;
-            out.note(&format!("bench: {id} done ({done}/{total})"));
+            out.progress_line(&format!("bench: {id} done ({done}/{total})"));
         },
     )?;
     out.note(&format!(

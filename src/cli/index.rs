@@ -17,15 +17,26 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
+    if a.search {
+        out.spinner("reading the memories");
+    }
     let outcome = out.timed("MEMORY.md", || mem.index())?.outcome;
     out.index_backup(&mem.root(), &outcome);
     let search = if a.search {
-        Some(out.timed("search index", || mem.search_index())?)
+        out.spinner("bringing the search index up to date");
+        let s = out.timed("search index", || mem.search_index());
+        out.done();
+        Some(s?)
     } else {
         None
     };
     let embeddings = if a.embeddings {
-        Some(out.timed("embeddings", || mem.index_embeddings())??)
+        let bar = super::progress::Counter::new("embedding", out.verbosity());
+        let e = out.timed("embeddings", || {
+            mem.index_embeddings_with(&mut |done, total| bar.set(done, total))
+        });
+        drop(bar);
+        Some(e??)
     } else {
         None
     };

@@ -32,6 +32,7 @@ mod mcp;
 mod mcp_config;
 mod note;
 mod output;
+mod progress;
 mod prune;
 #[cfg(feature = "sync")]
 mod pull;
@@ -254,6 +255,32 @@ pub fn main() -> i32 {
     code
 }
 
+/// Before a command that loads the store with term data, when there is no search index
+/// yet: a spinner, on a terminal, should building it take more than a second.
+fn first_index_build(command: &Command, mem: &Memory, out: &mut Out) {
+    let loads = matches!(
+        command,
+        Command::Recall(_)
+            | Command::Context(_)
+            | Command::List(_)
+            | Command::Graph(_)
+            | Command::Facts(_)
+            | Command::Consolidate(_)
+            | Command::Prune(_)
+            | Command::Check(_)
+            | Command::Export(_)
+            | Command::Index(_)
+    );
+    if loads
+        && mem.root().is_dir()
+        && !mem
+            .backend()
+            .is_file(crate::memory::layout::SEARCH_INDEX_FILE)
+    {
+        out.spinner("building the search index (first use; later runs reuse it)");
+    }
+}
+
 /// Under `-v`: the directory and the configuration file this run uses.
 fn say_where(mem: &Memory, out: &mut Out) {
     if out.verbosity() < Verbosity::Verbose {
@@ -300,6 +327,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
     }
     let mem = Memory::open(&cli.dir)?;
     say_where(&mem, out);
+    first_index_build(&cli.command, &mem, out);
     match &cli.command {
         Command::Init(a) => init::run(&mem, a, out),
         Command::Write(a) => write::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),

@@ -28,6 +28,8 @@ pub struct Out {
     json: bool,
     closed: bool,
     verbosity: Verbosity,
+    /// The spinner of the work under way, cleared before anything is printed.
+    spinner: Option<super::progress::Spinner>,
 }
 
 impl Out {
@@ -36,7 +38,21 @@ impl Out {
             json,
             closed: false,
             verbosity: Verbosity::Normal,
+            spinner: None,
         }
+    }
+
+    /// Shows a spinner saying `message` if the work that follows lasts more than a
+    /// second, on a terminal, without `-q`; it is cleared by the next line printed,
+    /// or by [`Out::done`].
+    pub fn spinner(&mut self, message: &str) {
+        let draw = super::progress::wanted(self.verbosity);
+        self.spinner = Some(super::progress::Spinner::start(message, draw));
+    }
+
+    /// Clears the spinner.
+    pub fn done(&mut self) {
+        self.spinner = None;
     }
 
     /// The same channel at `verbosity`.
@@ -57,6 +73,7 @@ impl Out {
 
     /// Prints text on stdout (a newline is added when missing).
     pub fn text(&mut self, s: &str) {
+        self.done();
         if self.closed {
             return;
         }
@@ -96,19 +113,30 @@ impl Out {
     /// A note on stderr that is not part of the result (progress, what was saved);
     /// dropped under `-q`.
     pub fn note(&mut self, s: &str) {
+        self.done();
         if self.verbosity > Verbosity::Quiet {
             eprintln!("{s}");
         }
     }
 
+    /// A line of progress on stderr (`bench: conv-26 done (3/10)`): only on a terminal
+    /// and not under `-q`, so a log gets the summary alone.
+    pub fn progress_line(&mut self, s: &str) {
+        if super::progress::wanted(self.verbosity) {
+            self.note(s);
+        }
+    }
+
     /// A warning or a failure's lines on stderr: printed at every verbosity.
     pub fn warn(&mut self, s: &str) {
+        self.done();
         eprintln!("{s}");
     }
 
     /// What is being done, on stderr as `memdir: …`, only under `-v`.
     pub fn verbose(&mut self, s: &str) {
         if self.verbosity == Verbosity::Verbose {
+            self.done();
             eprintln!("memdir: {s}");
         }
     }
@@ -126,6 +154,9 @@ impl Out {
 
     /// Prints load problems on stderr as `warning:` / `error:` lines with path:line.
     pub fn problems(&mut self, root: &Path, problems: &[Problem]) {
+        if !problems.is_empty() {
+            self.done();
+        }
         for p in problems {
             let level = match p.severity {
                 Severity::Error => "error",
@@ -142,6 +173,7 @@ impl Out {
     /// Prints an error that did not fail the command as `warning:` lines on stderr:
     /// what it means for the user, then the error's own lines.
     pub fn warn_error(&mut self, context: &str, e: &Failure) {
+        self.done();
         eprintln!("warning: {context}");
         let (lines, _) = e.report(Front::Cli);
         for l in lines {
@@ -152,6 +184,7 @@ impl Out {
     /// Prints an error: `error:`, its causes, and a hint, on stderr; with `--json`
     /// also a JSON document on stdout so that a program reading stdout sees it.
     pub fn error(&mut self, e: &Failure) {
+        self.done();
         let (lines, doc) = e.report(Front::Cli);
         for l in lines {
             eprintln!("{l}");
@@ -159,17 +192,6 @@ impl Out {
         if self.json {
             self.json(&doc);
         }
-    }
-}
-
-/// Where a progress bar draws: stderr when it is a terminal (indicatif checks) and
-/// `-q` was not given; nowhere otherwise.
-#[cfg(feature = "sync")]
-pub fn progress_target(out: &Out) -> indicatif::ProgressDrawTarget {
-    if out.verbosity() == Verbosity::Quiet {
-        indicatif::ProgressDrawTarget::hidden()
-    } else {
-        indicatif::ProgressDrawTarget::stderr()
     }
 }
 

@@ -70,8 +70,10 @@ pub struct Bar {
 
 impl Bar {
     pub fn new(out: &Out) -> Bar {
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, super::output::progress_target(out));
+        let bar = indicatif::ProgressBar::with_draw_target(
+            None,
+            super::progress::target(out.verbosity()),
+        );
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "{msg:12} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {elapsed}",
         ) {

@@ -122,8 +122,17 @@ impl Memory {
     pub fn index_embeddings(
         &self,
     ) -> Result<std::result::Result<hybrid::Summary, crate::embed::EmbedError>> {
+        self.index_embeddings_with(&mut |_, _| {})
+    }
+
+    /// [`Memory::index_embeddings`], calling `progress(done, total)` before the first
+    /// batch and after each: texts embedded so far, of those that had no vector.
+    pub fn index_embeddings_with(
+        &self,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<std::result::Result<hybrid::Summary, crate::embed::EmbedError>> {
         let (snap, _, _) = self.load_with(false)?;
-        Ok(hybrid::index(&self.backend, &snap.records))
+        Ok(hybrid::index(&self.backend, &snap.records, progress))
     }
 
     /// Builds the context block (spec/ranking.md#packing-the-context-block) with only
