@@ -275,3 +275,65 @@ fn an_embedding_endpoint_that_is_down_fails() {
     assert!(e.2.contains(&format!("127.0.0.1:{port}")), "{e:?}");
     assert!(start.elapsed() < Duration::from_secs(5));
 }
+
+#[cfg(feature = "mcp")]
+#[test]
+fn the_readme_first_hour_works_as_written() {
+    // The README's "The first hour" block, run line by line with ~/agent/memory in a
+    // temporary HOME: every command succeeds and the recall finds the memory written.
+    let readme = std::fs::read_to_string(manifest_dir().join("README.md")).unwrap();
+    let start = readme.find("## The first hour").expect("the section");
+    let block = &readme[start..];
+    let block = &block[block.find("```sh\n").unwrap() + 6..];
+    let block = &block[..block.find("```").unwrap()];
+    let home = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        let code = line.split(" # ").next().unwrap();
+        let words = split_words(code);
+        assert_eq!(words[0], "memdir", "{line}");
+        let args: Vec<String> = words[1..]
+            .iter()
+            .map(|w| w.replace("~/", &format!("{}/", home.path().display())))
+            .collect();
+        let o = run(std::process::Command::new(bin())
+            .args(&args)
+            .env("HOME", home.path())
+            .env_remove("MEMDIR_DIR")
+            .env_remove("MEMDIR_KEY_FILE")
+            .stdin(std::process::Stdio::null()));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{line}\n{}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        outputs.push(stdout(&o));
+    }
+    assert_eq!(outputs.len(), 5, "{block}");
+    assert!(outputs[1].starts_with("ok "), "doctor: {}", outputs[1]);
+    assert!(
+        outputs[2].starts_with("claude mcp add memdir"),
+        "{}",
+        outputs[2]
+    );
+    assert!(outputs[4].contains("user_role"), "recall: {}", outputs[4]);
+}
+
+#[cfg(feature = "sync")]
+#[test]
+fn an_answering_embedding_endpoint_is_ok() {
+    let (_tmp, dir) = healthy();
+    let server = crate::embed::serve(crate::embed::Behaviour::Good);
+    crate::embed::configure(&dir, &server.url, "");
+    let before = everything(&dir);
+    let o = run(memdir(&dir).args(["doctor", "--json"]));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let cs = checks(&o);
+    let e = cs.iter().find(|c| c.0 == "embeddings").unwrap();
+    assert_eq!(e.1, "ok", "{e:?}");
+    assert!(e.2.contains("stand-in, 256 dimensions"), "{e:?}");
+    // No vector cache is written by the probe.
+    assert_eq!(everything(&dir), before, "doctor changed the directory");
+}
