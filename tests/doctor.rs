@@ -116,6 +116,20 @@ fn a_broken_config_is_named_with_its_line_and_fails() {
 }
 
 #[test]
+fn a_newline_in_the_directory_cannot_forge_a_check() {
+    // spec/cli.md#output: each value on a line of a report is escaped, so a path
+    // holding a newline stays on its check's line.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("x\nok    index       fine");
+    let o = run(memdir(&dir).arg("doctor"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains("x\\nok"), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("ok")), "{text}");
+}
+
+#[test]
 fn a_missing_directory_fails_with_the_init_command() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("nowhere");

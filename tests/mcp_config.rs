@@ -115,6 +115,27 @@ fn a_tilde_user_directory_is_refused_with_a_hint() {
 }
 
 #[test]
+fn a_missing_directory_is_named_with_the_init_command() {
+    // `memdir mcp` refuses a missing directory (spec/cli.md#the-memory-directory), so
+    // the entry for one comes with a warning naming `memdir init --dir DIR`; the
+    // directory is not created, and an existing one gets no warning.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("memory");
+    let o = config(tmp.path(), tmp.path(), "memory", &["--client", "cursor"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("memdir init --dir {}", dir.display())),
+        "{err}"
+    );
+    assert!(!dir.exists());
+    assert!(run(memdir(&dir).arg("init")).status.success());
+    let o = config(tmp.path(), tmp.path(), "memory", &["--client", "cursor"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
 fn install_keeps_other_servers_and_writes_a_backup() {
     // spec/cli.md#mcp-config
     let tmp = tempfile::tempdir().unwrap();

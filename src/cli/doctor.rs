@@ -17,6 +17,7 @@ use super::output::shell_quote;
 use crate::embed;
 use crate::engine::Memory;
 use crate::memory::layout::{INDEX_FILE, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
+use crate::memory::printable::escape_line;
 use crate::report::{Failure, Front};
 use crate::store::Backend;
 use crate::sync::config::Config;
@@ -100,9 +101,14 @@ pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
                 Verdict::Warn => "warn",
                 Verdict::Fail => "fail",
             };
-            t.push(format!("{verdict}  {:<11} {}", c.check, c.detail));
+            // One line each: a newline in a path or a message cannot forge a check.
+            t.push(format!(
+                "{verdict}  {:<11} {}",
+                c.check,
+                escape_line(&c.detail)
+            ));
             if let Some(f) = &c.fix {
-                t.push(format!("      {:<11} fix: {f}", ""));
+                t.push(format!("      {:<11} fix: {}", "", escape_line(f)));
             }
         }
         out.text(&t.join("\n"));

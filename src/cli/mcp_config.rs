@@ -114,6 +114,7 @@ fn config(dir: &Path, a: &ConfigArgs, out: &mut Out) -> Result<(), Refusal> {
         } else {
             out.text(&text);
         }
+        warn_if_missing(&entry.dir, out);
         return Ok(());
     }
     let path = match &a.config {
@@ -141,7 +142,25 @@ fn config(dir: &Path, a: &ConfigArgs, out: &mut Out) -> Result<(), Refusal> {
             ));
         }
     }
+    warn_if_missing(&entry.dir, out);
     Ok(())
+}
+
+/// `memdir mcp` does not create a missing directory (spec/cli.md#the-memory-directory):
+/// says so once the entry is out, rather than leave the client to fail when it starts
+/// the server.
+fn warn_if_missing(dir: &Path, out: &mut Out) {
+    if dir.is_dir() {
+        return;
+    }
+    let init = format!(
+        "memdir init --dir {}",
+        shell_quote(&dir.display().to_string())
+    );
+    out.warn(&format!(
+        "warning: memory directory {} does not exist: the server will refuse to start until `{init}` creates it",
+        dir.display()
+    ));
 }
 
 fn client_name(c: Client) -> &'static str {
