@@ -1,6 +1,5 @@
 //! `memdir bench`: benchmarks on public data sets (one subcommand each).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -132,7 +131,7 @@ afterwards. Categories 1-4 are the headline; category 5 (adversarial) is reporte
 apart. With --embed-url, every store is also configured with that endpoint (with
 --embed-builtin, the model built into the binary), its
 memories are embedded ahead of time, and the same blocks with hybrid relevance
-are scored too (spec/ranking.md#hybrid-recall). Example:
+are scored too. Example:
   memdir bench locomo --data ../shared/bench-data/locomo10.json --budgets 1024,4096"
 )]
 pub struct LocomoArgs {
@@ -247,7 +246,7 @@ fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
         &a.budgets,
         embeddings.as_ref(),
         &mut |id| {
-            out.note(&format!("bench: {id} done"));
+            out.progress_line(&format!("bench: {id} done"));
         },
     )?;
     out.note(&format!(
@@ -270,15 +269,11 @@ fn run_longmemeval(a: &LongmemevalArgs, out: &mut Out) -> Result<i32, Failure> {
     check_budgets(&a.budgets)?;
     let start = Instant::now();
     let mut runner = longmemeval::Runner::new(&a.budgets);
-    // Progress only for a person watching: a log gets the summary line alone.
-    let tty = std::io::stderr().is_terminal();
     let mut done = 0;
     longmemeval::for_each(&a.data, a.limit, &mut |q| {
         runner.add(&q)?;
         done += 1;
-        if tty {
-            out.note(&format!("bench: {} done ({done})", q.id));
-        }
+        out.progress_line(&format!("bench: {} done ({done})", q.id));
         Ok(())
     })?;
     let report = runner.finish();
@@ -462,7 +457,7 @@ fn run_locomo(a: &LocomoArgs, out: &mut Out) -> Result<i32, Failure> {
         embeddings.as_ref(),
         &mut |id| {
             done += 1;
-            out.note(&format!("bench: {id} done ({done}/{total})"));
+            out.progress_line(&format!("bench: {id} done ({done}/{total})"));
         },
     )?;
     out.note(&format!(
@@ -495,7 +490,7 @@ fn note_hybrid(r: &Report, t: &Timing, out: &mut Out) {
         rate(t.queries, qs)
     ));
     if h.fallbacks > 0 {
-        out.note(&format!(
+        out.warn(&format!(
             "warning: {} questions fell back to keyword ranking in the hybrid column",
             h.fallbacks
         ));
