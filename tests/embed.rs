@@ -25,6 +25,12 @@ pub enum Behaviour {
     ServerError,
     Hang,
     WrongDims,
+    /// The vector of the second text is all zeros.
+    Zeros,
+    /// The vector of the second text holds 1e39, which overflows an f32.
+    Overflow,
+    /// The vector of the second text is finite but too long to compare (1e20 each).
+    Huge,
 }
 
 pub struct Server {
@@ -127,14 +133,18 @@ fn handle(
             std::thread::sleep(Duration::from_secs(3));
             return;
         }
-        Behaviour::Good | Behaviour::WrongDims => {
+        _ => {
             let data: Vec<Value> = input
                 .iter()
                 .enumerate()
                 .map(|(i, t)| {
-                    let mut v = vector(t);
-                    if matches!(behaviour, Behaviour::WrongDims) {
-                        v.truncate(DIMS / 2);
+                    let mut v: Vec<Value> = vector(t).into_iter().map(|x| json!(x)).collect();
+                    match behaviour {
+                        Behaviour::WrongDims => v.truncate(DIMS / 2),
+                        Behaviour::Zeros if i == 1 => v.fill(json!(0.0)),
+                        Behaviour::Overflow if i == 1 => v[3] = json!(1e39_f64),
+                        Behaviour::Huge if i == 1 => v.fill(json!(1e20_f64)),
+                        _ => {}
                     }
                     json!({"object": "embedding", "index": i, "embedding": v})
                 })
@@ -274,6 +284,130 @@ fn a_corrupt_vector_cache_is_rebuilt() {
     let r = m.recall(&RecallRequest::new("espresso", 10)).unwrap();
     assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
     assert_eq!(keys(&r), ["caroline_mornings"]);
+}
+
+/// The vector cache files of the store at `dir`.
+fn vector_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir.join(".memdir/cache"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("vectors-"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The vectors a cache file holds, read by hand (`MDVEC1\n`, dimensions, count, then
+/// per entry a 32-byte hash and the f32 values), so that a lenient reader cannot hide
+/// what was written.
+fn raw_vectors(file: &Path) -> Vec<Vec<f32>> {
+    let b = std::fs::read(file).unwrap();
+    let rest = b.strip_prefix(b"MDVEC1\n").expect("magic");
+    let word = |at: usize| u32::from_le_bytes(rest[at..at + 4].try_into().unwrap()) as usize;
+    assert_eq!(word(0), DIMS);
+    let entry = 32 + 4 * DIMS;
+    let body = &rest[8..];
+    assert_eq!(body.len(), word(4) * entry);
+    body.chunks_exact(entry)
+        .map(|e| {
+            e[32..]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        })
+        .collect()
+}
+
+// spec/ranking.md#hybrid-recall (issue 31 item 6): an answer holding a vector that
+// cannot be compared (all zeros, a value over f32, a length whose square overflows, the
+// wrong length) is an error naming the model, the endpoint, the text and the problem;
+// recall falls back to keyword ranking, nothing of the answer is cached, and the next
+// recall asks again.
+#[test]
+fn vectors_that_cannot_be_compared_fall_back_and_are_never_cached() {
+    for (behaviour, index, why) in [
+        (Behaviour::Zeros, 1, "is all zeros"),
+        (
+            Behaviour::Overflow,
+            1,
+            "holds inf at position 3, not a finite number",
+        ),
+        (Behaviour::Huge, 1, "is too long to compare"),
+        (Behaviour::WrongDims, 0, "has 128 dimensions, not 256"),
+    ] {
+        let server = serve(behaviour);
+        let dir = tempfile::tempdir().unwrap();
+        let m = store(dir.path());
+        configure(dir.path(), &server.url, "");
+        for round in 0..2 {
+            let asked = server.requests.load(Ordering::SeqCst);
+            let r = m.recall(&RecallRequest::new("football", 10)).unwrap();
+            let e = r.embeddings.clone().unwrap();
+            assert_eq!(e.mode, "keyword", "{why} (round {round}): {e:?}");
+            let fallback = e.fallback.unwrap();
+            for part in [
+                "embedding model stand-in".to_string(),
+                format!("at {}", server.url),
+                format!("the vector of text {index} (of 4"),
+                why.to_string(),
+            ] {
+                assert!(fallback.contains(&part), "{part:?} missing from {fallback}");
+            }
+            assert_eq!(keys(&r), ["football"]);
+            assert_eq!(
+                server.requests.load(Ordering::SeqCst),
+                asked + 1,
+                "{why} (round {round}): the endpoint was asked again"
+            );
+            assert!(
+                vector_files(dir.path()).is_empty(),
+                "{why}: {:?} was written",
+                vector_files(dir.path())
+            );
+        }
+    }
+}
+
+// spec/ranking.md#hybrid-recall (issue 31 item 6): a cache file holding a vector that
+// is not a number is corrupt: it is not trusted, every vector is embedded again, and
+// the file is written anew without it.
+#[test]
+fn a_cached_vector_that_is_not_a_number_is_dropped_and_rebuilt() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    configure(dir.path(), &server.url, "");
+    let fresh = || {
+        Memory::open(dir.path())
+            .unwrap()
+            .with_clock(Clock::fixed("2026-04-01T09:00:00Z".parse().unwrap()))
+    };
+    let r = fresh().recall(&RecallRequest::new("espresso", 10)).unwrap();
+    assert_eq!(r.embeddings.unwrap().mode, "hybrid");
+    assert_eq!(server.texts.load(Ordering::SeqCst), 4);
+    let [file] = vector_files(dir.path()).try_into().unwrap();
+    assert_eq!(raw_vectors(&file).len(), 3);
+    // A NaN in the first value of the first entry.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = 7 + 8 + 32;
+    bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&file, &bytes).unwrap();
+
+    let r = fresh().recall(&RecallRequest::new("espresso", 10)).unwrap();
+    assert_eq!(r.embeddings.clone().unwrap().mode, "hybrid");
+    assert_eq!(keys(&r), ["caroline_mornings"]);
+    // The query and all three memories again: nothing of the file was trusted.
+    assert_eq!(server.texts.load(Ordering::SeqCst), 8);
+    let rebuilt = raw_vectors(&file);
+    assert_eq!(rebuilt.len(), 3);
+    assert!(
+        rebuilt.iter().flatten().all(|x| x.is_finite()),
+        "the rebuilt file still holds a NaN"
+    );
 }
 
 fn assert_fallback(behaviour: Behaviour, extra: &str, why: &str) -> Server {

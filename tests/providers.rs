@@ -192,6 +192,8 @@ impl Fixture {
                 token: Some(KUBO_TOKEN.into()),
                 export: false,
                 incomplete_wait: Duration::from_secs(3),
+                missing_wait: Duration::ZERO,
+                routing_wait: Duration::ZERO,
             })),
             Kind::Pinata => Mock::Pinata(PinataMock::start(PINATA_JWT)),
             Kind::Filebase => Mock::Filebase(FilebaseMock::start(FB_BUCKET, FB_KEY, FB_SECRET)),
@@ -583,6 +585,8 @@ fn kubo_mock(export: bool, incomplete_wait: Duration) -> (KuboMock, Blocking) {
         token: None,
         export,
         incomplete_wait,
+        missing_wait: Duration::ZERO,
+        routing_wait: Duration::ZERO,
     });
     let kubo = Kubo::new(&mock.url(), None, &settings(fast_http())).expect("kubo");
     (mock, Blocking::new(Box::new(kubo)).expect("runtime"))
@@ -691,6 +695,186 @@ fn kubo_pull_respects_limits() {
     };
     let err = expect_err(p.get_car(&dag.root, &small, &NoProgress), "over the limit");
     assert_eq!(err.class(), Class::Integrity, "{err}");
+}
+
+/// A Kubo node (mock) connected to a network: it waits `missing_wait` for a
+/// block no one has, and its DHT query takes `routing_wait`.
+fn kubo_online(missing_wait: Duration, routing_wait: Duration) -> KuboMock {
+    KuboMock::start(KuboOptions {
+        token: None,
+        export: true,
+        incomplete_wait: Duration::from_secs(1),
+        missing_wait,
+        routing_wait,
+    })
+}
+
+fn kubo_blocking(mock: &KuboMock) -> Blocking {
+    let kubo = Kubo::new(&mock.url(), None, &settings(fast_http())).expect("kubo");
+    Blocking::new(Box::new(kubo)).expect("runtime")
+}
+
+// spec/providers.md#kubo (issue 31 item 15): a CID the node does not hold and no
+// one provides fails at once with an error naming the CID and the node, instead
+// of waiting out the deadline.
+#[test]
+fn kubo_pull_of_a_cid_no_one_has_fails_fast() {
+    let mock = kubo_online(Duration::from_secs(60), Duration::from_millis(300));
+    let p = kubo_blocking(&mock);
+    assert_eq!(p.deadline(), memdir::provider::DEFAULT_DEADLINE);
+    let (dag, _) = dag_of(&memory_tree("no-one-has-it", 3, false));
+    let start = Instant::now();
+    let err = expect_err(
+        p.get_car(&dag.root, &CarLimits::default(), &NoProgress),
+        "a CID no one has",
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(matches!(err, ProviderError::NotAvailable { .. }), "{err:?}");
+    assert_eq!(err.class(), Class::Remote, "{err}");
+    let text = err.to_string();
+    for part in [
+        dag.root.to_string(),
+        format!("kubo at {}", mock.url()),
+        "not available".into(),
+        "found no provider".into(),
+    ] {
+        assert!(text.contains(&part), "{part:?} missing from {text}");
+    }
+    assert!(err.hint().unwrap().contains("nothing was changed"));
+    assert_eq!(mock.common.count("POST /api/v0/routing/findprovs"), 1);
+}
+
+// spec/providers.md#kubo: a CID the node lacks but the network provides is
+// fetched; the provider check does not cut the download short.
+#[test]
+fn kubo_pull_waits_for_a_cid_the_network_has() {
+    let mock = kubo_online(Duration::from_secs(60), Duration::ZERO);
+    let p = kubo_blocking(&mock);
+    let tree = memory_tree("the-network-has-it", 3, false);
+    let (dag, _) = dag_of(&tree);
+    mock.network
+        .lock()
+        .unwrap()
+        .extend(dag.blocks.iter().cloned());
+    let blocks = p
+        .get_car(&dag.root, &CarLimits::default(), &NoProgress)
+        .expect("fetched from the network");
+    assert_eq!(decoded(&blocks, &dag.root), tree);
+    assert_eq!(mock.common.count("POST /api/v0/routing/findprovs"), 1);
+}
+
+/// Records every [`Progress::waiting`] call.
+#[derive(Default)]
+struct Waits(Mutex<Vec<(String, String, Duration, Duration)>>);
+
+impl Progress for Waits {
+    fn progress(&self, _: Direction, _: u64, _: Option<u64>) {}
+
+    fn waiting(&self, w: &memdir::provider::Waiting<'_>) {
+        self.0.lock().unwrap().push((
+            w.root.to_string(),
+            w.provider.to_string(),
+            w.elapsed,
+            w.deadline,
+        ));
+    }
+}
+
+// spec/sync.md#pull (issue 31 item 15): while a download receives nothing, the
+// caller hears about it at every interval until the overall deadline ends it.
+#[test]
+fn a_silent_download_reports_that_it_is_waiting() {
+    // The DHT query never finishes in time, so only the deadline ends the wait.
+    let mock = kubo_online(Duration::from_secs(60), Duration::from_secs(60));
+    let deadline = Duration::from_millis(1500);
+    let p = kubo_blocking(&mock)
+        .with_deadline(deadline)
+        .with_wait_every(Duration::from_millis(300));
+    let (dag, _) = dag_of(&memory_tree("silent", 2, false));
+    let waits = Waits::default();
+    let start = Instant::now();
+    let err = expect_err(
+        p.get_car(&dag.root, &CarLimits::default(), &waits),
+        "silence",
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        matches!(&err, ProviderError::Timeout { method, after, .. } if method == "transfer" && *after == deadline),
+        "{err:?}"
+    );
+    let waits = waits.0.lock().unwrap();
+    assert!((3..=5).contains(&waits.len()), "{waits:?}");
+    for (i, (root, provider, elapsed, told)) in waits.iter().enumerate() {
+        assert_eq!(root, &dag.root.to_string());
+        assert_eq!(provider, "kubo");
+        assert_eq!(*told, deadline);
+        assert!(
+            *elapsed >= Duration::from_millis(300 * (i as u64 + 1)),
+            "{waits:?}"
+        );
+        assert!(*elapsed < deadline, "{waits:?}");
+    }
+}
+
+// spec/sync.md#pull (issue 31 item 15): `memdir pull` of a CID no one has, with the
+// default deadline, fails within seconds (exit 3) naming the CID, and the store is
+// unchanged.
+#[test]
+fn cli_pull_of_a_cid_no_one_has_fails_fast_and_changes_nothing() {
+    use crate::common::{copy_tree, fixture, memdir, stderr};
+    let mock = kubo_online(Duration::from_secs(60), Duration::from_millis(300));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    copy_tree(&fixture("example"), &dir);
+    let (dag, _) = dag_of(&memory_tree("cli-no-one-has-it", 2, false));
+    let snapshot = |d: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+        walkdir::WalkDir::new(d)
+            .sort_by_file_name()
+            .into_iter()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().is_file() && !e.path().ends_with(".memdir/lock"))
+            .map(|e| {
+                (
+                    e.path().display().to_string(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect()
+    };
+    let before = snapshot(&dir);
+    let mut c = memdir(&dir);
+    c.env("IPFS_API", mock.url())
+        .env("HOME", tmp.path())
+        .env_remove("MEMDIR_TRANSFER_DEADLINE")
+        .args(["pull", &dag.root.to_string(), "--provider", "kubo"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("memdir pull of a CID no one has still waits after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&dag.root.to_string()) && stderr(&o).contains("not available"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(snapshot(&dir), before, "the failed pull changed the store");
 }
 
 // spec/providers.md#filebase: S3 signatures are checked server-side; a skewed

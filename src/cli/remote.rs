@@ -9,7 +9,7 @@ use clap::ValueEnum;
 
 use super::Out;
 use crate::engine::Memory;
-use crate::provider::{Direction, Progress};
+use crate::provider::{Direction, Progress, Waiting};
 use crate::sync::config::Mode;
 use crate::sync::{Choice, Opened, SyncError};
 
@@ -93,6 +93,23 @@ impl Progress for Bar {
             Direction::Download => "downloading",
         });
         self.bar.set_position(done);
+    }
+
+    /// One line about every ten seconds while a download has received nothing,
+    /// on a terminal only (a log gets the final error alone).
+    fn waiting(&self, w: &Waiting<'_>) {
+        use std::io::IsTerminal;
+        if std::io::stderr().is_terminal() {
+            let line = format!(
+                "still waiting for {} from {} ({} s of {} s; {} sets the limit)",
+                w.root,
+                w.provider,
+                w.elapsed.as_secs(),
+                w.deadline.as_secs(),
+                crate::provider::DEADLINE_VAR
+            );
+            self.bar.suspend(|| eprintln!("{line}"));
+        }
     }
 }
 

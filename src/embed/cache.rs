@@ -4,7 +4,9 @@
 //! A pure codec: the engine reads and writes the file through the store (whole, through
 //! a temporary file, fsync and a rename, so a reader never sees half a file; two
 //! writers racing only lose vectors that are embedded again later, so no lock is
-//! taken). Disposable: a missing, foreign or corrupt file reads as empty and is rebuilt.
+//! taken). Disposable: a missing, foreign or corrupt file reads as empty and is rebuilt;
+//! a file holding any vector [`vector_problem`] refuses (a NaN, all zeros, an
+//! overflowing length) is corrupt too.
 //! Format: `MDVEC1\n`, dimensions (u32 LE), count (u32 LE), then per entry the 32-byte
 //! hash and the vector as f32 LE.
 
@@ -17,6 +19,32 @@ const MAGIC: &[u8] = b"MDVEC1\n";
 
 /// Most entries read from one file (a bound against a corrupt count).
 const MAX_ENTRIES: usize = 10_000_000;
+
+/// The largest vector length accepted: the square of a longer vector's length
+/// overflows an f32, and so would the dot products that compare it.
+const MAX_NORM: f64 = 1.8e19;
+
+/// What is wrong with `v` as a vector of `dimensions` values, `None` when nothing is:
+/// the wrong length, a value that is not a finite number, all zeros (no direction to
+/// compare), or a length whose square overflows an f32 (every similarity would be 0).
+pub fn vector_problem(v: &[f32], dimensions: usize) -> Option<String> {
+    if v.len() != dimensions {
+        return Some(format!("has {} dimensions, not {dimensions}", v.len()));
+    }
+    if let Some((i, x)) = v.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+        return Some(format!("holds {x} at position {i}, not a finite number"));
+    }
+    let n = crate::retrieval::hybrid::norm(v);
+    if n == 0.0 {
+        return Some("is all zeros".into());
+    }
+    if n > MAX_NORM {
+        return Some(format!(
+            "is too long to compare (length {n:.3e}; its squares overflow)"
+        ));
+    }
+    None
+}
 
 /// The SHA-256 of a text.
 pub fn text_hash(text: &str) -> [u8; 32] {
@@ -88,9 +116,13 @@ impl Vectors {
         out.norms.reserve(count);
         for e in body.chunks_exact(entry) {
             let key: [u8; 32] = e[..32].try_into().ok()?;
-            let v = e[32..]
+            let v: Vec<f32> = e[32..]
                 .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            if vector_problem(&v, dimensions).is_some() {
+                return None;
+            }
             out.put(key, v);
         }
         out.dirty = false;
@@ -134,9 +166,9 @@ impl Vectors {
         self.rows.get(hash).map(|&r| (self.row(r), self.norms[r]))
     }
 
-    /// Keeps a vector (one of the wrong length is dropped).
+    /// Keeps a vector (one [`vector_problem`] refuses is dropped).
     pub fn insert(&mut self, hash: [u8; 32], v: Vec<f32>) {
-        if v.len() == self.dimensions && v.iter().all(|x| x.is_finite()) {
+        if vector_problem(&v, self.dimensions).is_none() {
             self.put(hash, v);
         }
     }
@@ -295,6 +327,42 @@ mod tests {
             "{f}"
         );
         assert_ne!(f, file("m", 3));
+    }
+
+    // Issue 31 item 6: a vector that cannot be compared is never kept, and a file
+    // holding one is corrupt (read as empty, so it is rebuilt).
+    #[test]
+    fn invalid_vectors_are_refused_and_a_file_holding_one_is_corrupt() {
+        for (bad, why) in [
+            (vec![0.0, 0.0], "all zeros"),
+            (vec![f32::NAN, 1.0], "not a finite number"),
+            (vec![f32::INFINITY, 1.0], "not a finite number"),
+            (vec![1e20, 1e20], "too long"),
+            (vec![1.0], "dimensions"),
+        ] {
+            assert!(
+                vector_problem(&bad, 2).is_some_and(|p| p.contains(why)),
+                "{bad:?}"
+            );
+            let mut v = Vectors::new(2);
+            v.insert(text_hash("bad"), bad.clone());
+            assert_eq!(v.count(), 0, "{bad:?} was kept");
+        }
+        assert_eq!(vector_problem(&[3.0, -4.0], 2), None);
+        let mut v = Vectors::new(2);
+        v.insert(text_hash("a"), vec![1.0, 2.0]);
+        v.insert(text_hash("b"), vec![3.0, 4.0]);
+        let good = v.encode_if_dirty().unwrap();
+        assert_eq!(Vectors::from_bytes(Some(&good), 2).count(), 2);
+        // Plant a NaN in the last value of the file.
+        let mut bad = good.clone();
+        let at = bad.len() - 4;
+        bad[at..].copy_from_slice(&f32::NAN.to_le_bytes());
+        assert_eq!(Vectors::from_bytes(Some(&bad), 2).count(), 0);
+        bad[at..].copy_from_slice(&0f32.to_le_bytes());
+        let zeroed = Vectors::from_bytes(Some(&bad), 2);
+        // [x, 0] is still a direction: only all zeros is refused.
+        assert_eq!(zeroed.count(), 2);
     }
 
     #[test]

@@ -51,11 +51,17 @@ pub enum EmbedError {
     Status { url: String, status: u16 },
     #[error("embedding endpoint {url} timed out after {ms} ms")]
     Timeout { url: String, ms: u64 },
-    #[error("embedding model {model}: expected {expected} dimensions, got {got}")]
-    Dimensions {
+    /// An embedder answered a vector that cannot be compared (spec/ranking.md#hybrid-recall):
+    /// nothing of that answer is kept.
+    #[error(
+        "embedding model {model} at {endpoint}: the vector of text {index} (of {count}, counted from 0) {problem}; none of this answer was kept"
+    )]
+    Invalid {
         model: String,
-        expected: usize,
-        got: usize,
+        endpoint: String,
+        index: usize,
+        count: usize,
+        problem: String,
     },
     #[error("embedding endpoint {url}: expected {expected} vectors, got {got}")]
     Count {
@@ -258,8 +264,19 @@ impl Config {
         }))
     }
 
-    /// The provider this configuration names.
+    /// The provider this configuration names, its answers checked ([`Checked`]).
     pub fn embedder(&self) -> Result<Box<dyn Embedder>, EmbedError> {
+        let endpoint = match self.provider {
+            Provider::OpenAi => redact_url(&self.url),
+            Provider::Builtin => "builtin".to_string(),
+        };
+        Ok(Box::new(Checked {
+            inner: self.unchecked()?,
+            endpoint,
+        }))
+    }
+
+    fn unchecked(&self) -> Result<Box<dyn Embedder>, EmbedError> {
         match self.provider {
             Provider::OpenAi => {
                 #[cfg(feature = "sync")]
@@ -282,6 +299,75 @@ impl Config {
                 }
             }
         }
+    }
+}
+
+/// An embedder whose every answer is checked before anyone uses or caches it: one
+/// vector per text (a prefix for [`Embedder::embed_within`], never empty), each one
+/// [`cache::vector_problem`] accepts. A bad vector fails the whole call with
+/// [`EmbedError::Invalid`].
+pub struct Checked {
+    inner: Box<dyn Embedder>,
+    /// The endpoint as errors show it ([`redact_url`]), or `builtin`.
+    endpoint: String,
+}
+
+impl Checked {
+    fn check(
+        &self,
+        texts: &[String],
+        vectors: Vec<Vec<f32>>,
+        whole: bool,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let count = texts.len();
+        let invalid = |index: usize, problem: String| EmbedError::Invalid {
+            model: self.inner.model_id().to_string(),
+            endpoint: self.endpoint.clone(),
+            index,
+            count,
+            problem,
+        };
+        let short = if whole {
+            vectors.len() != count
+        } else {
+            vectors.len() > count || (vectors.is_empty() && count > 0)
+        };
+        if short {
+            return Err(invalid(
+                vectors.len().min(count),
+                format!("is missing: {} vectors came back", vectors.len()),
+            ));
+        }
+        for (i, v) in vectors.iter().enumerate() {
+            if let Some(problem) = cache::vector_problem(v, self.inner.dimensions()) {
+                return Err(invalid(i, problem));
+            }
+        }
+        Ok(vectors)
+    }
+}
+
+impl Embedder for Checked {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let vectors = self.inner.embed(texts)?;
+        self.check(texts, vectors, true)
+    }
+
+    fn embed_within(
+        &self,
+        texts: &[String],
+        budget: Duration,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let vectors = self.inner.embed_within(texts, budget)?;
+        self.check(texts, vectors, false)
+    }
+
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions()
+    }
+
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
     }
 }
 

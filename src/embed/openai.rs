@@ -138,14 +138,9 @@ impl OpenAi {
             });
         }
         let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        // Each vector's length and values are checked by `super::Checked`, which
+        // wraps every embedder.
         for (pos, item) in body.data.into_iter().enumerate() {
-            if item.embedding.len() != self.dimensions {
-                return Err(EmbedError::Dimensions {
-                    model: self.model.clone(),
-                    expected: self.dimensions,
-                    got: item.embedding.len(),
-                });
-            }
             let at = item.index.unwrap_or(pos);
             if let Some(slot) = out.get_mut(at) {
                 *slot = Some(item.embedding);

@@ -5,14 +5,15 @@
 #![allow(clippy::result_large_err)]
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use cid::Cid;
 
 use crate::ipfs::car::CarLimits;
 use crate::provider::{
-    Blocks, BoxFuture, Capabilities, HeadSwap, Progress, Provider, ProviderError, Receipt,
-    Settings, from_env, process_env,
+    Blocks, BoxFuture, Capabilities, Direction, HeadSwap, Progress, Provider, ProviderError,
+    Receipt, Settings, Waiting, from_env, process_env,
 };
 
 /// A provider with its own small runtime, for synchronous callers.
@@ -20,14 +21,38 @@ pub struct Blocking {
     runtime: tokio::runtime::Runtime,
     provider: Box<dyn Provider>,
     deadline: Duration,
+    wait_every: Duration,
 }
 
 /// Environment variable: seconds one whole transfer (a CAR up or down, retries
 /// included) may take before it is abandoned (exit 3).
 pub const DEADLINE_VAR: &str = "MEMDIR_TRANSFER_DEADLINE";
 
-/// The default of [`DEADLINE_VAR`].
-pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(900);
+/// The default of [`DEADLINE_VAR`]: what a person at a terminal would wait.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(120);
+
+/// How often a download that has received nothing yet says so
+/// ([`Progress::waiting`]).
+pub const WAIT_NOTE_EVERY: Duration = Duration::from_secs(10);
+
+/// Passes progress on and remembers whether any bytes arrived.
+struct Watch<'a> {
+    inner: &'a dyn Progress,
+    moved: AtomicBool,
+}
+
+impl Progress for Watch<'_> {
+    fn progress(&self, direction: Direction, done: u64, total: Option<u64>) {
+        if done > 0 {
+            self.moved.store(true, Ordering::Relaxed);
+        }
+        self.inner.progress(direction, done, total);
+    }
+
+    fn waiting(&self, waiting: &Waiting<'_>) {
+        self.inner.waiting(waiting);
+    }
+}
 
 impl fmt::Debug for Blocking {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -62,7 +87,35 @@ impl Blocking {
             runtime,
             provider,
             deadline,
+            wait_every: WAIT_NOTE_EVERY,
         })
+    }
+
+    /// The same, with another overall deadline (instead of [`DEADLINE_VAR`]).
+    pub fn with_deadline(mut self, deadline: Duration) -> Blocking {
+        self.deadline = deadline;
+        self
+    }
+
+    /// The same, saying a download is still waiting every `every` instead of
+    /// every [`WAIT_NOTE_EVERY`].
+    pub fn with_wait_every(mut self, every: Duration) -> Blocking {
+        self.wait_every = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The overall deadline of one transfer.
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
+    fn expired(&self, what: &str) -> ProviderError {
+        ProviderError::Timeout {
+            provider: self.provider.name().to_string(),
+            method: "transfer".into(),
+            url: what.to_string(),
+            after: self.deadline,
+        }
     }
 
     /// Runs one whole transfer under the overall deadline (spec/sync.md#pull).
@@ -73,15 +126,9 @@ impl Blocking {
     ) -> Result<T, ProviderError> {
         let deadline = self.deadline;
         self.runtime.block_on(async move {
-            match tokio::time::timeout(deadline, fut).await {
-                Ok(r) => r,
-                Err(_) => Err(ProviderError::Timeout {
-                    provider: self.provider.name().to_string(),
-                    method: "transfer".into(),
-                    url: what.to_string(),
-                    after: deadline,
-                }),
-            }
+            tokio::time::timeout(deadline, fut)
+                .await
+                .unwrap_or_else(|_| Err(self.expired(what)))
         })
     }
 
@@ -137,17 +184,48 @@ impl Blocking {
         )
     }
 
-    /// [`Provider::get_car`], blocking.
+    /// [`Provider::get_car`], blocking, under the overall deadline; while
+    /// nothing has arrived, `progress` hears [`Progress::waiting`] every
+    /// [`WAIT_NOTE_EVERY`].
     pub fn get_car(
         &self,
         root: &Cid,
         limits: &CarLimits,
         progress: &dyn Progress,
     ) -> Result<Blocks, ProviderError> {
-        self.bounded(
-            &format!("of {root} (whole download)"),
-            self.provider.get_car(root, limits, progress),
-        )
+        let watch = Watch {
+            inner: progress,
+            moved: AtomicBool::new(false),
+        };
+        let (deadline, every) = (self.deadline, self.wait_every);
+        self.runtime.block_on(async {
+            let start = tokio::time::Instant::now();
+            let download =
+                tokio::time::timeout(deadline, self.provider.get_car(root, limits, &watch));
+            tokio::pin!(download);
+            let mut tick = tokio::time::interval_at(start + every, every);
+            // Ends when the download does, at the latest at the deadline.
+            loop {
+                tokio::select! {
+                    biased;
+                    done = &mut download => {
+                        return done.unwrap_or_else(|_| {
+                            Err(self.expired(&format!("of {root} (whole download)")))
+                        });
+                    }
+                    _ = tick.tick() => {
+                        if !watch.moved.load(Ordering::Relaxed) && start.elapsed() < deadline {
+                            progress.waiting(&Waiting {
+                                root,
+                                provider: self.provider.name(),
+                                elapsed: start.elapsed(),
+                                deadline,
+                            });
+                        }
+                    }
+                }
+            }
+        })
     }
 
     /// [`Provider::has`], blocking.

@@ -112,6 +112,16 @@ pub enum ProviderError {
         /// What was wrong.
         problem: String,
     },
+    /// The node does not hold the CID and its routing found no provider for it.
+    #[error(
+        "{provider}: {cid} is not available: the node does not hold it and found no provider for it on the network"
+    )]
+    NotAvailable {
+        /// Provider name and (redacted) address.
+        provider: String,
+        /// The root asked for.
+        cid: Cid,
+    },
     /// Every source was tried and none delivered a verified DAG.
     #[error("{provider}: no source delivered {root}: {}", summary(.attempts))]
     AllFailed {
@@ -202,6 +212,7 @@ impl ProviderError {
             | ProviderError::Status { .. }
             | ProviderError::BadResponse { .. }
             | ProviderError::Rejected { .. }
+            | ProviderError::NotAvailable { .. }
             | ProviderError::Folder { .. } => Class::Remote,
             ProviderError::WrongRoot { .. }
             | ProviderError::Car { .. }
@@ -245,6 +256,9 @@ impl ProviderError {
             ProviderError::Timeout { method, .. } if method == "transfer" => Some(format!(
                 "nothing was changed; check the network and that the provider holds the CID (a node that lacks it may wait for it forever); set {DEADLINE_VAR} (seconds) to allow longer"
             )),
+            ProviderError::NotAvailable { .. } => Some(
+                "nothing was changed; check the CID, and that the device that pushed it (or a pinning service holding it) is online".into(),
+            ),
             ProviderError::Transport { .. } | ProviderError::Timeout { .. } => Some(
                 "check the network and the provider URL; set MEMDIR_HTTP_TIMEOUT to wait longer"
                     .into(),

@@ -78,6 +78,23 @@ pub enum Direction {
 pub trait Progress: Sync {
     /// Called with the bytes moved so far in `direction` and the total if known.
     fn progress(&self, direction: Direction, done: u64, total: Option<u64>);
+
+    /// Called about every ten seconds while a download has received nothing
+    /// yet (see [`Waiting`]). The default ignores it.
+    fn waiting(&self, _waiting: &Waiting<'_>) {}
+}
+
+/// A download that has received nothing yet, for [`Progress::waiting`].
+#[derive(Clone, Copy, Debug)]
+pub struct Waiting<'a> {
+    /// The root asked for.
+    pub root: &'a Cid,
+    /// [`Provider::name`] of the provider asked.
+    pub provider: &'a str,
+    /// Time since the download started.
+    pub elapsed: std::time::Duration,
+    /// The overall deadline ([`DEADLINE_VAR`]).
+    pub deadline: std::time::Duration,
 }
 
 impl<F: Fn(Direction, u64, Option<u64>) + Sync> Progress for F {
@@ -283,7 +300,7 @@ mod cars;
 mod env;
 mod error;
 
-pub use blocking::{Blocking, DEADLINE_VAR};
+pub use blocking::{Blocking, DEADLINE_VAR, DEFAULT_DEADLINE, WAIT_NOTE_EVERY};
 pub(crate) use cars::check_root;
 pub use cars::{car_cid, delta_car};
 pub(crate) use env::check_channel;

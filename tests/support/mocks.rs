@@ -106,6 +106,9 @@ fn json_error(status: u16, message: &str) -> Response {
 pub struct KuboMock {
     pub common: Arc<Common>,
     pub pins: Arc<Mutex<Vec<Cid>>>,
+    /// Blocks other peers provide: the node lacks them until asked, then
+    /// fetches them (after a short wait) as a real node does over bitswap.
+    pub network: Arc<Mutex<Store>>,
     server: Server,
 }
 
@@ -119,7 +122,15 @@ pub struct KuboOptions {
     /// How long an import whose DAG is incomplete waits before failing
     /// (js-ipfs waits for the missing blocks forever).
     pub incomplete_wait: Duration,
+    /// How long `dag/export` and `block/get` wait for a block no one has before
+    /// failing (a real Kubo node waits without end; zero fails at once).
+    pub missing_wait: Duration,
+    /// How long `routing/findprovs` takes before it reports (a DHT query).
+    pub routing_wait: Duration,
 }
+
+/// The peer `routing/findprovs` names for blocks in [`KuboMock::network`].
+pub const PEER: &str = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
 
 fn kubo_error(message: &str) -> Response {
     Response::json(
@@ -132,7 +143,8 @@ impl KuboMock {
     pub fn start(opts: KuboOptions) -> KuboMock {
         let common = Arc::new(Common::default());
         let pins: Arc<Mutex<Vec<Cid>>> = Arc::default();
-        let (c, p) = (common.clone(), pins.clone());
+        let network: Arc<Mutex<Store>> = Arc::default();
+        let (c, p, net) = (common.clone(), pins.clone(), network.clone());
         let server = Server::start(move |req, stop| {
             if let Some(r) = c.pre(req, stop) {
                 return r;
@@ -146,6 +158,9 @@ impl KuboMock {
                 return Response::text(405, "405 - Method Not Allowed");
             }
             let arg = req.query("arg").and_then(|a| Cid::try_from(a).ok());
+            if let Some(r) = kubo_routing(&c, &net, req, stop, &opts, arg) {
+                return r;
+            }
             match req.path.as_str() {
                 "/api/v0/version" => Response::json(200, &json!({ "Version": "mock" })),
                 "/api/v0/dag/import" => kubo_import(&c, &p, req, stop, &opts),
@@ -191,12 +206,65 @@ impl KuboMock {
         KuboMock {
             common,
             pins,
+            network,
             server,
         }
     }
 
     pub fn url(&self) -> String {
         self.server.url()
+    }
+}
+
+/// What a node connected to a network does: `block/stat?offline=true` answers
+/// from the local store alone; `routing/findprovs` names [`PEER`] for blocks in
+/// `network`, none for others; `dag/export` and `block/get` of a block the node
+/// lacks fetch it from `network` or wait `missing_wait` for it. `None`: the
+/// request is answered from the local store as before.
+fn kubo_routing(
+    c: &Common,
+    network: &Mutex<Store>,
+    req: &Request,
+    stop: &Stop,
+    opts: &KuboOptions,
+    arg: Option<Cid>,
+) -> Option<Response> {
+    let cid = arg?;
+    let held = c.blocks.lock().unwrap().contains_key(&cid);
+    match req.path.as_str() {
+        "/api/v0/block/stat" if req.query("offline") == Some("true") => Some(if held {
+            let size = c.blocks.lock().unwrap()[&cid].len();
+            Response::json(200, &json!({ "Key": cid.to_string(), "Size": size }))
+        } else {
+            kubo_error(&format!(
+                "block was not found locally (offline): ipld: could not find {cid}"
+            ))
+        }),
+        "/api/v0/routing/findprovs" => {
+            stop.sleep(opts.routing_wait);
+            let mut lines =
+                json!({ "Extra": "", "ID": "", "Responses": null, "Type": 0 }).to_string();
+            if network.lock().unwrap().contains_key(&cid) {
+                let found = json!({ "Extra": "", "ID": "", "Type": 4,
+                    "Responses": [{ "Addrs": ["/ip4/127.0.0.1/tcp/4001"], "ID": PEER }] });
+                lines.push('\n');
+                lines.push_str(&found.to_string());
+            }
+            lines.push('\n');
+            Some(Response::text(200, &lines))
+        }
+        "/api/v0/dag/export" | "/api/v0/block/get" if !held => {
+            let from_network = network.lock().unwrap().clone();
+            if from_network.contains_key(&cid) {
+                stop.sleep(Duration::from_millis(300));
+                c.blocks.lock().unwrap().extend(from_network);
+                None
+            } else {
+                stop.sleep(opts.missing_wait);
+                Some(kubo_error("block not found"))
+            }
+        }
+        _ => None,
     }
 }
 

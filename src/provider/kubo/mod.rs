@@ -25,6 +25,7 @@ use crate::ipfs::car::{self, CarError, CarLimits};
 use crate::ipfs::unixfs::{CODEC_DAG_PB, decode_pb};
 
 mod mfs;
+mod probe;
 
 /// Environment variable: the RPC base URL, e.g. `http://127.0.0.1:5001`.
 pub const API_VAR: &str = "IPFS_API";
@@ -216,7 +217,35 @@ impl Kubo {
         }
     }
 
+    /// Downloads `root`; when the node says it lacks the root, asks its routing
+    /// for providers meanwhile, and fails at once if the query finishes with
+    /// none while the root has still not arrived (spec/providers.md#kubo).
     async fn export(
+        &self,
+        root: &Cid,
+        limits: &CarLimits,
+        progress: &dyn Progress,
+    ) -> Result<Blocks, ProviderError> {
+        if self.held_locally(root).await != probe::Local::Missing {
+            return self.export_car(root, limits, progress).await;
+        }
+        let download = self.export_car(root, limits, progress);
+        tokio::pin!(download);
+        tokio::select! {
+            biased;
+            done = &mut download => done,
+            routing = self.providers(root) => {
+                if routing == probe::Routing::NoneFound
+                    && self.held_locally(root).await == probe::Local::Missing
+                {
+                    return Err(self.not_available(root));
+                }
+                download.await
+            }
+        }
+    }
+
+    async fn export_car(
         &self,
         root: &Cid,
         limits: &CarLimits,
