@@ -15,8 +15,14 @@
 //! every vector (`index --embeddings`), the vector cache's size, and a warm
 //! `context --query` (what `memory_context` with a query does), keyword vs hybrid.
 //!
+//! Every size is measured on two corpora (issue 30): the generator's, and real chats:
+//! the exchanges (a user turn and the reply) of the LongMemEval dev half's sessions
+//! as memories, dated with their session, asked that file's first 20 questions in
+//! turn (`MEMDIR_BENCH_LME`, else `../shared/bench-data/longmemeval_s_dev.jsonl.gz`;
+//! without it only the generator's corpus runs, with a note).
+//!
 //! Run: `cargo bench --bench store` (add `-- --quick` for fewer rounds, `-- --sizes
-//! 1000,10000` to choose the sizes).
+//! 1000,10000` to choose the sizes, `-- --corpus generated|real|both`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -25,7 +31,7 @@ use std::time::{Duration, Instant};
 use memdir::{ContextRequest, Memory, RecallRequest};
 
 mod common;
-use common::{clock, generate, median, ms, time};
+use common::{clock, generate, generate_real, median, ms, real_data, time};
 
 fn copy_dir(from: &Path, to: &Path) {
     for e in walkdir::WalkDir::new(from)
@@ -82,17 +88,56 @@ fn cli(dir: &Path, args: &[&str]) -> (Duration, i64) {
 }
 
 fn cli_median(rounds: usize, dir: &Path, args: &[&str]) -> (Duration, i64) {
-    let _ = cli(dir, args);
-    let runs: Vec<(Duration, i64)> = (0..rounds).map(|_| cli(dir, args)).collect();
+    cli_median_q(rounds, dir, &[String::new()], |_| {
+        args.iter().map(|a| a.to_string()).collect()
+    })
+}
+
+/// [`cli_median`] of the arguments `make` gives for each query of `qs`, taken in turn.
+fn cli_median_q(
+    rounds: usize,
+    dir: &Path,
+    qs: &[String],
+    make: impl Fn(&str) -> Vec<String>,
+) -> (Duration, i64) {
+    let mut q = in_turn(qs);
+    let mut run = || {
+        let args = make(&q());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        cli(dir, &args)
+    };
+    let _ = run();
+    let runs: Vec<(Duration, i64)> = (0..rounds).map(|_| run()).collect();
     let rss = runs.iter().map(|r| r.1).max().unwrap_or(0);
     (median(runs.into_iter().map(|r| r.0).collect()), rss)
 }
 
 const QUERY: &str = "what did the physio say about knee recovery and tempo training";
 
+/// The questions of a real-text store (written next to it by `--generate … --real`),
+/// else the generator's one query. Calls take them in turn.
+fn queries(dir: &Path) -> Vec<String> {
+    let file = dir.with_file_name("queries.txt");
+    match std::fs::read_to_string(file) {
+        Ok(t) => t.lines().map(str::to_string).collect(),
+        Err(_) => vec![QUERY.to_string()],
+    }
+}
+
+/// The queries taken in turn: each call to the closure gives the next.
+fn in_turn(qs: &[String]) -> impl FnMut() -> String + '_ {
+    let mut k = 0;
+    move || {
+        k += 1;
+        qs[k % qs.len()].clone()
+    }
+}
+
 /// In-process timings, run in a child process (see `main`): prints one line of
 /// milliseconds: open, rebuild, context, context + query, recall.
 fn inproc(dir: &Path, rounds: usize) {
+    let qs = queries(dir);
+    let mut q = in_turn(&qs);
     let mem = Memory::open(dir).unwrap().with_clock(clock());
     let open = time(rounds, || {
         Memory::open(dir)
@@ -115,14 +160,14 @@ fn inproc(dir: &Path, rounds: usize) {
             .len()
     });
     let ctxq = time(rounds, || {
-        mem.context(&ContextRequest::new(8192).with_query(QUERY))
+        mem.context(&ContextRequest::new(8192).with_query(q().as_str()))
             .unwrap()
             .block
             .text
             .len()
     });
     let rec = time(rounds, || {
-        mem.recall(&RecallRequest::new(QUERY, 10))
+        mem.recall(&RecallRequest::new(q().as_str(), 10))
             .unwrap()
             .hits
             .len()
@@ -130,7 +175,7 @@ fn inproc(dir: &Path, rounds: usize) {
     // A warm process: the first call loads, the others check stats and answer.
     let warm = Memory::open(dir).unwrap().with_clock(clock()).keep_warm();
     let warm_q = time(rounds, || {
-        warm.context(&ContextRequest::new(8192).with_query(QUERY))
+        warm.context(&ContextRequest::new(8192).with_query(q().as_str()))
             .unwrap()
             .block
             .text
@@ -138,7 +183,7 @@ fn inproc(dir: &Path, rounds: usize) {
     });
     // One memory edited before each call.
     let warm_edit = timed_after_edits(rounds, dir, 0, || {
-        warm.context(&ContextRequest::new(8192).with_query(QUERY))
+        warm.context(&ContextRequest::new(8192).with_query(q().as_str()))
             .unwrap()
             .block
             .text
@@ -204,8 +249,10 @@ fn hybrid(dir: &Path, rounds: usize) {
         .map(|m| m.len())
         .sum();
     let warm = Memory::open(dir).unwrap().with_clock(clock()).keep_warm();
-    let call = || {
-        warm.context(&ContextRequest::new(8192).with_query(QUERY))
+    let qs = queries(dir);
+    let mut q = in_turn(&qs);
+    let mut call = || {
+        warm.context(&ContextRequest::new(8192).with_query(q().as_str()))
             .unwrap()
     };
     let c = call();
@@ -312,7 +359,16 @@ fn main() {
     }
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--generate") {
-        generate(Path::new(&args[i + 2]), args[i + 1].parse().unwrap());
+        let (n, dir) = (args[i + 1].parse().unwrap(), Path::new(&args[i + 2]));
+        match args.iter().position(|a| a == "--real") {
+            Some(r) => {
+                let qs = generate_real(dir, n, Path::new(&args[r + 1]));
+                // The first 20 questions, asked in turn (one per call).
+                let first: Vec<&str> = qs.iter().take(20).map(String::as_str).collect();
+                std::fs::write(dir.with_file_name("queries.txt"), first.join("\n")).unwrap();
+            }
+            None => generate(dir, n),
+        }
         return;
     }
     if let Some(i) = args.iter().position(|a| a == "--inproc") {
@@ -329,18 +385,62 @@ fn main() {
         Some(i) => args[i + 1].split(',').map(|x| x.parse().unwrap()).collect(),
         None => vec![1_000, 10_000, 100_000],
     };
+    // Both corpora by default: the generator's and real chats (issue 30).
+    let corpus = args
+        .iter()
+        .position(|a| a == "--corpus")
+        .map_or("both", |i| args[i + 1].as_str());
+    let real = real_data();
+    let mut corpora: Vec<Option<PathBuf>> = Vec::new();
+    if corpus != "real" {
+        corpora.push(None);
+    }
+    if corpus != "generated" {
+        match &real {
+            Some(p) => corpora.push(Some(p.clone())),
+            None => println!(
+                "note: no real-text corpus: set MEMDIR_BENCH_LME to longmemeval_s_dev.jsonl.gz\n"
+            ),
+        }
+    }
     println!("memdir store benchmark ({rounds} rounds, medians; 2-core machine)\n");
     let mut engine_rows = Vec::new();
     let mut hybrid_rows = Vec::new();
     println!(
-        "| memories | store MB | read every file (floor) | open | rebuild MEMORY.md | context 8192 | context + query | recall | CLI `context` | CLI / floor | CLI `context --query` | CLI `recall` | CLI peak RSS |"
+        "| corpus | memories | store MB | read every file (floor) | open | rebuild MEMORY.md | context 8192 | context + query | recall | CLI `context` | CLI / floor | CLI `context --query` | CLI `recall` | CLI peak RSS |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for n in sizes {
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let runs = corpora
+        .iter()
+        .flat_map(|c| sizes.iter().map(move |&n| (c.clone(), n)));
+    for (real, n) in runs {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("memory");
         let d = dir.to_str().unwrap();
-        phase(&["--generate", &n.to_string(), d]);
+        let name = if real.is_some() {
+            "real chats"
+        } else {
+            "generated"
+        };
+        match &real {
+            Some(p) => phase(&[
+                "--generate",
+                &n.to_string(),
+                d,
+                "--real",
+                p.to_str().unwrap(),
+            ]),
+            None => phase(&["--generate", &n.to_string(), d]),
+        };
+        let qs = queries(&dir);
+        let with_q = |cmd: &'static [&'static str]| {
+            move |q: &str| -> Vec<String> {
+                cmd.iter()
+                    .map(|a| a.to_string())
+                    .chain([q.to_string()])
+                    .collect()
+            }
+        };
         // MEMDIR_BENCH_KEEP=DIR keeps a copy of each generated store (for profiling).
         if let Ok(keep) = std::env::var("MEMDIR_BENCH_KEEP") {
             let dest = Path::new(&keep).join(format!("store-{n}"));
@@ -371,19 +471,18 @@ fn main() {
             .map(|x| x.parse().unwrap())
             .collect();
         let (cli_ctx, rss) = cli_median(rounds, &dir, &["context", "--max-tokens", "8192"]);
-        let (cli_q, _) = cli_median(
-            rounds,
-            &dir,
-            &["context", "--max-tokens", "8192", "--query", QUERY],
-        );
-        let (cli_r, _) = cli_median(rounds, &dir, &["recall", QUERY]);
+        let ctx_q: &[&str] = &["context", "--max-tokens", "8192", "--query"];
+        let (cli_q, _) = cli_median_q(rounds, &dir, &qs, with_q(ctx_q));
+        let (cli_r, _) = cli_median_q(rounds, &dir, &qs, with_q(&["recall"]));
         // Round numbers past the in-process phase's, so that every edit changes the file.
+        let mut q = in_turn(&qs);
         let cli_edit = timed_after_edits(rounds, &dir, 1000, || {
-            cli(&dir, &["context", "--max-tokens", "8192", "--query", QUERY])
+            let args = with_q(ctx_q)(&q());
+            cli(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>())
         });
         let f = |x: f64| format!("{x:.1} ms");
         println!(
-            "| {n} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} | {:.1} MiB |",
+            "| {name} | {n} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} | {:.1} MiB |",
             bytes as f64 / 1e6,
             ms(floor),
             f(inproc[0]),
@@ -398,7 +497,7 @@ fn main() {
             rss as f64 / 1024.0
         );
         engine_rows.push(format!(
-            "| {n} | {} | {:.1} MB | {} | {} | {} | {} | {} |",
+            "| {name} | {n} | {} | {:.1} MB | {} | {} | {} | {} | {} |",
             ms(build),
             index_bytes as f64 / 1e6,
             f(inproc[5]),
@@ -414,7 +513,7 @@ fn main() {
                 .map(|x| x.parse().unwrap())
                 .collect();
             hybrid_rows.push(format!(
-                "| {n} | {model} ({dims}) | {:.0} in {:.1} s: {:.1} passages/s | {:.1} MB | {} | {} | {} |",
+                "| {name} | {n} | {model} ({dims}) | {:.0} in {:.1} s: {:.1} passages/s | {:.1} MB | {} | {} | {} |",
                 h[0],
                 h[1],
                 h[0] / h[1],
@@ -427,18 +526,18 @@ fn main() {
     }
     println!("\nRetrieval engine (search index under .memdir/cache/):\n");
     println!(
-        "| memories | first index build | index size | warm `context --query` | warm, one memory edited before | CLI `context --query` | CLI, one memory edited before | CLI `recall` |"
+        "| corpus | memories | first index build | index size | warm `context --query` | warm, one memory edited before | CLI `context --query` | CLI, one memory edited before | CLI `recall` |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for r in engine_rows {
         println!("{r}");
     }
     if !hybrid_rows.is_empty() {
         println!("\nHybrid ranking (MEMDIR_BENCH_EMBED_URL; warm = what `memory_context` does):\n");
         println!(
-            "| memories | model (dimensions) | embedding every memory (`index --embeddings`) | vector cache | warm `context --query`, keyword | warm `context --query`, hybrid | hybrid, one memory edited before |"
+            "| corpus | memories | model (dimensions) | embedding every memory (`index --embeddings`) | vector cache | warm `context --query`, keyword | warm `context --query`, hybrid | hybrid, one memory edited before |"
         );
-        println!("|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|");
         for r in hybrid_rows {
             println!("{r}");
         }

@@ -197,3 +197,97 @@ pub fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> Duration {
 pub fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
+
+/// The LongMemEval dev half's chats as memories (issue 30): the file the store
+/// benchmark reads for its real-text corpus (`MEMDIR_BENCH_LME`, else the shared
+/// bench-data copy next to the repository). `None` when it is not there.
+pub fn real_data() -> Option<std::path::PathBuf> {
+    let p = std::env::var_os("MEMDIR_BENCH_LME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/bench-data/longmemeval_s_dev.jsonl.gz")
+        });
+    p.is_file().then_some(p)
+}
+
+/// One memory of the real-text corpus: an exchange of a chat (a user turn and the
+/// assistant's reply), dated with its session.
+struct Exchange {
+    date: chrono::NaiveDate,
+    lines: Vec<String>,
+}
+
+/// Every distinct exchange of the data set's sessions (a session that several
+/// questions share is taken once), in file order, and the questions.
+fn exchanges(data: &Path) -> (Vec<Exchange>, Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    let mut questions = Vec::new();
+    memdir::bench::longmemeval::for_each(data, None, &mut |q| {
+        questions.push(q.question.clone());
+        for s in &q.history.sessions {
+            let first = s.turns.first().map(|t| t.text.as_str()).unwrap_or("");
+            if !seen.insert((s.at, first.to_string())) {
+                continue;
+            }
+            for pair in s.turns.chunks(2) {
+                let lines = pair
+                    .iter()
+                    .map(|t| {
+                        let text = t.text.split_whitespace().collect::<Vec<_>>().join(" ");
+                        format!("{}: {text}", t.speaker)
+                    })
+                    .collect();
+                out.push(Exchange {
+                    date: s.at.date_naive(),
+                    lines,
+                });
+            }
+        }
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", data.display()));
+    (out, questions)
+}
+
+/// Writes `n` memories cut from real chats into `dir` (one exchange each: a user turn
+/// and the reply, the session's date; a name from the user's first words), through the
+/// import path as [`generate`] does, and returns the data set's questions, to ask of
+/// the store. When the data holds fewer exchanges than `n`, they are used again under
+/// other keys.
+pub fn generate_real(dir: &Path, n: usize, data: &Path) -> Vec<String> {
+    let (exchanges, questions) = exchanges(data);
+    assert!(!exchanges.is_empty(), "{}: no turns", data.display());
+    let kinds = ["user", "project", "reference", "feedback"];
+    let mut files = serde_json::Map::new();
+    for i in 0..n {
+        let x = &exchanges[i % exchanges.len()];
+        let kind = kinds[i % 4];
+        let words: Vec<&str> = x.lines[0]
+            .split_whitespace()
+            .skip(1)
+            .take(6)
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let name = if words.is_empty() {
+            format!("Exchange {i}")
+        } else {
+            words.join(" ")
+        };
+        let text = format!(
+            "---\nname: {}\ndescription: {}\ntype: {kind}\ncreated: {d}\nupdated: {d}\n---\n\n{}\n",
+            serde_json::Value::String(name),
+            serde_json::Value::String(format!("a chat of {}", x.date)),
+            x.lines.join("\n"),
+            d = x.date,
+        );
+        files.insert(format!("{kind}_chat_{i:06}.md"), text.into());
+    }
+    let blob = serde_json::json!({"version": "memory/0.1", "files": files, "timeline": []});
+    let mem = Memory::open(dir).unwrap().with_clock(clock());
+    mem.import(blob.to_string().as_bytes(), memdir::Strategy::Merge, false)
+        .unwrap();
+    questions
+}
