@@ -274,6 +274,27 @@ fn longmemeval_has_the_hybrid_column_too() {
     );
 }
 
+// A question whose embedding fails after its store was embedded is a fallback, its
+// hybrid block the keyword block; abstention questions count as the others do.
+#[test]
+fn longmemeval_counts_each_question_that_fell_back() {
+    let server = serve(Behaviour::RefuseWord);
+    let raw = lme_instance("coffee", "Cappuccino? Coffee?", 1);
+    let mut abs = raw.clone();
+    abs["question_id"] = json!("coffee_abs");
+    let qs: Vec<longmemeval::Instance> = [raw, abs]
+        .iter()
+        .map(|v| longmemeval::convert(&serde_json::from_value(v.clone()).unwrap()).unwrap())
+        .collect();
+    let e = embeddings(&server.url);
+    let (r, _) = longmemeval::run_with(&qs, &[256], Some(&e), &mut |_| {}).unwrap();
+    assert_eq!((r.questions, r.abstention_questions), (1, 1));
+    assert_eq!(r.hybrid.as_ref().unwrap().fallbacks, 2);
+    let b = &r.budgets[0];
+    assert_eq!(b.answerable.hybrid.as_ref(), Some(&b.answerable.memdir));
+    assert_eq!(b.abstention.hybrid.as_ref(), Some(&b.abstention.memdir));
+}
+
 // spec/cli.md: `bench longmemeval --embed-url` prints the hybrid column beside the
 // keyword one and the baseline, its recall table, its lost steps and, on stderr, where
 // its time went; `--json` carries the same figures.

@@ -274,7 +274,12 @@ impl<'a> Runner<'a> {
             .map(|c| c.relevance(&mem, &prepared, &q.question));
         let rel = hybrid.as_ref().map(|(rel, _)| rel);
         let found = self.ask(&mem, &prepared, &baseline, q, rel)?;
+        let context_ok = hybrid.is_none_or(|(_, ok)| ok);
         let Some(keyword_ranking) = keyword_ranking else {
+            // An abstention question: hybrid blocks, no recall; its fallback counts.
+            if let Some(c) = self.hybrid.as_mut() {
+                c.run.fallbacks += usize::from(!context_ok);
+            }
             return Ok(());
         };
         if !q.answer_turns.is_empty() {
@@ -284,7 +289,6 @@ impl<'a> Runner<'a> {
             .entry(q.kind.clone())
             .or_default()
             .add(&rank_metrics(&keyword_ranking, &q.answer_sessions));
-        let context_ok = hybrid.is_none_or(|(_, ok)| ok);
         if let Some(c) = self.hybrid.as_mut() {
             // `recall` on the configured store: the hybrid ranking, as a user gets it.
             let start = Instant::now();
