@@ -151,7 +151,7 @@ impl Failure {
             #[cfg(feature = "bench")]
             Failure::Bench(_) => None,
             Failure::Embed(_) => Some(
-                "see spec/ranking.md#hybrid-recall; recall keeps working with keyword ranking"
+                "check the [embeddings] table of .memdir/config.toml and that its endpoint answers; recall keeps working with keyword ranking"
                     .into(),
             ),
         }

@@ -8,6 +8,10 @@ mod bad_input;
 mod bench_hybrid;
 mod cache;
 mod cli_golden;
+#[cfg(feature = "cli")]
+mod completions;
+#[cfg(feature = "cli")]
+mod doctor;
 #[cfg(feature = "sync")]
 mod embed;
 #[cfg(feature = "embed-builtin")]
@@ -21,6 +25,8 @@ mod library;
 mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "mcp")]
+mod mcp_config;
 #[cfg(all(feature = "mcp", feature = "sync"))]
 mod mcp_remote;
 mod props;
@@ -38,6 +44,8 @@ mod support;
 mod sync;
 mod threews;
 mod tidy;
+#[cfg(feature = "cli")]
+mod verbosity;
 mod watch;
 
 #[test]

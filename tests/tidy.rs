@@ -245,6 +245,15 @@ const ABSENCES: &[Absence] = &[
         in_strings: true,
     },
     Absence {
+        // A user has the binary, not the repository: messages, hints and help text
+        // name commands (`memdir push --help`), never a file under spec/ (comments
+        // may; clap help from doc comments is checked by cli's help test).
+        name: "a repository file in a message",
+        needles: &["spec/"],
+        allowed: &[],
+        in_strings: true,
+    },
+    Absence {
         // Every file and folder name memdir uses is in `memory::layout`.
         name: "a `.memdir` path",
         needles: &["\".memdir"],
@@ -468,6 +477,20 @@ fn each_absence_bites_on_a_planted_violation() {
     assert!(
         absences_broken(rule("a `.memdir` path"), Path::new("sync/error.rs"), prose).is_empty()
     );
+}
+
+#[test]
+fn a_repository_file_in_a_message_is_caught() {
+    // Allowed nowhere: planted in a hint it is caught; in a comment or test code not.
+    let r = rule("a repository file in a message");
+    let hint = "//! x\nfn f() {\n    Some(\"export X (see spec/providers.md)\".into())\n}\n";
+    let found = absences_broken(r, Path::new("provider/error.rs"), hint);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("src/provider/error.rs:3: a repository file in a message"));
+    let comment = "//! x\n// spec/providers.md#kubo\nfn f() {} // spec/sync.md\n";
+    assert!(absences_broken(r, Path::new("provider/error.rs"), comment).is_empty());
+    let test = "//! x\n#[cfg(test)]\nmod tests {\n    const S: &str = \"spec/x.md\";\n}\n";
+    assert!(absences_broken(r, Path::new("cli/mod.rs"), test).is_empty());
 }
 
 /// The module paths of the files under `src/` (`engine::warm` for

@@ -1,6 +1,5 @@
 //! `memdir bench`: benchmarks on public data sets (one subcommand each).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -131,7 +130,7 @@ afterwards. Categories 1-4 are the headline; category 5 (adversarial) is reporte
 apart. With --embed-url, every store is also configured with that endpoint (with
 --embed-builtin, the model built into the binary), its
 memories are embedded ahead of time, and the same blocks with hybrid relevance
-are scored too (spec/ranking.md#hybrid-recall). Example:
+are scored too. Example:
   memdir bench locomo --data ../shared/bench-data/locomo10.json --budgets 1024,4096"
 )]
 pub struct LocomoArgs {
@@ -254,7 +253,7 @@ fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
         &a.budgets,
         embeddings.as_ref(),
         &mut |id| {
-            out.note(&format!("bench: {id} done"));
+            out.progress_line(&format!("bench: {id} done"));
         },
     )?;
     out.note(&format!(
@@ -278,15 +277,11 @@ fn run_longmemeval(a: &LongmemevalArgs, out: &mut Out) -> Result<i32, Failure> {
     let start = Instant::now();
     let embeddings = a.embed.embeddings();
     let mut runner = longmemeval::Runner::with_embeddings(&a.budgets, embeddings.as_ref());
-    // Progress only for a person watching: a log gets the summary line alone.
-    let tty = std::io::stderr().is_terminal();
     let mut done = 0;
     longmemeval::for_each(&a.data, a.limit, &mut |q| {
         runner.add(&q)?;
         done += 1;
-        if tty {
-            out.note(&format!("bench: {} done ({done})", q.id));
-        }
+        out.progress_line(&format!("bench: {} done ({done})", q.id));
         Ok(())
     })?;
     let (report, timing) = runner.finish_timed();
@@ -512,7 +507,7 @@ fn run_locomo(a: &LocomoArgs, out: &mut Out) -> Result<i32, Failure> {
         embeddings.as_ref(),
         &mut |id| {
             done += 1;
-            out.note(&format!("bench: {id} done ({done}/{total})"));
+            out.progress_line(&format!("bench: {id} done ({done}/{total})"));
         },
     )?;
     out.note(&format!(
@@ -555,7 +550,7 @@ fn note_hybrid(h: Option<&HybridRun>, t: &Timing, out: &mut Out) {
     }
     out.note(&line);
     if h.fallbacks > 0 {
-        out.note(&format!(
+        out.warn(&format!(
             "warning: {} questions fell back to keyword ranking in the hybrid column",
             h.fallbacks
         ));

@@ -40,10 +40,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     out.problems(&mem.root(), &c.problems);
     // Embeddings never fail a context: a fallback is one warning (spec/ranking.md#hybrid-recall).
     if let Some(w) = c.embeddings.as_ref().and_then(|e| e.warning()) {
-        eprintln!(
-            "warning: {}",
-            crate::memory::printable::escape_text(&w.to_string())
-        );
+        out.warn(&format!("warning: {w}"));
     }
     if out.is_json() {
         let mut doc = serde_json::to_value(&c.block).unwrap_or_default();

@@ -11,21 +11,32 @@ pub struct Args {
     #[arg(long)]
     search: bool,
     /// Also embed every memory without a cached vector, for hybrid recall (needs
-    /// `[embeddings]` in .memdir/config.toml; spec/ranking.md#hybrid-recall).
+    /// `[embeddings]` in .memdir/config.toml).
     #[arg(long)]
     embeddings: bool,
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let outcome = mem.index()?.outcome;
+    if a.search {
+        out.spinner("reading the memories");
+    }
+    let outcome = out.timed("MEMORY.md", || mem.index())?.outcome;
     out.index_backup(&mem.root(), &outcome);
     let search = if a.search {
-        Some(mem.search_index()?)
+        out.spinner("bringing the search index up to date");
+        let s = out.timed("search index", || mem.search_index());
+        out.done();
+        Some(s?)
     } else {
         None
     };
     let embeddings = if a.embeddings {
-        Some(mem.index_embeddings()??)
+        let bar = super::progress::Counter::new("embedding", out.verbosity());
+        let e = out.timed("embeddings", || {
+            mem.index_embeddings_with(&mut |done, total| bar.set(done, total))
+        });
+        drop(bar);
+        Some(e??)
     } else {
         None
     };

@@ -44,7 +44,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let key = crate::sync::seal::generate_key();
     crate::sync::seal::write_key_file(&path, &key, &mem.root())?;
     let public = data_encoding::BASE64.encode(&key.public_bytes());
-    out.note(&format!(
+    // A warning, not a note: it prints under -q too.
+    out.warn(&format!(
         "wrote {} (mode 0600). There is no key recovery: copy this file to your other devices and keep a backup; a lost key means lost memories.",
         path.display()
     ));

@@ -17,8 +17,11 @@ pub const TOKEN_VAR: &str = "MEMDIR_MCP_TOKEN";
 /// Serve the MCP tools and resources over stdio, or over HTTP with --http.
 #[derive(Debug, clap::Args)]
 #[command(
+    args_conflicts_with_subcommands = true,
     after_help = "Tools: remember, recall, read_memory, forget, note, memory_context,
-list_memories, sync, sync_status. Resources: memory://index (MEMORY.md) and memory://<key>.
+list_memories, edit_memory, rename_memory, recent_activity, related, search, fetch,
+get_state, set_state, session_transcript, and sync, sync_status (listed only in mode ipfs
+or encrypted-ipfs). Resources: memory://index (MEMORY.md) and memory://<key>.
 stdout carries only protocol messages; logs go to stderr. The directory is watched, so
 clients hear about edits people make while the server runs.
 
@@ -42,11 +45,13 @@ A three.ws manifest (`{\"memory\": {\"mode\", \"provider\", \"maxTokens\"}}`) is
 Mode `none` serves an in-memory store; `local` (the default) and the sync modes serve the
 directory. maxTokens is the default budget of memory_context.
 
-Client configuration (Claude Desktop, claude_desktop_config.json):
-  {\"mcpServers\": {\"memory\": {\"command\": \"memdir\",
-      \"args\": [\"mcp\", \"--dir\", \"/home/me/agent/memory\"]}}}"
+Client configuration: `memdir --dir DIR mcp config --client
+claude-code|claude-desktop|cursor|codex|vscode` prints the entry (absolute paths);
+with --install it writes it into the client's config file."
 )]
 pub struct Args {
+    #[command(subcommand)]
+    pub action: Option<Action>,
     /// The three.ws manifest to read (default: manifest.json next to the memory directory).
     #[arg(long, value_name = "PATH")]
     pub manifest: Option<PathBuf>,
@@ -65,6 +70,13 @@ pub struct Args {
     /// Also accept requests from this browser origin (scheme://host:port, `:*` for any port) with --http; repeatable.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub allow_origin: Vec<String>,
+}
+
+/// What `memdir mcp` does besides serving.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Print (or write with --install) the entry that makes an MCP client start memdir.
+    Config(super::mcp_config::ConfigArgs),
 }
 
 /// The HTTP options `--http` and its companions ask for; an error line and hint
@@ -144,7 +156,7 @@ pub fn run(mem: &Memory, a: &Args, create: bool, out: &mut Out) -> Result<i32, F
     {
         Ok(h) => h,
         Err((message, hint)) => {
-            out.note(&crate::report::lines(&message, Some(&hint)));
+            out.warn(&crate::report::lines(&message, Some(&hint)));
             return Ok(2);
         }
     };
@@ -175,19 +187,19 @@ fn read_manifest(
         match manifest::parse(&text) {
             Ok((c, warnings)) => {
                 for w in warnings {
-                    out.note(&format!("memdir mcp: warning: {}: {w}", path.display()));
+                    out.warn(&format!("memdir mcp: warning: {}: {w}", path.display()));
                 }
                 cfg = c;
             }
             // An explicit manifest must be readable; a discovered one is only a hint.
             Err(msg) if a.manifest.is_some() => {
-                out.note(&crate::report::lines(
+                out.warn(&crate::report::lines(
                     &format!("{}: {msg}", path.display()),
                     None,
                 ));
                 return Ok(None);
             }
-            Err(msg) => out.note(&format!(
+            Err(msg) => out.warn(&format!(
                 "memdir mcp: warning: {}: {msg}; ignored",
                 path.display()
             )),
@@ -223,7 +235,7 @@ fn open_served(
                 Some(Mode::Local) => {
                     sync.mode = Some(crate::sync::config::Mode::Local);
                 }
-                Some(Mode::Unknown(m)) => out.note(&format!(
+                Some(Mode::Unknown(m)) => out.warn(&format!(
                     "memdir mcp: warning: unknown memory mode `{m}` (expected none, local, ipfs or encrypted-ipfs); serving the local directory"
                 )),
                 _ => {}
@@ -294,7 +306,7 @@ fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
     match result {
         Ok(()) => 0,
         Err(crate::mcp::ServeError::Http(e)) => {
-            out.note(&crate::report::lines(&e.to_string(), Some(e.hint())));
+            out.warn(&crate::report::lines(&e.to_string(), Some(e.hint())));
             if matches!(e, http::HttpError::Bind { .. }) {
                 1
             } else {
@@ -302,7 +314,7 @@ fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
             }
         }
         Err(e) => {
-            out.note(&crate::report::lines(&e.to_string(), None));
+            out.warn(&crate::report::lines(&e.to_string(), None));
             1
         }
     }

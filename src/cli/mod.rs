@@ -8,8 +8,10 @@
 mod bench;
 mod check;
 mod cid;
+mod completions;
 mod consolidate;
 mod context;
+mod doctor;
 mod edit;
 mod export;
 mod facts;
@@ -26,8 +28,11 @@ mod link;
 mod list;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "mcp")]
+mod mcp_config;
 mod note;
 mod output;
+mod progress;
 mod prune;
 #[cfg(feature = "sync")]
 mod pull;
@@ -54,7 +59,7 @@ use clap::{Parser, Subcommand};
 
 use crate::engine::Memory;
 use crate::report::Failure;
-pub use output::Out;
+pub use output::{Out, Verbosity};
 
 /// Durable, human-editable memory for AI agents.
 ///
@@ -78,7 +83,7 @@ Environment:
   MEMDIR_SESSION  the session id `note` stamps on events when --session is not given
   MEMDIR_KEY_FILE  the encrypted-ipfs key file (default ~/.config/memdir/key)
   IPFS_API, PINATA_JWT, FILEBASE_KEY/FILEBASE_SECRET/FILEBASE_BUCKET, WEB3_STORAGE_TOKEN,
-  MEMDIR_FOLDER, MEMDIR_GATEWAYS   provider credentials and endpoints (spec/providers.md)
+  MEMDIR_FOLDER, MEMDIR_GATEWAYS   provider credentials and endpoints (`memdir push --help`)
 
 Exit codes: 0 ok, 1 bad input or data problem, 2 usage, 3 remote failure, 4 integrity failure")]
 pub struct Cli {
@@ -92,6 +97,13 @@ pub struct Cli {
     /// Print one JSON document on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print only results, warnings and errors on stderr: no notes, no progress.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also say on stderr which directory and configuration are used, and how long
+    /// each phase took.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -183,6 +195,8 @@ pub enum Command {
     Index(index::Args),
     /// Report malformed files and timeline lines; --fix repairs what is safe.
     Check(check::Args),
+    /// Check the directory, config, sync key, provider, embeddings and index; say what to do.
+    Doctor(doctor::Args),
     /// Rebuild the index whenever files change (editor saves, git checkouts).
     Watch(watch::Args),
     /// Write the memories as a memory/0.1 blob or an MCP memory.jsonl.
@@ -209,6 +223,10 @@ pub enum Command {
     /// Serve the MCP tools and resources over stdio, or over Streamable HTTP with --http.
     #[cfg(feature = "mcp")]
     Mcp(mcp::Args),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (or write one per command with --out-dir).
+    Man(completions::ManArgs),
     /// Measure memdir on a public benchmark (LoCoMo evidence recall).
     #[command(subcommand)]
     Bench(bench::Args),
@@ -225,10 +243,47 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    let mut out = Out::new(cli.json);
-    match run(&cli, &mut out) {
+    let verbosity = match (cli.quiet, cli.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (_, true) => Verbosity::Verbose,
+        _ => Verbosity::Normal,
+    };
+    let mut out = Out::new(cli.json).with_verbosity(verbosity);
+    let start = std::time::Instant::now();
+    let code = match run(&cli, &mut out) {
         Ok(code) => code,
         Err(e) => report(&e, &mut out),
+    };
+    out.verbose(&format!(
+        "exit {code} after {:.1} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    ));
+    code
+}
+
+/// Before a command that loads the store with term data, when there is no search index
+/// yet: a spinner, on a terminal, should building it take more than a second.
+fn first_index_build(command: &Command, mem: &Memory, out: &mut Out) {
+    let loads = matches!(
+        command,
+        Command::Recall(_)
+            | Command::Context(_)
+            | Command::List(_)
+            | Command::Graph(_)
+            | Command::Facts(_)
+            | Command::Consolidate(_)
+            | Command::Prune(_)
+            | Command::Check(_)
+            | Command::Export(_)
+            | Command::Index(_)
+    );
+    if loads
+        && mem.root().is_dir()
+        && !mem
+            .backend()
+            .is_file(crate::memory::layout::SEARCH_INDEX_FILE)
+    {
+        out.spinner("building the search index (first use; later runs reuse it)");
     }
 }
 
@@ -249,11 +304,13 @@ fn open_store(cli: &Cli) -> Result<Memory, Failure> {
 }
 
 /// Whether the command needs the memory directory to exist: not `init` (it creates
-/// it), `bench` and `keygen` (they do not use it), nor `mcp` (it checks for itself,
-/// so that its in-memory mode needs no directory).
+/// it), `bench`, `keygen`, `completions` and `man` (they do not use it), `doctor`
+/// (it reports a missing directory as a failed check, creating nothing), nor `mcp`
+/// (it checks for itself, so that its in-memory mode needs no directory).
 fn uses_store(c: &Command) -> bool {
     match c {
-        Command::Init(_) | Command::Bench(_) => false,
+        Command::Init(_) | Command::Bench(_) | Command::Doctor(_) => false,
+        Command::Completions(_) | Command::Man(_) => false,
         #[cfg(feature = "mcp")]
         Command::Mcp(_) => false,
         #[cfg(feature = "sync")]
@@ -297,8 +354,53 @@ fn expand_home(path: &std::path::Path, home: Option<&std::path::Path>) -> Result
     })
 }
 
+/// Under `-v`: the directory and the configuration file this run uses.
+fn say_where(mem: &Memory, out: &mut Out) {
+    if out.verbosity() < Verbosity::Verbose {
+        return;
+    }
+    let root = mem.root();
+    let state = if root.join(crate::memory::layout::INDEX_FILE).is_file() {
+        "a memory directory"
+    } else if root.is_dir() {
+        "no MEMORY.md yet"
+    } else {
+        "does not exist yet"
+    };
+    out.verbose(&format!("directory {} ({state})", root.display()));
+    let config = mem
+        .backend()
+        .display_path(crate::memory::layout::CONFIG_FILE);
+    out.verbose(&format!(
+        "config {} ({})",
+        config.display(),
+        if config.is_file() {
+            "present"
+        } else {
+            "absent: the defaults"
+        }
+    ));
+}
+
 fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
+    // Generated from the CLI definition; no memory directory is opened.
+    match &cli.command {
+        Command::Completions(a) => return Ok(completions::completions(a, out)),
+        Command::Man(a) => return Ok(completions::man(a, out)),
+        _ => {}
+    }
+    // `mcp config` writes a client's file, not the memory directory: it opens nothing.
+    #[cfg(feature = "mcp")]
+    if let Command::Mcp(mcp::Args {
+        action: Some(mcp::Action::Config(a)),
+        ..
+    }) = &cli.command
+    {
+        return Ok(mcp_config::run(&cli.dir, a, out));
+    }
     let mem = open_store(cli)?;
+    say_where(&mem, out);
+    first_index_build(&cli.command, &mem, out);
     match &cli.command {
         Command::Init(a) => init::run(&mem, a, out),
         Command::Write(a) => write::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
@@ -341,6 +443,7 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         Command::Context(a) => context::run(&mem, a, out),
         Command::Index(a) => index::run(&mem, a, out),
         Command::Check(a) => check::run(&mem, a, out),
+        Command::Doctor(a) => doctor::run(&mem, a, out),
         Command::Watch(a) => watch::run(&mem, a, out),
         Command::Export(a) => export::run(&mem, a, out),
         Command::Import(a) => import::run(&mem, a, out),
@@ -358,6 +461,9 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         #[cfg(feature = "mcp")]
         Command::Mcp(a) => mcp::run(&mem, a, cli.create, out),
         Command::Bench(a) => bench::run(a, out),
+        // Answered above, before the directory is opened.
+        Command::Completions(a) => Ok(completions::completions(a, out)),
+        Command::Man(a) => Ok(completions::man(a, out)),
     }
 }
 
@@ -381,6 +487,8 @@ pub fn report(e: &Failure, out: &mut Out) -> i32 {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    use clap::CommandFactory;
 
     use super::expand_home;
 
@@ -413,5 +521,31 @@ mod tests {
         check("~~", Some("/home/me"), Err("not `~user`"));
         check("~/m", None, Err("HOME is not set"));
         check("~", Some(""), Err("HOME is not set"));
+    }
+
+    /// Every command's help, subcommands included, with its path.
+    fn helps(cmd: &mut clap::Command, path: String, out: &mut Vec<(String, String)>) {
+        out.push((path.clone(), cmd.render_long_help().to_string()));
+        for sub in cmd.get_subcommands_mut() {
+            let p = format!("{path} {}", sub.get_name());
+            helps(sub, p, out);
+        }
+    }
+
+    #[test]
+    fn help_names_no_repository_file() {
+        // spec/architecture.md#what-is-absent-on-purpose: a user has the binary, not
+        // the repository, so help names commands, never a file under spec/.
+        let mut cmd = super::Cli::command();
+        cmd.build();
+        let mut all = Vec::new();
+        helps(&mut cmd, "memdir".into(), &mut all);
+        assert!(all.len() > 30, "{}", all.len());
+        let bad: Vec<&String> = all
+            .iter()
+            .filter(|(_, h)| h.contains("spec/"))
+            .map(|(p, _)| p)
+            .collect();
+        assert!(bad.is_empty(), "help citing spec/: {bad:?}");
     }
 }

@@ -1,5 +1,7 @@
 //! Where every byte the CLI prints goes through: stdout for results, stderr for
-//! warnings and errors. A closed stdout (a pipe into `head`) ends output quietly.
+//! notes, progress, warnings and errors. A closed stdout (a pipe into `head`) ends
+//! output quietly. The verbosity (`-q`, `-v`) is decided here: `-q` drops notes and
+//! progress, never warnings or errors; `-v` adds what is being done and how long it took.
 //! No control character but a newline or a tab leaves here as itself
 //! (`memory::printable`); commands escape each value on its line before that.
 
@@ -13,10 +15,24 @@ use crate::engine::{Problem, Severity};
 use crate::memory::printable::{escape_json, escape_line, escape_text};
 use crate::report::{Failure, Front};
 
+/// How much goes to stderr besides results, warnings and errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// `-q`: warnings and errors only; no notes, no progress.
+    Quiet,
+    /// Notes and progress (on a terminal).
+    Normal,
+    /// `-v`: also which directory and configuration, and phase timings.
+    Verbose,
+}
+
 /// The CLI's output channel.
 pub struct Out {
     json: bool,
     closed: bool,
+    verbosity: Verbosity,
+    /// The spinner of the work under way, cleared before anything is printed.
+    spinner: Option<super::progress::Spinner>,
 }
 
 impl Out {
@@ -24,7 +40,33 @@ impl Out {
         Out {
             json,
             closed: false,
+            verbosity: Verbosity::Normal,
+            spinner: None,
         }
+    }
+
+    /// Shows a spinner saying `message` if the work that follows lasts more than a
+    /// second, on a terminal, without `-q`; it is cleared by the next line printed,
+    /// or by [`Out::done`].
+    pub fn spinner(&mut self, message: &str) {
+        let draw = super::progress::wanted(self.verbosity);
+        self.spinner = Some(super::progress::Spinner::start(message, draw));
+    }
+
+    /// Clears the spinner.
+    pub fn done(&mut self) {
+        self.spinner = None;
+    }
+
+    /// The same channel at `verbosity`.
+    pub fn with_verbosity(mut self, verbosity: Verbosity) -> Out {
+        self.verbosity = verbosity;
+        self
+    }
+
+    /// The verbosity `-q` / `-v` chose.
+    pub fn verbosity(&self) -> Verbosity {
+        self.verbosity
     }
 
     /// Whether `--json` was given.
@@ -44,8 +86,10 @@ impl Out {
         self.raw(&escape_json(s));
     }
 
-    /// Prints `s` on stdout as it is (a newline is added when missing).
+    /// Prints `s` on stdout as it is (a newline is added when missing), after
+    /// clearing the spinner.
     fn raw(&mut self, s: &str) {
+        self.done();
         if self.closed {
             return;
         }
@@ -82,13 +126,53 @@ impl Out {
         }
     }
 
-    /// A note on stderr that is not part of the result (progress, what was saved).
+    /// A note on stderr that is not part of the result (progress, what was saved);
+    /// dropped under `-q`.
     pub fn note(&mut self, s: &str) {
+        self.done();
+        if self.verbosity > Verbosity::Quiet {
+            eprintln!("{}", escape_text(s));
+        }
+    }
+
+    /// A line of progress on stderr (`bench: conv-26 done (3/10)`): only on a terminal
+    /// and not under `-q`, so a log gets the summary alone.
+    pub fn progress_line(&mut self, s: &str) {
+        if super::progress::wanted(self.verbosity) {
+            self.note(s);
+        }
+    }
+
+    /// A warning or a failure's lines on stderr: printed at every verbosity.
+    pub fn warn(&mut self, s: &str) {
+        self.done();
         eprintln!("{}", escape_text(s));
+    }
+
+    /// What is being done, on stderr as `memdir: …`, only under `-v`.
+    pub fn verbose(&mut self, s: &str) {
+        if self.verbosity == Verbosity::Verbose {
+            self.done();
+            eprintln!("memdir: {}", escape_text(s));
+        }
+    }
+
+    /// Runs `f` and, under `-v`, says how long `phase` took.
+    pub fn timed<T>(&mut self, phase: &str, f: impl FnOnce() -> T) -> T {
+        let start = std::time::Instant::now();
+        let r = f();
+        self.verbose(&format!(
+            "{phase}: {:.1} ms",
+            start.elapsed().as_secs_f64() * 1e3
+        ));
+        r
     }
 
     /// Prints load problems on stderr as `warning:` / `error:` lines with path:line.
     pub fn problems(&mut self, root: &Path, problems: &[Problem]) {
+        if !problems.is_empty() {
+            self.done();
+        }
         for p in problems {
             let level = match p.severity {
                 Severity::Error => "error",
@@ -106,6 +190,7 @@ impl Out {
     /// Prints an error that did not fail the command as `warning:` lines on stderr:
     /// what it means for the user, then the error's own lines.
     pub fn warn_error(&mut self, context: &str, e: &Failure) {
+        self.done();
         eprintln!("warning: {}", escape_text(context));
         let (lines, _) = e.report(Front::Cli);
         for l in lines {
@@ -116,6 +201,7 @@ impl Out {
     /// Prints an error: `error:`, its causes, and a hint, on stderr; with `--json`
     /// also a JSON document on stdout so that a program reading stdout sees it.
     pub fn error(&mut self, e: &Failure) {
+        self.done();
         let (lines, doc) = e.report(Front::Cli);
         for l in lines {
             eprintln!("{}", escape_text(&l));
@@ -123,5 +209,17 @@ impl Out {
         if self.json {
             self.json(&doc);
         }
+    }
+}
+
+/// A word as a POSIX shell reads it back: as it is when it is plain, else in single quotes.
+pub fn shell_quote(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,%".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
     }
 }

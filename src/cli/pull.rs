@@ -1,5 +1,8 @@
 //! `memdir pull CID`: download, verify, merge.
 
+// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+#![allow(clippy::result_large_err)]
+
 use cid::Cid;
 
 use super::Out;
@@ -58,14 +61,20 @@ pub fn parse_cid(s: &str) -> Result<Cid, Error> {
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let root = parse_cid(&a.cid)?;
-    let opened = remote::open(mem, &a.remote, Some("gateway"), a.gateway.as_deref())?;
-    let r = crate::sync::pull(
-        mem,
-        &opened.remote(&remote::Bar::new()),
-        &root,
-        Strategy::parse(&a.strategy).unwrap_or_default(),
-        a.dry_run,
-    )?;
+    let opened = out.timed("open the provider", || {
+        remote::open(mem, &a.remote, Some("gateway"), a.gateway.as_deref())
+    })?;
+    let bar = remote::Bar::new(out);
+    let r = out.timed("pull", || {
+        crate::sync::pull(
+            mem,
+            &opened.remote(&bar),
+            &root,
+            Strategy::parse(&a.strategy).unwrap_or_default(),
+            a.dry_run,
+        )
+    })?;
+    drop(bar);
     drop(opened);
     if out.is_json() {
         out.json(&r);
@@ -86,7 +95,7 @@ pub fn print(r: &PullReport, out: &mut Out) {
         return;
     }
     for w in &r.warnings {
-        out.note(&format!("warning: {w}"));
+        out.warn(&format!("warning: {w}"));
     }
     for s in &r.skipped {
         out.note(&format!("skipped {}: {}", escape(&s.path), s.reason));

@@ -1,5 +1,8 @@
 //! `memdir push`: upload the directory and print its root CID.
 
+// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+#![allow(clippy::result_large_err)]
+
 use serde_json::json;
 
 use super::Out;
@@ -34,8 +37,14 @@ pub struct Args {
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     mem.backend().create()?;
-    let opened = remote::open(mem, &a.remote, None, None)?;
-    let r = crate::sync::push(mem, &opened.remote(&remote::Bar::new()), a.force)?;
+    let opened = out.timed("open the provider", || {
+        remote::open(mem, &a.remote, None, None)
+    })?;
+    let bar = remote::Bar::new(out);
+    let r = out.timed("push", || {
+        crate::sync::push(mem, &opened.remote(&bar), a.force)
+    })?;
+    drop(bar);
     drop(opened);
     print(&r, out);
     Ok(0)
@@ -44,7 +53,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
 /// Prints a push report: warnings and a summary on stderr, the root on stdout.
 pub fn print(r: &PushReport, out: &mut Out) {
     for w in &r.warnings {
-        out.note(&format!("warning: {w}"));
+        out.warn(&format!("warning: {w}"));
     }
     if out.is_json() {
         out.json(&json_of(r));

@@ -12,7 +12,7 @@ use crate::report::Failure;
 #[command(
     after_help = "Every memory whose name, description or body contains the query (case-insensitive)
 is a hit; beyond that, hits are ranked by BM25 relevance blended with salience and
-recency (spec/ranking.md). Filters choose which memories may be hits before the
+recency. Filters choose which memories may be hits before the
 limit applies; scores stay those of the whole store.
 
 Examples:
@@ -41,10 +41,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     out.problems(&mem.root(), &problems);
     // Embeddings never fail a recall: a fallback is one warning (spec/ranking.md#hybrid-recall).
     if let Some(w) = recall.embeddings.as_ref().and_then(|e| e.warning()) {
-        eprintln!(
-            "warning: {}",
-            crate::memory::printable::escape_text(&w.to_string())
-        );
+        out.warn(&format!("warning: {w}"));
     }
     if out.is_json() {
         let mut doc = json!({"query": a.query, "hits": hits, "problems": problems});

@@ -62,15 +62,18 @@ pub fn open(
     )
 }
 
-/// Transfer progress on stderr, drawn only when stderr is a terminal.
+/// Transfer progress on stderr, drawn only when stderr is a terminal and `-q` was
+/// not given.
 pub struct Bar {
     bar: indicatif::ProgressBar,
 }
 
 impl Bar {
-    pub fn new() -> Bar {
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    pub fn new(out: &Out) -> Bar {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            None,
+            super::progress::target(out.verbosity()),
+        );
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "{msg:12} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {elapsed}",
         ) {
@@ -106,12 +109,12 @@ pub fn push_after_write(mem: &Memory, offline: bool, out: &mut Out) {
     if offline {
         return;
     }
-    match crate::sync::push_after_write(mem, &Bar::new()) {
+    match crate::sync::push_after_write(mem, &Bar::new(out)) {
         Ok(None) => {}
         Ok(Some(r)) if r.up_to_date => {}
         Ok(Some(r)) => {
             for w in &r.warnings {
-                out.note(&format!("warning: {w}"));
+                out.warn(&format!("warning: {w}"));
             }
             out.note(&format!("pushed {} to {}", r.network_root, r.provider));
         }

@@ -21,7 +21,7 @@ pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let config = Config::load(mem.backend())?;
     let st = crate::sync::status(mem)?;
     for w in &st.warnings {
-        out.note(&format!("warning: {w}"));
+        out.warn(&format!("warning: {w}"));
     }
     if out.is_json() {
         out.json(&json!({

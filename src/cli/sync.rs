@@ -1,5 +1,8 @@
 //! `memdir sync`: pull the provider's latest version, merge, push.
 
+// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+#![allow(clippy::result_large_err)]
+
 use serde_json::json;
 
 use super::Out;
@@ -34,13 +37,19 @@ pub struct Args {
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let from = a.cid.as_deref().map(super::pull::parse_cid).transpose()?;
     mem.backend().create()?;
-    let opened = remote::open(mem, &a.remote, None, None)?;
-    let r = crate::sync::sync(
-        mem,
-        &opened.remote(&remote::Bar::new()),
-        from.as_ref(),
-        Strategy::parse(&a.strategy).unwrap_or_default(),
-    )?;
+    let opened = out.timed("open the provider", || {
+        remote::open(mem, &a.remote, None, None)
+    })?;
+    let bar = remote::Bar::new(out);
+    let r = out.timed("sync", || {
+        crate::sync::sync(
+            mem,
+            &opened.remote(&bar),
+            from.as_ref(),
+            Strategy::parse(&a.strategy).unwrap_or_default(),
+        )
+    })?;
+    drop(bar);
     drop(opened);
     if out.is_json() {
         let mut v = json!({"pulled": r.pulled, "pushed": super::push::json_of(&r.pushed)});

@@ -533,8 +533,13 @@ fn fallback(keyword: Vec<f64>, why: String) -> (Vec<f64>, Option<Report>) {
     )
 }
 
-/// Embeds every memory without a cached vector and drops vectors no memory has.
-pub fn index(backend: &Backend, records: &[Record]) -> Result<Summary, EmbedError> {
+/// Embeds every memory without a cached vector and drops vectors no memory has,
+/// calling `progress(done, total)` before the first batch and after each.
+pub fn index(
+    backend: &Backend,
+    records: &[Record],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Summary, EmbedError> {
     let config = config(backend)?.ok_or_else(|| EmbedError::Config {
         path: backend.display_path(CONFIG_FILE),
         reason: "no [embeddings] section (url, model, dimensions)".into(),
@@ -554,6 +559,7 @@ pub fn index(backend: &Backend, records: &[Record]) -> Result<Summary, EmbedErro
         .collect();
     let mut embedded = 0;
     let mut result = Ok(());
+    progress(0, missing.len());
     for chunk in missing.chunks(config.batch_size) {
         let texts: Vec<String> = chunk.iter().map(|(t, _)| t.clone()).collect();
         match embedder.embed(&texts) {
@@ -562,6 +568,7 @@ pub fn index(backend: &Backend, records: &[Record]) -> Result<Summary, EmbedErro
                     vectors.insert(*h, v);
                 }
                 embedded += chunk.len();
+                progress(embedded, missing.len());
             }
             Err(e) => {
                 result = Err(e);

@@ -80,7 +80,7 @@ impl Memory {
             check_filter(filter, w.records())?;
             let keyword = w.corpus().relevance(w.records(), query);
             let (rel, report) = w.finish_hybrid(&mut hy, keyword);
-            let hits = recall_rel(w.records(), rel, limit, filter, self.now());
+            let hits = recall_rel(w.records(), rel, query, limit, filter, self.now());
             Ok(((hits, report), w.problems().to_vec()))
         });
         let ((hits, embeddings), problems) = match warm {
@@ -99,7 +99,7 @@ impl Memory {
                 }
                 let keyword = corpus.relevance(&snap.records, query);
                 let (rel, report) = hy.finish(&snap.records, keyword);
-                let hits = recall_rel(&snap.records, rel, limit, filter, self.now());
+                let hits = recall_rel(&snap.records, rel, query, limit, filter, self.now());
                 store::drop_later((snap.records, corpus));
                 ((hits, report), snap.problems)
             }
@@ -122,8 +122,17 @@ impl Memory {
     pub fn index_embeddings(
         &self,
     ) -> Result<std::result::Result<hybrid::Summary, crate::embed::EmbedError>> {
+        self.index_embeddings_with(&mut |_, _| {})
+    }
+
+    /// [`Memory::index_embeddings`], calling `progress(done, total)` before the first
+    /// batch and after each: texts embedded so far, of those that had no vector.
+    pub fn index_embeddings_with(
+        &self,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<std::result::Result<hybrid::Summary, crate::embed::EmbedError>> {
         let (snap, _, _) = self.load_with(false)?;
-        Ok(hybrid::index(&self.backend, &snap.records))
+        Ok(hybrid::index(&self.backend, &snap.records, progress))
     }
 
     /// Builds the context block (spec/ranking.md#packing-the-context-block) with only
@@ -186,10 +195,12 @@ impl Memory {
 fn recall_rel(
     records: &[Record],
     rel: Vec<f64>,
+    query: &str,
     limit: usize,
     filter: &Filter,
     now: DateTime<Utc>,
 ) -> Vec<Hit> {
+    let terms = search::terms(query);
     let life = Lifecycle::of(records, now.date_naive());
     let mut hits: Vec<(usize, f64, f64)> = rel
         .iter()
@@ -219,6 +230,7 @@ fn recall_rel(
                 relevance,
                 superseded_by: life.superseded_by(r.key.as_str()).to_vec(),
                 expired: life.expired(r),
+                line: search::matching_line(&r.body, &terms),
             }
         })
         .collect()

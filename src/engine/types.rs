@@ -255,6 +255,9 @@ pub struct Hit {
     /// Its `valid_until` day has passed (only with `include_expired`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub expired: bool,
+    /// The body line that matched the query (spec/ranking.md#recall), when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
 }
 
 /// The text marker of a superseded or expired memory: ` [superseded by k; expired]`,

@@ -39,9 +39,9 @@ pub const SEARCH_LIMIT: usize = 20;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SectionArg {
-    /// The heading of the section: its text (`Why`), or with its level (`## Why`) when the text appears at several levels.
+    /// Heading text (`Why`), or with its level (`## Why`).
     pub heading: String,
-    /// The section's new text; the heading line is kept, and the section ends at the next heading of the same or a higher level.
+    /// New text under the heading.
     pub content: String,
 }
 
@@ -49,11 +49,11 @@ pub struct SectionArg {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindReplaceArg {
-    /// Exact text to find in the body (case-sensitive).
+    /// Exact text to find.
     pub find: String,
-    /// What replaces every occurrence.
+    /// Its replacement.
     pub replace: String,
-    /// Apply only if `find` occurs exactly this many times; omit to replace every occurrence (at least one must exist).
+    /// Apply only if found exactly this many times.
     #[serde(default)]
     pub expected_count: Option<u64>,
 }
@@ -61,40 +61,40 @@ pub struct FindReplaceArg {
 /// Arguments of `edit_memory`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EditArgs {
-    /// The key of the memory to edit (it must exist; use remember to create one).
+    /// The memory's key.
     pub key: String,
-    /// Text added after the body, on a new line (start it with an empty line for a new paragraph).
+    /// Text added after the body.
     #[serde(default)]
     pub append: Option<String>,
-    /// Text added before the body, on its own line.
+    /// Text added before the body.
     #[serde(default)]
     pub prepend: Option<String>,
-    /// Replace the text of one Markdown section of the body.
+    /// Replace one Markdown section.
     #[serde(default)]
     pub replace_section: Option<SectionArg>,
-    /// Replace a phrase in the body.
+    /// Replace a phrase.
     #[serde(default)]
     pub find_replace: Option<FindReplaceArg>,
-    /// New title. Omit to keep.
+    /// New title.
     #[serde(default)]
     pub name: Option<String>,
-    /// New one-line description. Omit to keep.
+    /// New description.
     #[serde(default)]
     pub description: Option<String>,
-    /// New type. Omit to keep.
+    /// New type.
     #[serde(default, rename = "type")]
     #[schemars(extend("enum" = ["user", "feedback", "project", "reference"]))]
     pub kind: Option<String>,
-    /// New tags; replaces the memory's tags. Omit to keep.
+    /// New tags.
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// true pins salience to the maximum, false clears it. Omit to keep.
+    /// Set or clear important.
     #[serde(default)]
     pub important: Option<bool>,
-    /// Recency half-life: `never` or `<N>d`. Omit to keep.
+    /// `never` or `<N>d`.
     #[serde(default)]
     pub decay: Option<String>,
-    /// Which conversation or event produced the memory. Omit to keep.
+    /// Where it came from.
     #[serde(default)]
     pub source: Option<String>,
 }
@@ -102,22 +102,22 @@ pub struct EditArgs {
 /// Arguments of `rename_memory`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RenameArgs {
-    /// The memory's current key.
+    /// The current key.
     pub key: String,
-    /// The new key: lowercase snake_case, `^[a-z0-9][a-z0-9_-]{0,99}$`, not already taken.
+    /// The new snake_case key, not taken.
     pub new_key: String,
 }
 
 /// Arguments of `recent_activity`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ActivityArgs {
-    /// How many events at most, from 1 to 1000 (default 20).
+    /// Events at most, 1 to 1000 (default 20).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// Only events on or after this UTC day, `YYYY-MM-DD`.
+    /// On or after this UTC day, YYYY-MM-DD.
     #[serde(default)]
     pub since: Option<String>,
-    /// Only events of these types (any of them), e.g. ["user_said", "forgot", "renamed"].
+    /// Only these event types.
     #[serde(default)]
     pub types: Option<Vec<String>>,
 }
@@ -125,33 +125,33 @@ pub struct ActivityArgs {
 /// Arguments of `search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchArgs {
-    /// What to look for: words or a phrase.
+    /// Words or a phrase.
     pub query: String,
 }
 
 /// Arguments of `fetch`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct FetchArgs {
-    /// The id of a search result (a memory key).
+    /// A search result's id.
     pub id: String,
 }
 
 /// Arguments of `related`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RelatedArgs {
-    /// The key of the memory to start from.
+    /// The memory to start from.
     pub key: String,
-    /// How many links to follow, from 1 to 3 (default 1).
+    /// Links to follow, 1 to 3 (default 1).
     #[serde(default)]
     pub depth: Option<u64>,
-    /// Follow only links of this relation (snake_case, e.g. works_at; links_to for plain `[[key]]` links).
+    /// Only this relation (links_to for plain `[[key]]`).
     #[serde(default)]
     pub rel: Option<String>,
-    /// out: links written in the memory; in: memories that link to it; both (default).
+    /// out, in or both (default).
     #[serde(default)]
     #[schemars(extend("enum" = ["in", "out", "both"]))]
     pub direction: Option<String>,
-    /// Token budget of the answer (tokens ≈ characters / 4), from 1 to 1000000 (default 2048); the nearest memories are kept.
+    /// Token budget (default 2048).
     #[serde(default)]
     pub max_tokens: Option<u64>,
 }
@@ -163,7 +163,7 @@ pub const RELATED_DEFAULT_TOKENS: usize = 2048;
 impl MemoryServer {
     #[tool(
         name = "edit_memory",
-        description = "Change part of an existing memory without restating the rest: append text to its body, prepend text, replace one Markdown section (the text under a heading, up to the next heading of the same or a higher level), or find and replace a phrase (with expected_count, only if it occurs exactly that many times), and/or change fields (name, description, type, tags, important, decay, source). Give at least one change; everything not given is kept. Body changes apply in the order find_replace, replace_section, prepend, append. A heading that is not there, a phrase that is not found or a count that differs is an error naming the memory, and nothing is written. Secrets are refused; identical content changes nothing. Returns updated or unchanged.",
+        description = "Change part of a memory without restating it: append, prepend, replace a section, find and replace, and/or set fields; the rest is kept. A missing heading or phrase is an error and changes nothing.",
         annotations(
             title = "Edit memory",
             read_only_hint = false,
@@ -216,7 +216,7 @@ impl MemoryServer {
 
     #[tool(
         name = "rename_memory",
-        description = "Move a memory to a new key (its file is renamed; its content is unchanged) and log a `renamed` event with both keys. Refused when the new key is not a valid key or is already taken, or the memory does not exist. Use it to fix a key that no longer fits, e.g. user_sport to user_football.",
+        description = "Move a memory to a new key (its content unchanged) and log a renamed event.",
         annotations(
             title = "Rename memory",
             read_only_hint = false,
@@ -241,7 +241,7 @@ impl MemoryServer {
 
     #[tool(
         name = "recent_activity",
-        description = "The most recent timeline events, newest first: what was said, done, noted, forgotten or renamed. Returns at most limit events (default 20, at most 1000) and at most about 100000 characters of them; `more` is true when older matching events were left out. Optional since (YYYY-MM-DD, UTC day, inclusive) and types (event types, any of them).",
+        description = "The most recent timeline events, newest first: what was said, done, noted, forgotten or renamed.",
         annotations(
             title = "Recent activity",
             read_only_hint = true,
@@ -294,7 +294,7 @@ impl MemoryServer {
 
     #[tool(
         name = "search",
-        description = "Search the memories (the search tool of ChatGPT connectors and deep research). Returns one text item whose text is JSON {\"results\": [{\"id\", \"title\", \"url\"}]}: the best matches first, at most 20, where id is the memory key (pass it to fetch), title its name and url its memory:// URI. Matching is by words, as in recall.",
+        description = "Search the memories (ChatGPT connector shape). Returns JSON {\"results\": [{\"id\", \"title\", \"url\"}]}; id is the memory key, for fetch.",
         annotations(title = "Search", read_only_hint = true, open_world_hint = false)
     )]
     async fn search(&self, Parameters(a): Parameters<SearchArgs>) -> CallToolResult {
@@ -315,7 +315,7 @@ impl MemoryServer {
 
     #[tool(
         name = "fetch",
-        description = "Fetch one memory in full by the id a search result gave (the fetch tool of ChatGPT connectors and deep research). Returns one text item whose text is JSON {\"id\", \"title\", \"text\", \"url\", \"metadata\"}: text is the memory's Markdown body, metadata its frontmatter (type, description, dates, tags, ...).",
+        description = "Fetch one memory by the id a search result gave (ChatGPT connector shape): JSON {\"id\", \"title\", \"text\", \"url\", \"metadata\"}.",
         annotations(title = "Fetch", read_only_hint = true, open_world_hint = false)
     )]
     async fn fetch(&self, Parameters(a): Parameters<FetchArgs>) -> CallToolResult {
@@ -335,7 +335,7 @@ impl MemoryServer {
 
     #[tool(
         name = "related",
-        description = "Walk the links around a memory: typed links written as `- rel:: [[key]]` lines, plain [[key]] links (relation links_to) and frontmatter values \"[[key]]\" (relation = the field), in both directions by default (incoming links are derived from the memories that link here). Breadth-first up to depth steps (1 to 3), each memory once with its depth and the path to it, nearest first, within max_tokens; cut says how many memories did not fit. Use read_memory for a memory's full text.",
+        description = "Walk the links around a memory (`- rel:: [[key]]` lines, [[key]] links, frontmatter \"[[key]]\" values) in both directions, up to depth steps, within max_tokens.",
         annotations(
             title = "Related memories",
             read_only_hint = true,
@@ -378,65 +378,4 @@ impl MemoryServer {
         })
         .await
     }
-}
-
-/// The output schema of the tools of this router (the shape of their
-/// `structuredContent` on success).
-pub fn output_schema(tool: &str) -> Option<Value> {
-    let (props, required): (Value, &[&str]) = match tool {
-        "edit_memory" => (
-            json!({"key": {"type": "string"}, "outcome": {"type": "string"}}),
-            &["key", "outcome"],
-        ),
-        "rename_memory" => (
-            json!({"from": {"type": "string"}, "to": {"type": "string"}, "event": {"type": "object"}}),
-            &["from", "to", "event"],
-        ),
-        "recent_activity" => (
-            json!({"events": {"type": "array"}, "more": {"type": "boolean"}, "problems": {"type": "array"}}),
-            &["events", "more"],
-        ),
-        "search" => (
-            json!({"results": {"type": "array", "items": {
-                "type": "object",
-                "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "string"}},
-                "required": ["id", "title", "url"]
-            }}}),
-            &["results"],
-        ),
-        "fetch" => (
-            json!({
-                "id": {"type": "string"},
-                "title": {"type": "string"},
-                "text": {"type": "string"},
-                "url": {"type": "string"},
-                "metadata": {"type": "object"}
-            }),
-            &["id", "title", "text", "url"],
-        ),
-        "related" => (
-            json!({
-                "start": {"type": "string"},
-                "depth": {"type": "integer"},
-                "direction": {"type": "string"},
-                "nodes": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {
-                        "key": {"type": "string"},
-                        "name": {"type": "string"},
-                        "description": {"type": "string"},
-                        "depth": {"type": "integer"},
-                        "path": {"type": "array"}
-                    },
-                    "required": ["key", "depth", "path"]
-                }},
-                "edges": {"type": "array"},
-                "cut": {"type": "integer"},
-                "problems": {"type": "array"}
-            }),
-            &["start", "nodes", "edges", "cut"],
-        ),
-        _ => return None,
-    };
-    Some(json!({"type": "object", "properties": props, "required": required}))
 }

@@ -11,7 +11,7 @@ use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::core::{MAX_CONTEXT_TOKENS, MemoryServer, in_range};
 use crate::engine::WriteOutcome;
@@ -20,7 +20,7 @@ use crate::error::Error;
 /// Arguments of `get_state`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetStateArgs {
-    /// The state key, e.g. `mood` (the file `state_mood.md`). Omit to list every state entry.
+    /// The state key; omit for all.
     #[serde(default)]
     pub key: Option<String>,
 }
@@ -28,18 +28,18 @@ pub struct GetStateArgs {
 /// Arguments of `set_state`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SetStateArgs {
-    /// The state key: lowercase snake_case, e.g. `mood` or `current_task` (the file `state_<key>.md`).
+    /// snake_case key, e.g. current_task.
     pub key: String,
-    /// The new value, in Markdown (the whole value: it replaces the old one).
+    /// The whole new value, in Markdown.
     pub value: String,
 }
 
 /// Arguments of `session_transcript`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TranscriptArgs {
-    /// The session id given to note (its `session` argument).
+    /// The session id given to note.
     pub session: String,
-    /// Token budget of the transcript (tokens ≈ characters / 4), from 1 to 1000000, default 8192. The newest events are kept.
+    /// Token budget (default 8192).
     #[serde(default)]
     pub max_tokens: Option<u64>,
 }
@@ -48,7 +48,7 @@ pub struct TranscriptArgs {
 impl MemoryServer {
     #[tool(
         name = "get_state",
-        description = "Read agent state: small named values you keep between turns (current task, mood, plan step), stored as state_<key>.md with type state. With key, returns its value (found is false when there is none); without, every entry. State entries are shown right after the index in memory_context, each within its limit.",
+        description = "Read agent state, small named values kept between turns (current task, plan step): one key, or every entry when key is omitted.",
         annotations(title = "Get state", read_only_hint = true, open_world_hint = false)
     )]
     async fn get_state(&self, Parameters(a): Parameters<GetStateArgs>) -> CallToolResult {
@@ -82,7 +82,7 @@ impl MemoryServer {
 
     #[tool(
         name = "set_state",
-        description = "Set agent state `key` to `value` (replacing the old value) and log a `state_set` event. An entry a person marked read_only is refused and nothing changes. Secrets are refused. Returns created, updated or unchanged.",
+        description = "Set agent state key to value, replacing the old value, and log a state_set event. Read-only entries and secrets are refused.",
         annotations(
             title = "Set state",
             read_only_hint = false,
@@ -108,7 +108,7 @@ impl MemoryServer {
 
     #[tool(
         name = "session_transcript",
-        description = "The events of one session (those noted with its session id), oldest first, as JSON lines within a token budget: when they do not all fit, the newest are kept and a line says how many older ones are left out. Read it before writing a summary, then save the summary with remember and summarizes {session, through} so memory_context shows the summary instead of those events.",
+        description = "One session's events (noted with its session id), oldest first, within max_tokens (the newest kept). Read it before saving a summary with remember and summarizes.",
         annotations(
             title = "Session transcript",
             read_only_hint = true,
@@ -135,30 +135,4 @@ impl MemoryServer {
         })
         .await
     }
-}
-
-/// The output schema of the tools of this router.
-pub fn output_schema(tool: &str) -> Option<Value> {
-    let (props, required): (Value, &[&str]) = match tool {
-        "get_state" => (
-            json!({"found": {"type": "boolean"}, "entries": {"type": "array"}}),
-            &["found", "entries"],
-        ),
-        "set_state" => (
-            json!({"key": {"type": "string"}, "outcome": {"type": "string"}}),
-            &["key", "outcome"],
-        ),
-        "session_transcript" => (
-            json!({
-                "session": {"type": "string"},
-                "text": {"type": "string"},
-                "events": {"type": "integer"},
-                "shown": {"type": "integer"},
-                "max_tokens": {"type": "integer"}
-            }),
-            &["session", "text", "events", "shown"],
-        ),
-        _ => return None,
-    };
-    Some(json!({"type": "object", "properties": props, "required": required}))
 }

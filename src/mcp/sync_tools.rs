@@ -8,8 +8,6 @@
 //! server serves an in-memory store (mode `none`) or the mode is `local`. These tools
 //! must not print to stdout or decide merges.
 
-use std::sync::Arc;
-
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
@@ -23,11 +21,11 @@ use crate::error::Class;
 /// Arguments of `sync`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct SyncArgs {
-    /// On a conflict (both sides changed the same lines): `merge` keeps this device's version (the default), `replace` takes the remote one; the other version is saved as a conflict copy either way.
+    /// On a conflict: merge keeps this device's version (default), replace the remote's.
     #[serde(default)]
     #[schemars(extend("enum" = ["merge", "replace"]))]
     pub strategy: Option<String>,
-    /// Pull this CID instead of the provider's head (for providers that keep no head: pinata, filebase, storacha).
+    /// Pull this CID instead of the provider's head.
     #[serde(default)]
     pub cid: Option<String>,
 }
@@ -56,52 +54,36 @@ const LOCAL_WHY: &str = "the memory directory is in mode local";
 #[cfg(feature = "sync")]
 const LOCAL_HINT: &str = "set a sync mode and provider: `memdir init --mode ipfs --provider NAME` (or encrypted-ipfs), or the manifest's memory.mode and memory.provider; providers: kubo, pinata, filebase, storacha, folder";
 
-/// The output schemas of these tools (their `structuredContent` on success).
-fn output_schema(tool: &str) -> Option<Value> {
-    let (props, required): (Value, &[&str]) = match tool {
-        "sync" => (
-            json!({
-                "pulled": {"type": "object"},
-                "pushed": {"type": "object"},
-                "behind": {"type": "string"},
-                "rounds": {"type": "integer"}
-            }),
-            &["pushed"],
-        ),
-        "sync_status" => (
-            json!({
-                "mode": {"type": "string"},
-                "provider": {"type": "string"},
-                "channel": {"type": "string"},
-                "local_root": {"type": "string"},
-                "base": {"type": "object"},
-                "unpushed": {"type": "array"},
-                "conflicts": {"type": "array"},
-                "auto_push": {"type": "object"}
-            }),
-            &["mode", "local_root", "unpushed", "conflicts", "auto_push"],
-        ),
-        _ => return None,
-    };
-    Some(json!({"type": "object", "properties": props, "required": required}))
+/// The tools `tools/list` shows only when the served directory syncs
+/// (spec/mcp.md#sync); called anyway, they say sync is not configured.
+pub const SYNC_ONLY: [&str; 2] = ["sync", "sync_status"];
+
+/// Whether the served memory syncs: a directory whose mode (the manifest's, else
+/// `.memdir/config.toml`'s) is ipfs or encrypted-ipfs. A configuration that cannot
+/// be read counts as not syncing here; the sync tools report its error when called.
+#[cfg(feature = "sync")]
+pub fn configured(s: &Shared) -> bool {
+    s.publisher
+        .target()
+        .is_some_and(|t| matches!(super::publish::mode(&s.mem, t), Ok(m) if m.syncs()))
 }
 
-/// The router of these tools with their output schemas, to add to the server's.
+/// Without the `sync` feature nothing syncs.
+#[cfg(not(feature = "sync"))]
+pub fn configured(_: &Shared) -> bool {
+    false
+}
+
+/// The router of these tools, to add to the server's.
 pub fn router() -> rmcp::handler::server::router::tool::ToolRouter<MemoryServer> {
-    let mut r = MemoryServer::sync_tool_router();
-    for route in r.map.values_mut() {
-        if let Some(Value::Object(o)) = output_schema(&route.attr.name) {
-            route.attr.output_schema = Some(Arc::new(o));
-        }
-    }
-    r
+    MemoryServer::sync_tool_router()
 }
 
 #[tool_router(router = sync_tool_router, vis = "pub(super)")]
 impl MemoryServer {
     #[tool(
         name = "sync",
-        description = "Sync the memory with the other devices now: pull the latest version from the provider, merge it in (a conflict keeps this device's version and saves the other as a conflict copy, unless strategy is replace), then push the result. Only in the ipfs and encrypted-ipfs modes; writes are also pushed automatically a couple of seconds after the last one. Returns what was pulled, merged and pushed.",
+        description = "Sync with the other devices now: pull the provider's latest version, merge it in (strategy merge or replace), push the result. Writes are also pushed automatically.",
         annotations(
             title = "Sync",
             read_only_hint = false,
@@ -123,7 +105,7 @@ impl MemoryServer {
 
     #[tool(
         name = "sync_status",
-        description = "Show the sync status without the network: the mode and provider, the local root, the last synced version, the changes not pushed yet, conflict copies to resolve, and the automatic push (pending, running, and the last attempt with its error if it failed).",
+        description = "Sync status without the network: mode, provider, last synced version, unpushed changes, conflict copies and the automatic push.",
         annotations(title = "Sync status", read_only_hint = true, open_world_hint = false)
     )]
     async fn sync_status(&self) -> CallToolResult {

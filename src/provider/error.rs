@@ -256,7 +256,7 @@ impl ProviderError {
                 source: CarError::UnsupportedRoot { .. } | CarError::UnsupportedCid { .. } | CarError::UnsupportedLink { .. } | CarError::IdentityCid { .. },
                 ..
             } => Some(
-                "memdir reads UnixFS DAGs of raw and dag-pb blocks hashed with sha2-256 (CIDv0 or CIDv1; spec/sync.md#foreign-dags); nothing was changed"
+                "memdir reads UnixFS DAGs of raw and dag-pb blocks hashed with sha2-256 (CIDv0 or CIDv1); nothing was changed"
                     .into(),
             ),
             ProviderError::Car {
@@ -285,7 +285,9 @@ impl ProviderError {
                 Some("the data did not match its CID and was discarded; nothing was changed".into())
             }
             ProviderError::NotConfigured { var, .. } => {
-                Some(format!("export {var} (see spec/providers.md)"))
+                Some(format!(
+                    "export {var} (`memdir push --help` lists each provider's variables)"
+                ))
             }
             _ => None,
         }

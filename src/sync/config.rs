@@ -164,7 +164,7 @@ impl Config {
     /// Writes the configuration atomically.
     pub fn save(&self, backend: &Backend) -> Result<()> {
         let mut text = String::from(
-            "# memdir sync settings (spec/sync.md#configuration). Credentials never go here:\n\
+            "# memdir sync settings (`memdir init --help`). Credentials never go here:\n\
              # providers read them from the environment.\n",
         );
         text.push_str(&toml::to_string(self).expect("a Config always serializes"));

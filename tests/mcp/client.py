@@ -40,11 +40,16 @@ warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 NOW = "2026-04-14T12:00:00Z"
 DAY = "2026-04-14"
+# The tools of a local directory; the sync tools are listed only when it syncs
+# (spec/mcp.md#tools).
 TOOLS = {
     "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
-    "edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch", "sync", "sync_status",
+    "edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch",
     "get_state", "set_state", "session_transcript",
 }
+SYNC_TOOLS = {"sync", "sync_status"}
+# What every conversation pays for tools/list, in tokens (characters / 4).
+TOOLS_LIST_LIMIT = 4000
 STEP_TIMEOUT = 60  # seconds for one scenario; every wait below is bounded
 NOTIFY_TIMEOUT = 10
 
@@ -175,9 +180,12 @@ async def tools_and_resources(root: Path) -> None:
         S.check("initialize: instructions for the model", bool(init.instructions))
         S.check("server created the directory", (dir / "MEMORY.md").is_file())
 
-        tools = (await s.list_tools()).tools
+        listed = await s.list_tools()
+        tools = listed.tools
         names = {t.name for t in tools}
-        S.check("tools/list: every tool", names == TOOLS, names)
+        S.check("tools/list: every tool, no sync tools in mode local", names == TOOLS, names)
+        tokens = len(listed.model_dump_json(by_alias=True, exclude_none=True)) // 4
+        S.check(f"tools/list: at most {TOOLS_LIST_LIMIT} tokens", tokens <= TOOLS_LIST_LIMIT, tokens)
         for t in tools:
             schema = t.input_schema
             S.check(
@@ -524,6 +532,8 @@ async def manifest(root: Path) -> None:
     (agent / "manifest.json").write_text(json.dumps({"memory": {"mode": "encrypted-ipfs", "provider": "pinata"}}))
     with tempfile.TemporaryFile("w+") as log:
         async with session(dir, errlog=log) as (s, _):
+            names = {t.name for t in (await s.list_tools()).tools}
+            S.check("manifest sync mode: the sync tools are listed", names == TOOLS | SYNC_TOOLS, names)
             r = await s.call_tool("remember", ROLE)
             S.check("manifest sync mode: still serves the directory", not r.is_error and (dir / "user_role.md").exists(), text(r))
         log.seek(0)
@@ -553,7 +563,7 @@ async def more_tools(root: Path) -> None:
         tools = {t.name: t for t in (await s.list_tools()).tools}
         for name in ["edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch"]:
             t = tools.get(name)
-            S.check(f"tools/list: {name} has a schema, an output schema and a description", t is not None and t.input_schema.get("type") == "object" and (t.output_schema or {}).get("type") == "object" and len(t.description or "") > 40, t)
+            S.check(f"tools/list: {name} has a schema and a description", t is not None and t.input_schema.get("type") == "object" and len(t.description or "") > 40, t)
         schema = json.dumps(tools["edit_memory"].input_schema)
         S.check("edit_memory: no null alternatives, no uint format", '"null"' not in schema and "uint" not in schema, schema)
 

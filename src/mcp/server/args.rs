@@ -13,43 +13,43 @@ use crate::retrieval::filter::{self, Filter, FilterError};
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RememberArgs {
-    /// The memory's key and file name: lowercase snake_case, `^[a-z0-9][a-z0-9_-]{0,99}$`, by convention `<type>_<topic>` (for example `user_role`, `feedback_tone`). An existing key is refused unless replace or expected_hash.
+    /// snake_case key, `<type>_<topic>` (e.g. user_role); also the file name. An existing key is refused unless replace or expected_hash.
     pub key: String,
-    /// A short human title, e.g. "Role".
+    /// Short title.
     pub name: String,
-    /// One line saying what the memory holds; shown in the index and used for relevance.
+    /// One line: what it holds (shown in the index).
     pub description: String,
-    /// `user` (who the user is), `feedback` (how they want you to work), `project` (ongoing work, decisions) or `reference` (where to find things).
+    /// user (who they are), feedback (how to work), project (work, decisions), reference (where things are).
     #[serde(rename = "type")]
     #[schemars(extend("enum" = ["user", "feedback", "project", "reference"]))]
     pub kind: String,
-    /// The memory itself, in Markdown. For feedback, say why and how to apply it.
+    /// The memory, in Markdown.
     pub body: String,
-    /// Tags; replaces the memory's tags. Omit to keep the existing ones.
+    /// Replaces the tags.
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// true pins the memory's salience to the maximum; omit to keep the current flag.
+    /// true: always salient.
     #[serde(default)]
     pub important: Option<bool>,
-    /// Recency half-life: `never` or `<N>d` such as `30d` (default 7 days). Omit to keep.
+    /// Recency half-life: `never` or `<N>d` (default 7d).
     #[serde(default)]
     pub decay: Option<String>,
-    /// Which conversation or event produced the memory. Omit to keep.
+    /// Where it came from.
     #[serde(default)]
     pub source: Option<String>,
-    /// Keys of older memories this one replaces: they stay on disk but are left out of recall, context and lists (unless included). Replaces the list; [] clears it; omit to keep.
+    /// Keys of older memories this one replaces (they are then left out); [] clears.
     #[serde(default)]
     pub supersedes: Option<Vec<String>>,
-    /// The last day this memory holds, `YYYY-MM-DD`; after it the memory is expired and left out. "" clears it; omit to keep.
+    /// Last day it holds, YYYY-MM-DD ("" clears).
     #[serde(default)]
     pub valid_until: Option<String>,
-    /// true replaces the memory if the key already holds one (otherwise an existing key is refused).
+    /// true: replace the memory this key holds (else an existing key is refused).
     #[serde(default)]
     pub replace: Option<bool>,
-    /// Replace only if the memory's current hash (from read_memory) is this one.
+    /// Replace only if the memory's hash (from read_memory) is this one.
     #[serde(default)]
     pub expected_hash: Option<String>,
-    /// This memory is the summary of a session: memory_context then shows it (through a `compacted` event) instead of that session's events up to `through`. The events are kept.
+    /// This memory summarizes a session: memory_context shows it instead of the session's events.
     #[serde(default)]
     pub summarizes: Option<SummarizesArg>,
 }
@@ -58,9 +58,9 @@ pub struct RememberArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizesArg {
-    /// The session id (as given to note).
+    /// The session id given to note.
     pub session: String,
-    /// RFC 3339 time of the newest event the summary covers; omit for the session's newest event.
+    /// RFC 3339 time of the last event covered (default: the newest).
     #[serde(default)]
     pub through: Option<String>,
 }
@@ -70,28 +70,28 @@ pub struct SummarizesArg {
 /// given filters must hold.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct FilterArgs {
-    /// Only memories of these types (any of them), e.g. ["project", "feedback"].
+    /// Only these types.
     #[serde(default)]
     pub types: Option<Vec<String>>,
-    /// Only memories that have every one of these tags (case-insensitive).
+    /// Only memories with all these tags.
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// Only memories updated on or after this day, `YYYY-MM-DD`.
+    /// Updated on or after, YYYY-MM-DD.
     #[serde(default)]
     pub since: Option<String>,
-    /// Only memories updated on or before this day, `YYYY-MM-DD`.
+    /// Updated on or before, YYYY-MM-DD.
     #[serde(default)]
     pub until: Option<String>,
-    /// true: only memories marked important.
+    /// true: only important ones.
     #[serde(default)]
     pub important: Option<bool>,
-    /// Only memories whose salience is at least this, from 0 to 1 (feedback is 0.8, important memories 1).
+    /// Minimum salience, 0 to 1.
     #[serde(default)]
     pub min_salience: Option<f64>,
-    /// true: also memories another memory supersedes (left out by default; marked `superseded_by`).
+    /// true: also superseded ones.
     #[serde(default)]
     pub include_superseded: Option<bool>,
-    /// true: also memories whose `valid_until` day has passed (left out by default; marked `expired`).
+    /// true: also expired ones.
     #[serde(default)]
     pub include_expired: Option<bool>,
 }
@@ -141,9 +141,9 @@ impl FilterArgs {
 /// Arguments of `recall`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RecallArgs {
-    /// What to look for: words or a phrase.
+    /// Words or a phrase.
     pub query: String,
-    /// How many hits at most, from 1 to 1000 (default 10).
+    /// Hits at most, 1 to 1000 (default 10).
     #[serde(default)]
     pub limit: Option<u64>,
     #[serde(flatten)]
@@ -153,16 +153,16 @@ pub struct RecallArgs {
 /// Arguments of `read_memory`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadArgs {
-    /// The key of the memory (as listed by list_memories or recall).
+    /// The memory's key.
     pub key: String,
 }
 
 /// Arguments of `forget`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ForgetArgs {
-    /// The key of the memory to delete.
+    /// The memory's key.
     pub key: String,
-    /// Why it is forgotten (kept in the timeline's `forgot` event).
+    /// Why (logged).
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -170,13 +170,13 @@ pub struct ForgetArgs {
 /// Arguments of `note`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NoteArgs {
-    /// The event type, e.g. `user_said`, `assistant_did`, `decision` (letters, digits, `_`, `-`, `.`, `:`).
+    /// Event type, e.g. user_said, decision.
     #[serde(rename = "type")]
     pub kind: String,
-    /// The event's fields, any JSON values, e.g. {"text": "how's my form?"}. `ts` and `type` are set by memdir.
+    /// The event's fields (any JSON).
     #[serde(default)]
     pub fields: Option<Map<String, Value>>,
-    /// The session the event belongs to (stored as its `session` field; see session_transcript). Omit for the server's MEMDIR_SESSION, if set.
+    /// Session id (default: MEMDIR_SESSION).
     #[serde(default)]
     pub session: Option<String>,
 }
@@ -184,10 +184,10 @@ pub struct NoteArgs {
 /// Arguments of `memory_context`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ContextArgs {
-    /// Token budget of the whole block (tokens ≈ characters / 4), from 1 to 1000000. Omit for the server's default, which the tool description states.
+    /// Token budget (tokens ≈ characters / 4).
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The user's current message: memories relevant to it come first.
+    /// The user's message: relevant memories first.
     #[serde(default)]
     pub query: Option<String>,
     #[serde(flatten)]
@@ -197,13 +197,13 @@ pub struct ContextArgs {
 /// Arguments of `list_memories`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListArgs {
-    /// Only memories of this type (user, feedback, project, reference).
+    /// Only this type.
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
-    /// How many memories at most on this page, from 1 to 1000 (default 100).
+    /// Page size, 1 to 1000 (default 100).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// Where the page starts: the `next_cursor` a previous call returned, as it was. Omit for the first page.
+    /// next_cursor of the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
     #[serde(flatten)]

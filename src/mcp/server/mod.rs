@@ -12,7 +12,7 @@
 //!
 //! Here: the server's instructions, the composition of the routers and the protocol
 //! handler. `args` holds the tool arguments, `tools` the first seven handlers,
-//! `schema` the input and output schemas, `resources` the `memory://` resources.
+//! `schema` the input schemas and argument errors, `resources` the `memory://` resources.
 
 mod args;
 mod resources;
@@ -23,11 +23,11 @@ use std::sync::Arc;
 
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResourceContents, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -37,8 +37,8 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::changes::Change;
 use super::core::{MemoryServer, Shared};
+use super::prompts;
 use super::uri;
-use super::{ops, prompts};
 pub use args::ContextArgs;
 pub use args::FilterArgs;
 pub use args::ForgetArgs;
@@ -53,9 +53,8 @@ pub use args::SummarizesArg;
 use args::{cursor_at, cursor_offset};
 pub use resources::RESOURCES_PAGE;
 use resources::{resource_text, resources, unknown_uri};
-pub use schema::admit_error_document;
 pub use schema::portable;
-use schema::{explain_argument_error, output_schema, unknown_arguments};
+use schema::{explain_argument_error, unknown_arguments};
 
 /// What the server tells the model about itself (MCP `instructions`).
 const INSTRUCTIONS: &str = "memdir is your durable memory: Markdown files a person can read and edit. \
@@ -81,7 +80,10 @@ impl MemoryServer {
         for route in tool_router.map.values_mut() {
             let mut schema = Value::Object((*route.attr.input_schema).clone());
             portable(&mut schema);
-            if let Value::Object(o) = schema {
+            if let Value::Object(mut o) = schema {
+                // JSON Schema 2020-12 is MCP's default dialect: naming it in every
+                // schema only lengthens the list (spec/mcp.md#schemas).
+                o.remove("$schema");
                 route.attr.input_schema = Arc::new(o);
             }
             if let Some(d) = route.attr.description.as_mut()
@@ -90,15 +92,6 @@ impl MemoryServer {
                 *d = d
                     .replace("{default}", &shared.max_tokens.to_string())
                     .into();
-            }
-            if let Some(Value::Object(o)) = output_schema(&route.attr.name)
-                .or_else(|| ops::output_schema(&route.attr.name))
-                .or_else(|| super::state_tools::output_schema(&route.attr.name))
-            {
-                route.attr.output_schema = Some(Arc::new(o));
-            }
-            if let Some(o) = route.attr.output_schema.take() {
-                route.attr.output_schema = Some(Arc::new(admit_error_document((*o).clone())));
             }
         }
         MemoryServer {
@@ -143,6 +136,33 @@ impl ServerHandler for MemoryServer {
             .await?;
         let mut result = ListResourcesResult::with_all_items(page);
         result.next_cursor = next;
+        Ok(result)
+    }
+
+    /// The tools, less `sync` and `sync_status` when the directory does not sync
+    /// (spec/mcp.md#tools): a model is not shown tools that can only fail.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let shared = self.shared.clone();
+        let syncs = tokio::task::spawn_blocking(move || super::sync_tools::configured(&shared))
+            .await
+            .unwrap_or(false);
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|t| syncs || !super::sync_tools::SYNC_ONLY.contains(&t.name.as_ref()))
+            .collect();
+        // As rmcp's own listing: fresh on every call for the 2026 protocol.
+        let hints = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.ttl_ms = hints.then_some(0);
+        result.cache_scope = hints.then_some(CacheScope::Public);
         Ok(result)
     }
 

@@ -1,7 +1,6 @@
-//! The schemas of the tools as the server lists them: input schemas made portable,
-//! the output schemas of the first seven tools, output schemas widened to admit the
-//! error document, and the usage errors for arguments that do not fit an input
-//! schema. It must not call the engine.
+//! The schemas of the tools as the server lists them: input schemas made portable
+//! (no tool declares an output schema, spec/mcp.md#schemas), and the usage errors for
+//! arguments that do not fit an input schema. It must not call the engine.
 
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
@@ -127,91 +126,6 @@ pub fn portable(schema: &mut Value) {
         Value::Array(a) => a.iter_mut().for_each(portable),
         _ => {}
     }
-}
-
-/// The output schema of a tool: the shape of its `structuredContent` on success.
-pub(super) fn output_schema(tool: &str) -> Option<Value> {
-    let (props, required): (Value, &[&str]) = match tool {
-        "remember" => (
-            json!({"key": {"type": "string"}, "outcome": {"type": "string"}}),
-            &["key", "outcome"],
-        ),
-        "recall" => (
-            // `mode`, `fallback` and `pending` only with [embeddings] (spec/ranking.md#hybrid-recall).
-            json!({"query": {"type": "string"}, "hits": {"type": "array"}, "problems": {"type": "array"},
-                "mode": {"type": "string", "enum": ["keyword", "hybrid"]},
-                "fallback": {"type": "string"}, "pending": {"type": "integer"}}),
-            &["query", "hits"],
-        ),
-        "read_memory" => (
-            json!({"key": {"type": "string"}, "hash": {"type": "string"}, "meta": {"type": "object"}, "body": {"type": "string"}}),
-            &["key", "hash", "meta", "body"],
-        ),
-        "forget" => (
-            json!({"key": {"type": "string"}, "event": {"type": "object"}}),
-            &["key", "event"],
-        ),
-        "note" => (
-            json!({"ts": {"type": "string"}, "type": {"type": "string"}}),
-            &["ts", "type"],
-        ),
-        "memory_context" => (
-            // `mode`, `fallback` and `pending` only with [embeddings] and a query.
-            json!({"text": {"type": "string"}, "memories": {"type": "array"}, "events": {"type": "integer"},
-                "mode": {"type": "string", "enum": ["keyword", "hybrid"]},
-                "fallback": {"type": "string"}, "pending": {"type": "integer"}}),
-            &["text", "memories"],
-        ),
-        "list_memories" => (
-            json!({
-                "memories": {"type": "array"},
-                "problems": {"type": "array"},
-                "total": {"type": "integer"},
-                "next_cursor": {"type": "string"}
-            }),
-            &["memories", "total"],
-        ),
-        _ => return None,
-    };
-    Some(json!({"type": "object", "properties": props, "required": required}))
-}
-
-/// Widens a tool's output schema so that it also admits the error document an
-/// `isError` result carries (spec/mcp.md#schemas): the official TypeScript SDK
-/// validates `structuredContent` against the output schema on error results too,
-/// and would turn every tool error into an exception the model never sees. The
-/// result: the success fields and `error` as properties, and `anyOf` the success
-/// shape (with its `required`) or `{"error": {...}}`. Each branch names the
-/// properties it requires, as Ajv's strict mode asks.
-pub fn admit_error_document(success: Map<String, Value>) -> Map<String, Value> {
-    let error = json!({
-        "type": "object",
-        "description": "The CLI's error document, on error results (isError) only.",
-        "properties": {
-            "message": {"type": "string"},
-            "causes": {"type": "array", "items": {"type": "string"}},
-            "hint": {"description": "What to do about it (a string), or null."},
-            "exit_code": {"type": "integer"}
-        },
-        "required": ["message", "exit_code"]
-    });
-    let mut props = success
-        .get("properties")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    props.insert("error".into(), error.clone());
-    let mut out = Map::new();
-    out.insert("type".into(), json!("object"));
-    out.insert("properties".into(), Value::Object(props));
-    out.insert(
-        "anyOf".into(),
-        json!([
-            Value::Object(success),
-            {"type": "object", "properties": {"error": error}, "required": ["error"]}
-        ]),
-    );
-    out
 }
 
 /// rmcp reports arguments that do not fit a tool's schema as a bare serde message;

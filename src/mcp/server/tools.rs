@@ -24,7 +24,7 @@ use crate::memory::Key;
 impl MemoryServer {
     #[tool(
         name = "remember",
-        description = "Save or update a durable memory: one Markdown file in the memory directory, which a person can also read and edit. Use it for what is worth keeping across conversations: who the user is (type user), how they want you to work (feedback), ongoing work and decisions (project), where to find things (reference). An existing key is refused unless you pass replace: true or the expected_hash read_memory gave (fields you omit keep their value); identical content changes nothing. Content that looks like a secret (API key, token, private key) is refused. Returns created, updated or unchanged.",
+        description = "Save a durable memory: one Markdown file a person can also read and edit. An existing key is refused unless replace: true or expected_hash (from read_memory) is given; optional fields you omit keep their value. Secrets are refused.",
         annotations(
             title = "Remember",
             read_only_hint = false,
@@ -93,7 +93,7 @@ impl MemoryServer {
 
     #[tool(
         name = "recall",
-        description = "Search the memories for a query (words or a phrase) and return the best matches, best first, with key, type, name, description and score. Matching is by words, not substrings: a memory is a hit when its name, description, tags or body shares a word with the query (case-insensitive and lightly stemmed, so runs and running match run; common words such as the and of are ignored), or contains the whole query as written; memories matching more and rarer words rank higher. Optional filters (types, tags, since, until, important, min_salience) keep only the memories that pass them; superseded and expired memories are left out unless include_superseded / include_expired. Use read_memory for a hit's full text.",
+        description = "Search the memories by words (stemmed, case-insensitive) or a phrase, best first; each hit carries the body line that matched best. Filters narrow the set. read_memory gives a hit's full text.",
         annotations(title = "Recall", read_only_hint = true, open_world_hint = false)
     )]
     async fn recall(&self, Parameters(a): Parameters<RecallArgs>) -> CallToolResult {
@@ -107,6 +107,10 @@ impl MemoryServer {
             let mut text = String::new();
             for h in &hits {
                 text.push_str(&format!("{h}\n"));
+                // What matched, so the model need not read the memory to see it.
+                if let Some(line) = &h.line {
+                    text.push_str(&format!("    {line}\n"));
+                }
             }
             if hits.is_empty() {
                 text = "no hits".into();
@@ -126,7 +130,7 @@ impl MemoryServer {
 
     #[tool(
         name = "read_memory",
-        description = "Read one memory in full: its frontmatter (name, description, type, created and updated dates, tags, ...) and its Markdown body.",
+        description = "Read one memory in full: its frontmatter and Markdown body.",
         annotations(title = "Read memory", read_only_hint = true, open_world_hint = false)
     )]
     async fn read_memory(&self, Parameters(a): Parameters<ReadArgs>) -> CallToolResult {
@@ -144,7 +148,7 @@ impl MemoryServer {
 
     #[tool(
         name = "forget",
-        description = "Delete a memory that is wrong, outdated or that the user wants gone. The deletion is logged in the timeline (with the reason), and the memory does not come back from an older copy on sync.",
+        description = "Delete a memory that is wrong or unwanted; the deletion is logged in the timeline with the reason.",
         annotations(
             title = "Forget",
             read_only_hint = false,
@@ -168,7 +172,7 @@ impl MemoryServer {
 
     #[tool(
         name = "note",
-        description = "Append an event to the timeline, the append-only log of what happened (one JSON object per line, stamped with the time). Example: type \"user_said\" with fields {\"text\": \"how's my form?\"}. Recent events appear at the end of memory_context. Use remember for facts that should last, note for what happened.",
+        description = "Append an event to the timeline (what happened), e.g. type user_said with fields {\"text\": \"...\"}. Use remember for facts that should last.",
         annotations(
             title = "Note",
             read_only_hint = false,
@@ -197,7 +201,7 @@ impl MemoryServer {
 
     #[tool(
         name = "memory_context",
-        description = "Get the memory context block to read before answering: the index of all memories (under a small budget, its most useful lines and how many are not shown), then the agent state entries (each within its limit), then the most salient and recent memories in full, then recent timeline events (a compacted session's events replaced by its `compacted` pointer to the summary), all within a token budget (max_tokens; {default} tokens by default). Pass the user's current message as query to put the memories relevant to it first. Optional filters (types, tags, since, until, important, min_salience) choose which memories may be packed; superseded and expired memories are left out unless include_superseded / include_expired.",
+        description = "The memory block to read before answering: index, state, the memories most relevant to query, recent events, within a token budget (max_tokens; {default} tokens by default). Pass the user's message as query.",
         annotations(
             title = "Memory context",
             read_only_hint = true,
@@ -226,7 +230,7 @@ impl MemoryServer {
 
     #[tool(
         name = "list_memories",
-        description = "List the memories, most salient and recent first: key, type, updated date, score, name and description. Returns at most limit memories (default 100, at most 1000); when more remain, next_cursor is set: pass it as cursor to get the next page. Optional filters: type or types, tags (all must match), since/until (YYYY-MM-DD, on the updated date), important, min_salience. Superseded and expired memories are left out unless include_superseded / include_expired.",
+        description = "List memories, most salient and recent first, a page at a time (limit; pass next_cursor back as cursor). Filters narrow the set.",
         annotations(
             title = "List memories",
             read_only_hint = true,

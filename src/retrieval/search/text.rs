@@ -202,9 +202,70 @@ pub fn split_label(line: &str) -> Option<(&str, &str, &str)> {
     Some((&line[..start], label, &line[end..]))
 }
 
+/// The longest [`matching_line`] a hit carries, in characters.
+pub const MATCHING_LINE_MAX: usize = 200;
+
+/// The body line that matched a query (spec/ranking.md#recall): the line holding the
+/// most distinct query terms (`query` as [`terms`] gives them), the first of equals,
+/// trimmed and cut to [`MATCHING_LINE_MAX`] characters (`…` marks a cut). `None` when
+/// no line holds a query term (the memory matched by its name, description or tags,
+/// or by meaning alone).
+pub fn matching_line(body: &str, query: &[String]) -> Option<String> {
+    if query.is_empty() {
+        return None;
+    }
+    let mut best: Option<(usize, &str)> = None;
+    for line in body.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let words = terms(line);
+        let n = query.iter().filter(|q| words.contains(q)).count();
+        if n > 0 && best.is_none_or(|(b, _)| n > b) {
+            best = Some((n, line));
+        }
+    }
+    best.map(
+        |(_, line)| match line.char_indices().nth(MATCHING_LINE_MAX) {
+            None => line.to_string(),
+            Some((cut, _)) => format!("{}…", line[..cut].trim_end()),
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn check_line(body: &str, query: &str, expect: Option<&str>) {
+        let got = matching_line(body, &terms(query));
+        assert_eq!(got.as_deref(), expect, "{body:?} / {query:?}");
+    }
+
+    #[test]
+    fn matching_line_cases() {
+        // The line with the most distinct query terms, stemmed and case-insensitive.
+        check_line(
+            "Plays football.\nRuns on Saturdays in the park.\n",
+            "running saturday",
+            Some("Runs on Saturdays in the park."),
+        );
+        // The first of equals; blank lines and surrounding spaces skipped.
+        check_line(
+            "\n  a cello here  \nanother cello",
+            "cello",
+            Some("a cello here"),
+        );
+        // No line holds a term; a query of stopwords only has none.
+        check_line("nothing here", "cello", None);
+        check_line("the and of", "the of", None);
+        // A long line is cut at 200 characters.
+        let long = format!("cello {}", "x".repeat(300));
+        let got = matching_line(&long, &terms("cello")).unwrap();
+        assert_eq!(got.chars().count(), MATCHING_LINE_MAX + 1);
+        assert!(got.ends_with('…'));
+    }
 
     /// The non-empty pieces of `text` split at every character that is not
     /// alphanumeric: what [`words`] must give.
