@@ -31,7 +31,13 @@ pub enum Behaviour {
     Overflow,
     /// The vector of the second text is finite but too long to compare (1e20 each).
     Huge,
+    /// Good, but a request with a text that holds [`REFUSED_WORD`] gets a server
+    /// error: a question's query embedding can fail after its store was embedded.
+    RefuseWord,
 }
+
+/// The word [`Behaviour::RefuseWord`] refuses to embed.
+pub const REFUSED_WORD: &str = "Cappuccino";
 
 pub struct Server {
     pub url: String,
@@ -127,7 +133,10 @@ fn handle(
         })
         .unwrap_or_default();
     texts.fetch_add(input.len(), Ordering::SeqCst);
+    let refused = matches!(behaviour, Behaviour::RefuseWord)
+        && input.iter().any(|t| t.contains(REFUSED_WORD));
     let (status, doc) = match behaviour {
+        _ if refused => ("500 Internal Server Error", json!({"error": "refused"})),
         Behaviour::ServerError => ("500 Internal Server Error", json!({"error": "boom"})),
         Behaviour::Hang => {
             std::thread::sleep(Duration::from_secs(3));

@@ -8,6 +8,7 @@
 
 pub mod baseline;
 pub mod chats;
+pub mod hybrid;
 pub mod locomo;
 pub mod longmemeval;
 pub mod paraphrase;

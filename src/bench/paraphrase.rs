@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::BenchError;
-use super::locomo::{Embeddings, HybridRun};
+use super::hybrid::{Embeddings, HybridRun};
 use crate::clock::Clock;
 use crate::engine::{Draft, Memory, RecallRequest};
 

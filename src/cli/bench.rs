@@ -4,9 +4,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::Out;
-use crate::bench::locomo::{
-    self, BENCH_EMBED_TIMEOUT_MS, DEFAULT_BUDGETS, Embeddings, Report, Timing,
-};
+use crate::bench::hybrid::{BENCH_EMBED_TIMEOUT_MS, Embeddings, HybridRun, Timing};
+use crate::bench::locomo::{self, DEFAULT_BUDGETS, Report};
 use crate::bench::{LostSteps, longmemeval};
 use crate::error::Error;
 use crate::report::Failure;
@@ -160,8 +159,14 @@ has_answer turn) when its line is. recall_any@k / recall_all@k: some / every ans
 session among recall's first k; NDCG@10 with binary relevance; MRR: mean 1/rank of
 the first answer session. Abstention questions (_abs) are reported apart. The
 baseline is BM25 over single turn lines packed to the same budget, in the same run.
+With --embed-url (or --embed-builtin), every question's store is also configured
+with the embeddings and its memories embedded ahead of time, as for bench locomo:
+the same blocks with hybrid relevance are scored too (the hybrid column), and
+recall is asked again on the configured store (its hybrid ranking).
 Example:
-  memdir bench longmemeval --data ../shared/bench-data/longmemeval_s_dev.jsonl.gz --limit 20"
+  memdir bench longmemeval --data ../shared/bench-data/longmemeval_s_dev.jsonl.gz --limit 20
+  memdir bench longmemeval --data ../shared/bench-data/longmemeval_s_dev.jsonl.gz --limit 20 \\
+      --embed-builtin"
 )]
 pub struct LongmemevalArgs {
     /// The data file (.jsonl.gz, .jsonl, or a JSON array).
@@ -173,6 +178,8 @@ pub struct LongmemevalArgs {
     /// Measure only the first N questions of the file.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
 }
 
 pub fn run(a: &Args, out: &mut Out) -> Result<i32, Failure> {
@@ -256,7 +263,7 @@ fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
         start.elapsed().as_secs_f64(),
         a.seed
     ));
-    note_hybrid(&report, &timing, out);
+    note_hybrid(report.hybrid.as_ref(), &timing, out);
     if out.is_json() {
         out.json(&report);
     } else {
@@ -268,7 +275,8 @@ fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
 fn run_longmemeval(a: &LongmemevalArgs, out: &mut Out) -> Result<i32, Failure> {
     check_budgets(&a.budgets)?;
     let start = Instant::now();
-    let mut runner = longmemeval::Runner::new(&a.budgets);
+    let embeddings = a.embed.embeddings();
+    let mut runner = longmemeval::Runner::with_embeddings(&a.budgets, embeddings.as_ref());
     let mut done = 0;
     longmemeval::for_each(&a.data, a.limit, &mut |q| {
         runner.add(&q)?;
@@ -276,13 +284,14 @@ fn run_longmemeval(a: &LongmemevalArgs, out: &mut Out) -> Result<i32, Failure> {
         out.progress_line(&format!("bench: {} done ({done})", q.id));
         Ok(())
     })?;
-    let report = runner.finish();
+    let (report, timing) = runner.finish_timed();
     out.note(&format!(
         "bench: {} questions × {} budgets in {:.1} s",
         report.questions + report.abstention_questions,
         a.budgets.len(),
         start.elapsed().as_secs_f64()
     ));
+    note_hybrid(report.hybrid.as_ref(), &timing, out);
     if out.is_json() {
         out.json(&report);
     } else {
@@ -307,6 +316,12 @@ fn lme_table(r: &longmemeval::Report) -> String {
          has_answer turns whose line is in the block; tokens: mean estimated tokens;\n\
          abstention questions are scored on the sessions and turns the data marks anyway\n",
     );
+    if r.hybrid.is_some() {
+        s.push_str(
+            "hybrid: the same blocks with hybrid memory relevance (the line scores stay the \
+             keyword ones)\n",
+        );
+    }
     s
 }
 
@@ -332,23 +347,46 @@ fn lme_header(r: &longmemeval::Report) -> String {
             r.refused_sessions, r.refused_answer_sessions
         ));
     }
+    if let Some(h) = &r.hybrid {
+        s.push_str(&format!(
+            "hybrid: the same blocks with keyword and vector ranks fused, and recall on the \
+             store configured with the embeddings ({}, {} dimensions; {} memories embedded, \
+             {} questions fell back)\n\n",
+            h.model, h.dimensions, h.passages, h.fallbacks
+        ));
+    }
     s
 }
 
 /// Answer sessions, turns and tokens per budget, answerable questions.
 fn lme_budgets(r: &longmemeval::Report) -> String {
+    let hybrid = r.hybrid.is_some();
     let mut s = String::new();
-    s.push_str("budget  sessions  (base)  turns  (base)  tokens  (base)\n");
+    s.push_str(if hybrid {
+        "budget  sessions  hybrid  (base)  turns  hybrid  (base)  tokens  hybrid  (base)\n"
+    } else {
+        "budget  sessions  (base)  turns  (base)  tokens  (base)\n"
+    });
     for b in &r.budgets {
         let (m, x) = (&b.answerable.memdir, &b.answerable.baseline);
+        // With the hybrid column, its value stands between memdir's and the baseline's.
+        let h = |pick: fn(&longmemeval::BlockScore) -> String| {
+            b.answerable
+                .hybrid
+                .as_ref()
+                .map_or(String::new(), |h| format!("  {:>6}", pick(h)))
+        };
         s.push_str(&format!(
-            "{:>6}  {:>8.3}  {:>6.3}  {:>5.3}  {:>6.3}  {:>6.0}  {:>6.0}\n",
+            "{:>6}  {:>8.3}{}  {:>6.3}  {:>5.3}{}  {:>6.3}  {:>6.0}{}  {:>6.0}\n",
             b.max_tokens,
             m.answer_sessions,
+            h(|h| format!("{:.3}", h.answer_sessions)),
             x.answer_sessions,
             m.answer_turns,
+            h(|h| format!("{:.3}", h.answer_turns)),
             x.answer_turns,
             m.mean_tokens,
+            h(|h| format!("{:.0}", h.mean_tokens)),
             x.mean_tokens
         ));
     }
@@ -371,24 +409,31 @@ fn lme_types(r: &longmemeval::Report) -> String {
         ),
         ("answer turns in the block", |s| s.answer_turns),
     ] {
-        s.push_str(&format!(
-            "\n{title}, per question type: memdir (baseline)\n"
-        ));
+        let (which, width) = if r.hybrid.is_some() {
+            ("memdir (hybrid, baseline)", 22)
+        } else {
+            ("memdir (baseline)", 15)
+        };
+        s.push_str(&format!("\n{title}, per question type: {which}\n"));
         s.push_str(&format!("{:<26} {:>4}", "type", "n"));
         for b in &r.budgets {
-            s.push_str(&format!("  {:>15}", b.max_tokens));
+            s.push_str(&format!("  {:>width$}", b.max_tokens));
         }
         s.push('\n');
+        let cell = |p: &longmemeval::Pair| match &p.hybrid {
+            Some(h) => format!(
+                "  {:>6.3} ({:.3}, {:.3})",
+                pick(&p.memdir),
+                pick(h),
+                pick(&p.baseline)
+            ),
+            None => format!("  {:>6.3} ({:.3})", pick(&p.memdir), pick(&p.baseline)),
+        };
         for t in &types {
             let n = r.budgets[0].types[*t].memdir.questions;
             s.push_str(&format!("{t:<26} {n:>4}"));
             for b in &r.budgets {
-                let p = &b.types[*t];
-                s.push_str(&format!(
-                    "  {:>6.3} ({:.3})",
-                    pick(&p.memdir),
-                    pick(&p.baseline)
-                ));
+                s.push_str(&cell(&b.types[*t]));
             }
             s.push('\n');
         }
@@ -398,12 +443,7 @@ fn lme_types(r: &longmemeval::Report) -> String {
                 "abstention (apart)", r.abstention_questions
             ));
             for b in &r.budgets {
-                let p = &b.abstention;
-                s.push_str(&format!(
-                    "  {:>6.3} ({:.3})",
-                    pick(&p.memdir),
-                    pick(&p.baseline)
-                ));
+                s.push_str(&cell(&b.abstention));
             }
             s.push('\n');
         }
@@ -432,6 +472,16 @@ fn lme_recall(r: &longmemeval::Report) -> String {
     s.push_str(&row("all", &r.recall));
     for (t, x) in &r.recall_types {
         s.push_str(&row(t, x));
+    }
+    if let (Some(all), Some(types)) = (&r.hybrid_recall, &r.hybrid_recall_types) {
+        s.push_str(
+            "\nrecall QUESTION on the store configured with the embeddings (hybrid ranking)\n\
+             type                          n  any@5  all@5  any@10  NDCG@10    MRR\n",
+        );
+        s.push_str(&row("all", all));
+        for (t, x) in types {
+            s.push_str(&row(t, x));
+        }
     }
     s
 }
@@ -466,7 +516,7 @@ fn run_locomo(a: &LocomoArgs, out: &mut Out) -> Result<i32, Failure> {
         a.budgets.len(),
         start.elapsed().as_secs_f64()
     ));
-    note_hybrid(&report, &timing, out);
+    note_hybrid(report.hybrid.as_ref(), &timing, out);
     if out.is_json() {
         out.json(&report);
     } else {
@@ -476,11 +526,11 @@ fn run_locomo(a: &LocomoArgs, out: &mut Out) -> Result<i32, Failure> {
 }
 
 /// The embedding throughput on stderr, and a warning when hybrid blocks fell back.
-fn note_hybrid(r: &Report, t: &Timing, out: &mut Out) {
-    let Some(h) = &r.hybrid else { return };
+fn note_hybrid(h: Option<&HybridRun>, t: &Timing, out: &mut Out) {
+    let Some(h) = h else { return };
     let rate = |n: usize, secs: f64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
     let (ps, qs) = (t.passage_time.as_secs_f64(), t.query_time.as_secs_f64());
-    out.note(&format!(
+    let mut line = format!(
         "bench: embedded {} memories in {:.1} s ({:.2}/s) and {} questions in {:.1} s ({:.2}/s)",
         t.passages,
         ps,
@@ -488,7 +538,17 @@ fn note_hybrid(r: &Report, t: &Timing, out: &mut Out) {
         t.queries,
         qs,
         rate(t.queries, qs)
-    ));
+    );
+    if t.recalls > 0 {
+        let rs = t.recall_time.as_secs_f64();
+        line.push_str(&format!(
+            "; hybrid recall of {} questions in {:.1} s ({:.2}/s)",
+            t.recalls,
+            rs,
+            rate(t.recalls, rs)
+        ));
+    }
+    out.note(&line);
     if h.fallbacks > 0 {
         out.warn(&format!(
             "warning: {} questions fell back to keyword ranking in the hybrid column",

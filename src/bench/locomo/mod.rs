@@ -22,9 +22,9 @@
 //! directories. Results are deterministic (fixed clocks, total orders; the hybrid
 //! column as deterministic as the endpoint), timings are returned apart.
 //!
-//! The module is in three rooms: this one reads the data set, finds turn ids and
-//! builds a conversation's store; `hybrid` holds the embeddings of the hybrid column;
-//! `runner` asks the questions and sums the report.
+//! The module is in two rooms (its hybrid column is [`crate::bench::hybrid`], shared
+//! with `longmemeval`): this one reads the data set, finds turn ids and
+//! builds a conversation's store; `runner` asks the questions and sums the report.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -37,10 +37,9 @@ use crate::clock::Clock;
 use crate::engine::{Draft, Memory};
 use crate::error::Error;
 
-mod hybrid;
 mod runner;
 
-pub use hybrid::{BENCH_EMBED_TIMEOUT_MS, Embeddings, HybridRun, Timing};
+pub use super::hybrid::{BENCH_EMBED_TIMEOUT_MS, Embeddings, HybridRun, Timing};
 pub use runner::{BudgetReport, Report, Score, run, run_named, run_with};
 
 /// Budgets measured when none are given.

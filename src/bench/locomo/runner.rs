@@ -3,17 +3,15 @@
 //! hybrid), and the sums turned into the report.
 
 use std::collections::{BTreeMap, HashSet};
-use std::time::Instant;
 
 use serde::Serialize;
 
-use super::hybrid::{Embeddings, HybridRun, Timing, hybrid_relevance};
 use super::{ADVERSARIAL, Conversation, Question, build_store, evidence_held, turn_line};
 use crate::bench::baseline::LineIndex;
+use crate::bench::hybrid::{Column, Embeddings, HybridRun, Timing, blocks};
 use crate::bench::{BenchError, LostSteps, lost_steps};
-use crate::engine::{ContextRequest, Memory};
+use crate::engine::Memory;
 use crate::retrieval::context::Prepared;
-use crate::retrieval::filter::Filter;
 
 /// Evidence recall of a group of questions at one budget.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -155,10 +153,9 @@ pub fn run_with(
 /// A run in progress: what it measures at, and what it has counted so far.
 struct Run<'a> {
     budgets: &'a [usize],
-    embeddings: Option<&'a Embeddings>,
+    /// With embeddings, the hybrid column.
+    hybrid: Option<Column<'a>>,
     report: Report,
-    timing: Timing,
-    hybrid_run: Option<HybridRun>,
     // accs[budget][category], for memdir, the baseline and memdir hybrid.
     accs: Vec<BTreeMap<u8, Acc>>,
     base: Vec<BTreeMap<u8, Acc>>,
@@ -179,7 +176,7 @@ impl<'a> Run<'a> {
     ) -> Run<'a> {
         Run {
             budgets,
-            embeddings,
+            hybrid: embeddings.map(Column::new),
             report: Report {
                 benchmark: benchmark.to_string(),
                 conversations,
@@ -195,12 +192,6 @@ impl<'a> Run<'a> {
                 },
                 hybrid: None,
             },
-            timing: Timing::default(),
-            hybrid_run: embeddings.map(|e| HybridRun {
-                model: e.model.clone(),
-                dimensions: e.dimensions,
-                ..HybridRun::default()
-            }),
             accs: vec![BTreeMap::new(); budgets.len()],
             base: vec![BTreeMap::new(); budgets.len()],
             hyb: vec![BTreeMap::new(); budgets.len()],
@@ -215,17 +206,8 @@ impl<'a> Run<'a> {
         self.report.turns += c.sessions.iter().map(|s| s.turns.len()).sum::<usize>();
         let tmp = tempfile::tempdir().map_err(|source| BenchError::TempDir { source })?;
         let mem = build_store(c, tmp.path())?;
-        if let Some(e) = self.embeddings {
-            e.configure(tmp.path())?;
-            let start = Instant::now();
-            let summary = mem
-                .index_embeddings()?
-                .map_err(|source| BenchError::Embed { source })?;
-            self.timing.passage_time += start.elapsed();
-            self.timing.passages += summary.embedded;
-            if let Some(h) = self.hybrid_run.as_mut() {
-                h.passages += summary.embedded;
-            }
+        if let Some(h) = self.hybrid.as_mut() {
+            h.embed_store(&mem, tmp.path())?;
         }
         // Everything that does not depend on the question is loaded once; the first
         // question of each conversation checks that this is what `context` returns.
@@ -244,17 +226,11 @@ impl<'a> Run<'a> {
             }
             self.report.questions += 1;
             // The hybrid relevance does not depend on the budget: one query embedding.
-            let hybrid = match &mut self.hybrid_run {
-                Some(h) => {
-                    let start = Instant::now();
-                    let (rel, ok) = hybrid_relevance(&mem, &prepared, &q.text);
-                    self.timing.query_time += start.elapsed();
-                    self.timing.queries += 1;
-                    h.fallbacks += usize::from(!ok);
-                    Some(rel)
-                }
-                None => None,
-            };
+            let hybrid = self.hybrid.as_mut().map(|h| {
+                let (rel, ok) = h.relevance(&mem, &prepared, &q.text);
+                h.run.fallbacks += usize::from(!ok);
+                rel
+            });
             let held = self.ask(&mem, &prepared, &baseline, q, &hybrid, qi == 0)?;
             if q.category != ADVERSARIAL {
                 self.count_lost_steps(&held);
@@ -277,24 +253,7 @@ impl<'a> Run<'a> {
     ) -> Result<Held, BenchError> {
         let mut held: Held = Default::default();
         for (bi, &b) in self.budgets.iter().enumerate() {
-            let (block, hybrid_block) = match hybrid {
-                None => (prepared.block(b, Some(&q.text)), None),
-                Some(rel) => {
-                    let filter = Filter::default();
-                    let keyword = prepared.block_with(b, Some(&q.text), &filter, None);
-                    let hybrid = prepared.block_with(b, Some(&q.text), &filter, rel.clone());
-                    (keyword, Some(hybrid))
-                }
-            };
-            if check {
-                // `context` on the store as configured: hybrid when it is.
-                let want = hybrid_block.as_ref().unwrap_or(&block);
-                assert_eq!(
-                    want,
-                    &mem.context(&ContextRequest::new(b).with_query(q.text.as_str()))?
-                        .block
-                );
-            }
+            let (block, hybrid_block) = blocks(mem, prepared, b, &q.text, hybrid.as_ref(), check)?;
             if let Some(h) = &hybrid_block {
                 let found = evidence_held(&h.text, &q.evidence);
                 self.hyb[bi].entry(q.category).or_default().add(
@@ -354,7 +313,7 @@ impl<'a> Run<'a> {
         for (_, a) in self.hyb[bi].iter().filter(|(c, _)| **c != ADVERSARIAL) {
             hybrid.merge(a);
         }
-        let with_hybrid = self.embeddings.is_some();
+        let with_hybrid = self.hybrid.is_some();
         BudgetReport {
             max_tokens: b,
             answerable: answerable.score(),
@@ -378,8 +337,9 @@ impl<'a> Run<'a> {
             let r = self.budget_report(bi, b);
             self.report.budgets.push(r);
         }
-        self.report.hybrid = self.hybrid_run;
-        (self.report, self.timing)
+        let (run, timing) = self.hybrid.map(|h| (h.run, h.timing)).unzip();
+        self.report.hybrid = run;
+        (self.report, timing.unwrap_or_default())
     }
 }
 

@@ -24,6 +24,12 @@
 //!   rank of the first answer session;
 //! - budget steps B → 2B whose larger block lost an answer turn the smaller one held.
 //!
+//! With embeddings ([`Embeddings`]), as in `bench locomo`: each question's store is
+//! configured with them and embedded ahead of time, and every block is scored a
+//! second time with the hybrid memory relevance `context` uses then (the hybrid
+//! column), and `recall` is asked a second time on the configured store (its hybrid
+//! ranking); the keyword `recall` is asked before the store is configured.
+//!
 //! The data is read one question at a time (`.jsonl.gz`, `.jsonl`, or the upstream
 //! JSON array); converting and scoring are pure, [`Runner::add`] is the edge that
 //! writes a temporary directory per question.
@@ -35,6 +41,7 @@
 use chrono::{DateTime, Utc};
 
 use super::BenchError;
+use super::hybrid::{Embeddings, Timing};
 use super::locomo::Conversation;
 
 mod data;
@@ -86,10 +93,21 @@ pub fn run(
     budgets: &[usize],
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report, BenchError> {
-    let mut runner = Runner::new(budgets);
+    run_with(instances, budgets, None, progress).map(|(r, _)| r)
+}
+
+/// [`run`], and with `embeddings` the hybrid column too; returns the report and
+/// where the embedding time went.
+pub fn run_with(
+    instances: &[Instance],
+    budgets: &[usize],
+    embeddings: Option<&Embeddings>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Report, Timing), BenchError> {
+    let mut runner = Runner::with_embeddings(budgets, embeddings);
     for q in instances {
         runner.add(q)?;
         progress(&q.id);
     }
-    Ok(runner.finish())
+    Ok(runner.finish_timed())
 }
