@@ -10,10 +10,11 @@ use crate::retrieval::context::DEFAULT_MAX_TOKENS;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Tokens are estimated as ceil(characters / 4); the block never exceeds
-max-tokens × 4 characters. MEMORY.md comes whole when it fits in half the budget (a
-quarter with --query); otherwise its most useful lines and a line saying how many are
-not shown. With --query (the user's current message), memories relevant to it come
-first. Filters choose which memories may be packed; the index stays the store's.
+max-tokens × 4 characters. MEMORY.md comes whole when it fits in half the budget (an
+eighth with --query); otherwise its most useful lines and a line saying how many are
+not shown. With --query (the user's current message), the best lines of the memories
+relevant to it come first, as marked excerpts (a line over 200 characters cut to the
+part that matches, `…` where text is left out), and a larger budget never shows less. Filters choose which memories may be packed; the index stays the store's.
 
 Examples:
   memdir context --max-tokens 1024

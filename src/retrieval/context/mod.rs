@@ -39,7 +39,8 @@ pub const DEFAULT_MAX_TOKENS: usize = 8192;
 /// (spec/ranking.md#budget).
 pub const INDEX_SHARE: f64 = 0.5;
 /// The share of the budget MEMORY.md may take in a block with a query: less, since
-/// the evidence for the query matters more (measured on LoCoMo, spec/ranking.md#budget).
+/// the evidence for the query matters more (measured on the three data sets,
+/// spec/ranking.md#budget).
 pub const INDEX_SHARE_QUERY: f64 = 0.125;
 /// The most of the budget the agent state section takes (spec/ranking.md#agent-state-in-the-block).
 pub const STATE_SHARE: f64 = 0.25;
