@@ -4,7 +4,7 @@
 //!
 //! Must not choose which lines go in (the excerpt planner does). Pure code.
 
-use crate::retrieval::search::{split_label, split_tag, terms};
+use crate::retrieval::search::{self, split_label, split_tag, terms};
 
 /// A line longer than this many characters is shown cut to its best window.
 pub const LINE_CAP: usize = 200;
@@ -75,26 +75,21 @@ struct Word {
     term: Option<String>,
 }
 
-/// The alphanumeric runs of `text` in character positions (`at` maps them to bytes).
+/// The words of `text` as the search splits them ([`search::words`]: its alphanumeric
+/// runs), in character positions (`at` maps them to bytes).
 fn words(text: &str, at: &[usize]) -> Vec<Word> {
-    let mut out = Vec::new();
-    let mut start: Option<usize> = None;
-    for (ci, c) in text.chars().enumerate().chain([(at.len() - 1, ' ')]) {
-        match (c.is_alphanumeric(), start) {
-            (true, None) => start = Some(ci),
-            (false, Some(s)) => {
-                let term = terms(&text[at[s]..at[ci]]).into_iter().next();
-                out.push(Word {
-                    start: s,
-                    end: ci,
-                    term,
-                });
-                start = None;
+    // A word's byte offset in `text`, as a character position.
+    let char_at = |byte: usize| at.partition_point(|&b| b < byte);
+    search::words(text)
+        .map(|w| {
+            let byte = w.as_ptr() as usize - text.as_ptr() as usize;
+            Word {
+                start: char_at(byte),
+                end: char_at(byte + w.len()),
+                term: terms(w).into_iter().next(),
             }
-            _ => {}
-        }
-    }
-    out
+        })
+        .collect()
 }
 
 /// The character where the best window of `room` characters starts: a window
@@ -129,7 +124,7 @@ fn best_start(
         let start = if from == 0 {
             0
         } else {
-            let first = words.iter().position(|w| w.start >= from).unwrap_or(0);
+            let first = words.partition_point(|w| w.start < from);
             let sentence = (first..words.len())
                 .take_while(|&i| words[i].start <= s)
                 .find(|&i| i > 0 && sentence_starts(text, at, words[i - 1].end, words[i].start));

@@ -19,7 +19,7 @@ pub(crate) use crate::retrieval::search::line_scoring::key_parts;
 pub use crate::retrieval::search::scoring::{Corpus, blend};
 pub use crate::retrieval::search::text::matching_line;
 pub use crate::retrieval::search::text::terms;
-pub(crate) use crate::retrieval::search::text::{split_label, split_tag};
+pub(crate) use crate::retrieval::search::text::{split_label, split_tag, words};
 pub use crate::retrieval::search::vocab::{Analyzed, DocData, Vocab};
 
 #[cfg(test)]

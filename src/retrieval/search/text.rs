@@ -17,7 +17,7 @@ const STOPWORDS: &[&str] = &[
 
 /// The maximal runs of alphanumeric characters of `text` (the non-empty pieces of
 /// `text.split(|c: char| !c.is_alphanumeric())`), with ASCII tested byte by byte.
-fn words(text: &str) -> impl Iterator<Item = &str> {
+pub fn words(text: &str) -> impl Iterator<Item = &str> {
     let b = text.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
