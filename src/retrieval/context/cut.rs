@@ -51,7 +51,7 @@ pub fn cut(line: &str, cap: usize, weights: &[(String, f64)]) -> Option<String> 
         .chain([text.len()])
         .collect();
     let chars = at.len() - 1;
-    let words = words(text, &at);
+    let words = words(text, &at, weights);
     let best = best_start(text, &at, &words, room, weights);
     let (start, end) = snap(&words, best, room, chars);
     let mut s = String::with_capacity(cap * 4);
@@ -67,27 +67,52 @@ pub fn cut(line: &str, cap: usize, weights: &[(String, f64)]) -> Option<String> 
     Some(s)
 }
 
-/// A word of a line's text: its first and one-past-last character, and its term
-/// (`None` for a stop word).
+/// A word of a line's text: its first and one-past-last character, and which of
+/// the query's terms it is (`None` for any other word).
 struct Word {
     start: usize,
     end: usize,
-    term: Option<String>,
+    term: Option<usize>,
 }
 
 /// The words of `text` as the search splits them ([`search::words`]: its alphanumeric
-/// runs), in character positions (`at` maps them to bytes).
-fn words(text: &str, at: &[usize]) -> Vec<Word> {
-    // A word's byte offset in `text`, as a character position.
-    let char_at = |byte: usize| at.partition_point(|&b| b < byte);
+/// runs), in character positions (`at` maps them to bytes), each with its place in
+/// `weights` when its term is one of theirs.
+fn words(text: &str, at: &[usize], weights: &[(String, f64)]) -> Vec<Word> {
+    // A term is its word lowercased, or a stem of it: the word's first characters
+    // (all but at most the term's last, `studies` → `study`). A word that starts with
+    // none of the terms' heads is not analysed.
+    let heads: Vec<&str> = weights
+        .iter()
+        .map(|(t, _)| t.char_indices().last().map_or("", |(i, _)| &t[..i]))
+        .collect();
+    let ascii = text.is_ascii();
+    let mut from = 0;
     search::words(text)
         .map(|w| {
             let byte = w.as_ptr() as usize - text.as_ptr() as usize;
-            Word {
-                start: char_at(byte),
-                end: char_at(byte + w.len()),
-                term: terms(w).into_iter().next(),
-            }
+            let (start, end) = if ascii {
+                (byte, byte + w.len())
+            } else {
+                // Words come in order: each position is searched for after the last.
+                let start = from + at[from..].partition_point(|&b| b < byte);
+                let end = start + at[start..].partition_point(|&b| b < byte + w.len());
+                from = end;
+                (start, end)
+            };
+            let may = !w.is_ascii()
+                || heads.iter().any(|h| {
+                    w.len() >= h.len() && w.as_bytes()[..h.len()].eq_ignore_ascii_case(h.as_bytes())
+                });
+            let term = if may {
+                terms(w)
+                    .into_iter()
+                    .next()
+                    .and_then(|t| weights.iter().position(|(q, _)| *q == t))
+            } else {
+                None
+            };
+            Word { start, end, term }
         })
         .collect()
 }
@@ -104,13 +129,7 @@ fn best_start(
     room: usize,
     weights: &[(String, f64)],
 ) -> usize {
-    let weight = |w: &Word| -> Option<(usize, f64)> {
-        let t = w.term.as_deref()?;
-        weights
-            .iter()
-            .position(|(q, _)| q == t)
-            .map(|i| (i, weights[i].1))
-    };
+    let weight = |w: &Word| w.term.map(|i| (i, weights[i].1));
     let hits: Vec<(usize, usize, usize, f64)> = words
         .iter()
         .filter_map(|w| weight(w).map(|(i, x)| (w.start, w.end, i, x)))
@@ -218,6 +237,45 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        // `words` skips the analysis of words that start with no term's head and
+        // counts positions in bytes on ASCII text: the words and terms it finds are
+        // those of every word analysed and every position counted in characters.
+        #[test]
+        fn words_are_those_of_the_full_analysis(
+            tokens in proptest::collection::vec(proptest::sample::select(vec![
+                "Studies", "study", "running", "RUN", "classes", "class", "hike",
+                "Hiking", "flies", "fly", "anomalies", "the", "a", "5", "x1", "é", "日本",
+                "Été", "rocks.", "Rock,", "qzx",
+            ]), 0..60),
+            seps in "[ .,!?é]{1,3}",
+            picks in proptest::collection::vec(0usize..64, 0..5),
+        ) {
+            let text = tokens.join(&seps);
+            let all: Vec<String> = search::words(&text).flat_map(terms).collect();
+            let mut weights: Vec<(String, f64)> = Vec::new();
+            for p in picks {
+                let t = all.get(p).cloned().unwrap_or_else(|| format!("zz{p}"));
+                if !weights.iter().any(|(u, _)| *u == t) {
+                    weights.push((t, 1.0));
+                }
+            }
+            let at: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+            let char_at = |byte: usize| at.partition_point(|&b| b < byte);
+            let expected: Vec<(usize, usize, Option<usize>)> = search::words(&text)
+                .map(|w| {
+                    let byte = w.as_ptr() as usize - text.as_ptr() as usize;
+                    let term = terms(w).into_iter().next();
+                    let i = term.and_then(|t| weights.iter().position(|(q, _)| *q == t));
+                    (char_at(byte), char_at(byte + w.len()), i)
+                })
+                .collect();
+            let got: Vec<(usize, usize, Option<usize>)> = words(&text, &at, &weights)
+                .into_iter()
+                .map(|w| (w.start, w.end, w.term))
+                .collect();
+            proptest::prop_assert_eq!(got, expected);
+        }
+
         #[test]
         fn a_cut_never_exceeds_its_cap(
             line in "[a-z é日:\\[\\]0-9]{0,400}",

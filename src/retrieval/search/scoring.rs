@@ -293,15 +293,13 @@ impl Corpus {
         } else {
             Some(Vec::new())
         };
+        let may = self.may_contain(inner.as_deref());
         let rel = records
             .iter()
             .zip(bm25)
-            .zip(&self.docs)
-            .map(|((r, s), d)| {
+            .zip(may)
+            .map(|((r, s), may)| {
                 let lexical = if max > 0.0 { s / max } else { 0.0 };
-                let may = inner
-                    .as_ref()
-                    .is_some_and(|ids| ids.iter().all(|&t| d.tf(t).is_some()));
                 let phrase = if !q_lower.is_empty() && may && phrase_hit(r, &q_lower) {
                     1.0
                 } else {
@@ -311,6 +309,32 @@ impl Corpus {
             })
             .collect();
         (rel, strength)
+    }
+
+    /// Whether each memory holds every term of `inner` (`None`: none may hold the
+    /// query). With postings, only the memories on the shortest of the terms' lists are
+    /// looked at; the answer is the scan's.
+    fn may_contain(&self, inner: Option<&[u32]>) -> Vec<bool> {
+        let Some(ids) = inner else {
+            return vec![false; self.docs.len()];
+        };
+        let holds_all = |d: &DocData| ids.iter().all(|&t| d.tf(t).is_some());
+        let shortest = self.postings().and_then(|p| {
+            let lists: Option<Vec<_>> = ids.iter().map(|&t| p.docs.get(t as usize)).collect();
+            Some((p, lists?.into_iter().min_by_key(|l| l.len())?))
+        });
+        match shortest {
+            Some((p, list)) => {
+                let mut may = vec![false; self.docs.len()];
+                for &(slot, _) in list {
+                    if let Some(i) = p.position(slot) {
+                        may[i] = holds_all(&self.docs[i]);
+                    }
+                }
+                may
+            }
+            None => self.docs.iter().map(holds_all).collect(),
+        }
     }
 
     /// The postings, when kept (built on the first call).
@@ -425,6 +449,20 @@ mod tests {
             let mut kept = with_postings(&records);
             let what = format!("seed {seed}");
             same_scores(&Corpus::new(&records), &kept, &records, &queries, &what);
+            // Queries that some memory holds whole (the phrase part of relevance,
+            // whose candidates the postings find).
+            let phrases: Vec<String> = records
+                .iter()
+                .flat_map(|r| r.body.lines())
+                .filter_map(|l| {
+                    let w: Vec<&str> = l.split(' ').filter(|w| !w.ends_with(':')).collect();
+                    (w.len() >= 5).then(|| w[1..5].join(" "))
+                })
+                .take(8)
+                .collect();
+            assert!(!phrases.is_empty(), "{what}");
+            let phrases: Vec<&str> = phrases.iter().map(String::as_str).collect();
+            same_scores(&Corpus::new(&records), &kept, &records, &phrases, &what);
             // A corpus carried over after changes scores as a new one.
             let next = random_records(seed + 100, 10);
             let mut records2: Vec<Record> = records.clone();
