@@ -144,3 +144,26 @@ fn a_conflict_is_open_on_both_devices_until_resolved() {
     }
     assert!(lost.is_empty(), "edits lost: {lost:?}");
 }
+
+// A conflict copy that cannot be saved (a file named `conflicts` where the folder
+// goes) refuses the whole pull before anything is written: the other changes of that
+// version are not applied either, and the edit stays.
+#[test]
+fn a_copy_that_cannot_be_saved_refuses_the_pull_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = devices(tmp.path());
+    a.edit("a", Some("new on A"));
+    a.edit("x", Some("A's edit"));
+    a.ok(&["sync"]);
+    b.edit("x", Some("B's edit"));
+    std::fs::write(b.dir.join("conflicts"), "a note of B's\n").unwrap();
+    let before = tree(&b.dir);
+    let o = b.run(&["sync"]);
+    assert_eq!(super::code(&o), Some(4), "{}", crate::common::stderr(&o));
+    assert!(
+        crate::common::stderr(&o).contains("conflicts is a file here"),
+        "{}",
+        crate::common::stderr(&o)
+    );
+    assert_eq!(tree(&b.dir), before, "a refused pull changed the directory");
+}
