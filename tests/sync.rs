@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::common::{memdir, run, stderr, stdout, tree};
 
+mod conflicts;
 mod foreign;
 mod hostile;
 mod races;
@@ -123,7 +124,7 @@ impl Device {
     }
 
     fn conflict_copies(&self) -> Vec<String> {
-        let dir = self.dir.join(".memdir/conflicts");
+        let dir = self.dir.join("conflicts");
         let mut v: Vec<String> = std::fs::read_dir(dir)
             .map(|rd| {
                 rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -355,7 +356,7 @@ fn conflict_copy_holds_the_other_version_and_stays_resolved() {
         copies[0].starts_with("x.") && copies[0].ends_with(".md"),
         "{copies:?}"
     );
-    let copy = std::fs::read_to_string(b.dir.join(".memdir/conflicts").join(&copies[0])).unwrap();
+    let copy = std::fs::read_to_string(b.dir.join("conflicts").join(&copies[0])).unwrap();
     assert_eq!(copy, memory_text("x", "from A"));
     let again = b.json(&["sync"]);
     assert_eq!(again["pulled"], Value::Null);

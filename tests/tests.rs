@@ -10,6 +10,8 @@ mod cache;
 mod cli_golden;
 #[cfg(feature = "cli")]
 mod completions;
+#[cfg(all(feature = "cli", feature = "mcp", feature = "sync"))]
+mod config_errors;
 #[cfg(feature = "cli")]
 mod doctor;
 #[cfg(feature = "sync")]

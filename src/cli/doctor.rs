@@ -138,7 +138,12 @@ fn checks(mem: &Memory) -> Vec<Check> {
             c
         }
         Err(e) => {
-            checks.push(Check::failure("config", e.into()));
+            // What every other command does meanwhile (spec/cli.md#configuration-errors).
+            let mut c = Check::failure("config", e.into());
+            c.detail.push_str(
+                "; sync and embeddings not checked: until it parses, sync commands refuse and recall ranks by keywords",
+            );
+            checks.push(c);
             checks.push(index(backend));
             return checks;
         }

@@ -332,6 +332,9 @@ fn push_note(mem: &Memory, sync: &Target) -> String {
             crate::mcp::publish::PUSH_DELAY.as_secs()
         ),
         Ok(m) => format!("memdir mcp: mode {m}: nothing is pushed"),
-        Err(e) => format!("memdir mcp: warning: {e}"),
+        // What it serves without (spec/cli.md#configuration-errors).
+        Err(e) => format!(
+            "memdir mcp: warning: {e}; serving without sync until it parses: nothing is pushed, and the sync tools are not listed (called, they answer with this error)"
+        ),
     }
 }

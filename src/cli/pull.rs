@@ -27,8 +27,9 @@ changes. A failure changes nothing and exits with code 4 (integrity) or 3 (netwo
 
 The merge is three-way against the last synced version (.memdir/sync/): a file changed
 on one side only is taken from that side; changed on both, the strategy's winner stays
-and the other version is saved under .memdir/conflicts/ (`status` and `check` list
-it); deleted on one side and unchanged on the other, it is deleted; timelines are
+and the other version is saved under conflicts/, which syncs: the conflict is open on
+every device (`status`, `pull`, `sync` and `check` list it) until the copy is deleted;
+deleted on one side and unchanged on the other, it is deleted; timelines are
 unioned; MEMORY.md is rebuilt. Without --provider or --gateway, the configured provider
 is used, else the gateways in MEMDIR_GATEWAYS (or public ones).
 
@@ -80,8 +81,28 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         out.json(&r);
     } else {
         print(&r, out);
+        print_open(&r.open_conflicts, out);
     }
     Ok(0)
+}
+
+/// Prints the conflicts open after a pull or a sync (none: nothing), so that the
+/// device whose edit lost hears of it too (spec/sync.md#conflict-copies).
+pub fn print_open(open: &[crate::sync::ConflictCopy], out: &mut Out) {
+    if open.is_empty() {
+        return;
+    }
+    out.text(&format!(
+        "{} open conflict(s): keep what you want in the file, then delete the copy (the deletion resolves it on every device)",
+        open.len()
+    ));
+    for c in open {
+        out.text(&format!(
+            "  {}: the other version is {}",
+            escape(&c.path),
+            escape(&c.copy)
+        ));
+    }
 }
 
 /// Prints a pull report as text.

@@ -77,7 +77,7 @@ pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
         t.push("conflicts: none".into());
     } else {
         t.push(format!(
-            "conflicts: {} (compare, keep what you want in the file, delete the copy)",
+            "conflicts: {} open (compare, keep what you want in the file, then delete the copy; the deletion resolves it on every device)",
             st.conflicts.len()
         ));
         for c in &st.conflicts {

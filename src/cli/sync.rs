@@ -52,7 +52,11 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     drop(bar);
     drop(opened);
     if out.is_json() {
-        let mut v = json!({"pulled": r.pulled, "pushed": super::push::json_of(&r.pushed)});
+        let mut v = json!({
+            "pulled": r.pulled,
+            "pushed": super::push::json_of(&r.pushed),
+            "open_conflicts": r.open_conflicts,
+        });
         if let Some(h) = &r.behind {
             v["behind"] = json!(h);
         }
@@ -76,5 +80,6 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         ));
     }
     super::push::print(&r.pushed, out);
+    super::pull::print_open(&r.open_conflicts, out);
     Ok(0)
 }

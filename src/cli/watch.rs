@@ -40,7 +40,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         scope.spawn(move || {
             backfill::run(mem, &nudges, embed_stop, &mut |why| {
                 eprintln!(
-                    "warning: embeddings: {}; retrying in the background with backoff",
+                    "warning: embeddings: {}; retrying in the background with backoff (nothing is embedded meanwhile; MEMORY.md is still rebuilt)",
                     crate::memory::printable::escape_text(why)
                 );
             })

@@ -102,23 +102,29 @@ impl Memory {
         Ok(report)
     }
 
-    /// Losing versions kept by sync merges, as (the path they lost at, the copy),
-    /// sorted by copy. Copies are named `<stem>.<12 hex>.<ext>` under
-    /// `.memdir/conflicts/` (spec/sync.md).
+    /// Open conflicts: losing versions kept by sync merges, as (the path they lost
+    /// at, the copy), sorted by copy. Copies are named `<stem>.<12 hex>.<ext>` under
+    /// `conflicts/` (synced), or under `.memdir/conflicts/` where an older memdir saved
+    /// them (spec/sync.md#conflict-copies). A conflict is open while its copy exists.
     pub fn conflicts(&self) -> Result<Vec<(String, String)>> {
-        let dir = crate::memory::layout::CONFLICTS_DIR;
-        let mut out: Vec<(String, String)> = self
-            .backend
-            .files_under(dir)?
-            .into_iter()
-            .filter(|rel| !store::is_temp_name(rel.rsplit('/').next().unwrap_or(rel)))
-            .map(|rel| {
-                (
-                    crate::memory::layout::conflict_original(&rel),
-                    format!("{dir}/{rel}"),
-                )
-            })
-            .collect();
+        use crate::memory::layout::{CONFLICTS_DIR, LEGACY_CONFLICTS_DIR};
+        let mut out = Vec::new();
+        for dir in [CONFLICTS_DIR, LEGACY_CONFLICTS_DIR] {
+            out.extend(
+                self.backend
+                    .files_under(dir)?
+                    .into_iter()
+                    // Temporary and dot files are nobody's conflict copy.
+                    .filter(|rel| !rel.split('/').any(|c| c.starts_with('.')))
+                    .filter(|rel| !store::is_temp_name(rel.rsplit('/').next().unwrap_or(rel)))
+                    .map(|rel| {
+                        (
+                            crate::memory::layout::conflict_original(&rel),
+                            format!("{dir}/{rel}"),
+                        )
+                    }),
+            );
+        }
         out.sort_by(|a, b| a.1.cmp(&b.1));
         Ok(out)
     }

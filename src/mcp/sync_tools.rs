@@ -265,13 +265,34 @@ fn sync_text(r: &crate::sync::SyncReport) -> String {
     for w in &r.pushed.warnings {
         text.push(format!("warning: {w}"));
     }
+    open_lines(&r.open_conflicts, &mut text);
     text.join("\n")
+}
+
+/// The lines naming the open conflicts (none: nothing), in `sync` and `sync_status`
+/// (spec/sync.md#conflict-copies).
+#[cfg(feature = "sync")]
+fn open_lines(open: &[crate::sync::ConflictCopy], text: &mut Vec<String>) {
+    if open.is_empty() {
+        return;
+    }
+    text.push(format!(
+        "{} open conflict(s): keep what you want in the file, then delete the copy (the deletion resolves it on every device)",
+        open.len()
+    ));
+    for c in open {
+        text.push(format!(
+            "  {}: the other version is {}",
+            crate::memory::printable::escape_line(&c.path),
+            crate::memory::printable::escape_line(&c.copy)
+        ));
+    }
 }
 
 /// The structured content of a `sync` result.
 #[cfg(feature = "sync")]
 fn sync_doc(r: &crate::sync::SyncReport) -> Value {
-    let mut doc = json!({"pushed": r.pushed});
+    let mut doc = json!({"pushed": r.pushed, "open_conflicts": r.open_conflicts});
     if let Some(p) = &r.pulled {
         doc["pulled"] = serde_json::to_value(p).unwrap_or_default();
     }
@@ -324,6 +345,7 @@ fn run_status(s: &Shared) -> CallToolResult {
         t.push(format!("unpushed changes: {}", st.unpushed.len()));
     }
     t.push(format!("conflicts: {}", st.conflicts.len()));
+    open_lines(&st.conflicts, &mut t);
     if !push.enabled {
         t.push("automatic push: off (mode local)".into());
     } else {

@@ -45,9 +45,14 @@ pub const CONFIG_FILE: &str = ".memdir/config.toml";
 pub const SYNC_DIR: &str = ".memdir/sync";
 /// The sync state.
 pub const SYNC_STATE_FILE: &str = ".memdir/sync/state.json";
-/// Where conflict copies are saved. Dot-prefixed, so a copy is never a memory,
-/// never indexed and never synced.
-pub const CONFLICTS_DIR: &str = ".memdir/conflicts";
+/// Where conflict copies are saved: a folder of the memory directory, so that a
+/// copy syncs like any file and both devices see the conflict open until one of
+/// them deletes it (spec/sync.md#conflict-copies). Not top-level, so a copy is never
+/// a memory and never indexed.
+pub const CONFLICTS_DIR: &str = "conflicts";
+/// Where memdir saved conflict copies before they synced: local to one device, still
+/// listed (and resolved the same way) when a directory has some.
+pub const LEGACY_CONFLICTS_DIR: &str = ".memdir/conflicts";
 
 /// Largest memory file memdir reads (4 MiB); larger files are reported and skipped.
 pub const MAX_MEMORY_FILE: u64 = 4 * 1024 * 1024;
@@ -101,8 +106,8 @@ pub fn valid_channel(c: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
-/// The path a losing version is saved at: `.memdir/conflicts/<path stem>.<12 hex of
-/// its sha-256>.<extension>`, e.g. `.memdir/conflicts/user_role.3f2a9c1b0d4e.md`. The
+/// The path a losing version is saved at: `conflicts/<path stem>.<12 hex of its
+/// sha-256>.<extension>`, e.g. `conflicts/user_role.3f2a9c1b0d4e.md`. The
 /// hash makes the name deterministic (planning twice names the same copy) and keeps
 /// different losing versions of one path apart.
 pub fn conflict_copy_path(path: &str, content: &[u8]) -> String {

@@ -239,12 +239,14 @@ pub fn pull(
             written: 0,
             deleted: 0,
             conflicts: Vec::new(),
+            open_conflicts: Vec::new(),
             skipped: Vec::new(),
             warnings: std::mem::take(&mut warnings),
         };
         let ops = refuse_secrets(plan.ops, &local_listing, &mut report.skipped);
         check_shapes(root, &ops, &local_listing)?;
         count(&ops, &mut report);
+        report.open_conflicts = open_after(mem, &local_listing, &ops)?;
         let Some(files) = files else {
             return Ok(report);
         };
@@ -342,6 +344,7 @@ fn behind_report(remote: &Remote<'_>, root: &Cid, strategy: Strategy, dry_run: b
         written: 0,
         deleted: 0,
         conflicts: Vec::new(),
+        open_conflicts: Vec::new(),
         skipped: Vec::new(),
         warnings: Vec::new(),
     }
@@ -426,7 +429,7 @@ fn refuse_secrets(ops: Vec<Op>, local: &plan::Listing, skipped: &mut Vec<Skipped
 /// folder where a file goes or a file where a folder goes.
 fn check_shapes(root: &Cid, ops: &[Op], local: &plan::Listing) -> Result<()> {
     for op in ops {
-        if let Op::Write { path, .. } = op
+        if let Op::Write { path, .. } | Op::SaveConflict { copy: path, .. } = op
             && let Some(reason) = shape_conflict(path, local)
         {
             return Err(SyncError::Foreign {
@@ -452,6 +455,46 @@ fn count(ops: &[Op], report: &mut PullReport) {
             Op::RebuildIndex => {}
         }
     }
+}
+
+/// The conflicts open once `ops` are applied to `local`: the synced copies under
+/// `conflicts/` the directory will hold, and the copies an older memdir saved under
+/// `.memdir/conflicts/` (which no pull touches).
+fn open_after(mem: &Memory, local: &plan::Listing, ops: &[Op]) -> Result<Vec<ConflictCopy>> {
+    use crate::memory::layout::{CONFLICTS_DIR, conflict_original};
+    let prefix = format!("{CONFLICTS_DIR}/");
+    let mut copies: std::collections::BTreeSet<&str> = local
+        .keys()
+        .map(String::as_str)
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
+    for op in ops {
+        match op {
+            Op::Delete { path } => {
+                copies.remove(path.as_str());
+            }
+            Op::Write { path: p, .. } | Op::SaveConflict { copy: p, .. }
+                if p.starts_with(&prefix) =>
+            {
+                copies.insert(p);
+            }
+            _ => {}
+        }
+    }
+    let mut open: Vec<ConflictCopy> = copies
+        .into_iter()
+        .map(|c| ConflictCopy {
+            path: conflict_original(&c[prefix.len()..]),
+            copy: c.to_string(),
+        })
+        .collect();
+    open.extend(
+        crate::sync::remote::open_conflicts(mem)?
+            .into_iter()
+            .filter(|c| !c.copy.starts_with(&prefix)),
+    );
+    open.sort_by(|a, b| a.copy.cmp(&b.copy));
+    Ok(open)
 }
 
 /// Applies the operations under the lock; the index is rebuilt after.

@@ -205,6 +205,10 @@ pub struct PullReport {
     pub written: usize,
     pub deleted: usize,
     pub conflicts: Vec<ConflictCopy>,
+    /// Every conflict open after the pull (a dry run: that it would leave), this
+    /// pull's and those saved before, here or on another device
+    /// (spec/sync.md#conflict-copies).
+    pub open_conflicts: Vec<ConflictCopy>,
     pub skipped: Vec<SkippedFile>,
     pub warnings: Vec<String>,
 }
@@ -229,4 +233,15 @@ pub struct SyncReport {
     /// head in between).
     pub rounds: u32,
     pub pushed: PushReport,
+    /// Every conflict open after the sync (spec/sync.md#conflict-copies).
+    pub open_conflicts: Vec<ConflictCopy>,
+}
+
+/// The conflicts open in `mem`'s directory now.
+pub fn open_conflicts(mem: &crate::engine::Memory) -> crate::error::Result<Vec<ConflictCopy>> {
+    Ok(mem
+        .conflicts()?
+        .into_iter()
+        .map(|(path, copy)| ConflictCopy { path, copy })
+        .collect())
 }

@@ -12,7 +12,7 @@ use crate::sync::error::Result;
 use crate::sync::error::SyncError;
 use crate::sync::pull::pull;
 use crate::sync::push::push;
-use crate::sync::remote::{Remote, SyncReport};
+use crate::sync::remote::{Remote, SyncReport, open_conflicts};
 use crate::sync::state::State;
 
 /// Rounds of pull and push `sync` tries when another device moves the head in between.
@@ -89,5 +89,6 @@ fn sync_once(
         pushed,
         behind,
         rounds: 1,
+        open_conflicts: open_conflicts(mem)?,
     })
 }

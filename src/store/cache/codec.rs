@@ -1,8 +1,9 @@
-//! The binary format of the search index (`MDX4`, spec/architecture.md#search-index):
+//! The binary format of the search index (`MDX5`, spec/architecture.md#search-index):
 //! a header (version, generation, base, vocabulary, removals) and chunks of entries,
 //! each prefixed by its length so that chunks are encoded and decoded on several
-//! threads. It must not read or write files, nor decide what is saved (`delta` does);
-//! bytes it cannot decode are `None`, never a panic.
+//! threads, every part followed or prefixed by its CRC-32. It must not read or write
+//! files, nor decide what is saved (`delta` does); bytes it cannot decode are `None`,
+//! never a panic, and a part whose checksum fails is dropped, never decoded.
 
 use crate::retrieval::search::DocData;
 use crate::store::Stat;
@@ -26,20 +27,36 @@ pub(super) fn encode_head(
     w.strs(terms);
     w.strs(removed);
     w.u64(chunks as u64);
+    let crc = crc32fast::hash(&w.0);
+    w.u32(crc);
     w.0
 }
 
-/// One chunk of entries, prefixed by its length in bytes.
+/// Bytes before a chunk's entries: its length (8) and its CRC-32 (4).
+const CHUNK_HEAD: usize = 12;
+
+/// One chunk of entries, prefixed by its length in bytes and the CRC-32 of that
+/// length and the entries.
 pub(super) fn encode_chunk<E: EncodeEntry>(entries: &[E]) -> Vec<u8> {
-    // Room for the length, filled in once known.
-    let mut c = Writer(vec![0; 8]);
+    // Room for the length and the checksum, filled in once known.
+    let mut c = Writer(vec![0; CHUNK_HEAD]);
     c.u64(entries.len() as u64);
     for e in entries {
         e.encode_entry(&mut c);
     }
-    let len = (c.0.len() - 8) as u64;
-    c.0[..8].copy_from_slice(&len.to_le_bytes());
+    let len = ((c.0.len() - CHUNK_HEAD) as u64).to_le_bytes();
+    c.0[..8].copy_from_slice(&len);
+    let crc = chunk_crc(&len, &c.0[CHUNK_HEAD..]);
+    c.0[8..CHUNK_HEAD].copy_from_slice(&crc.to_le_bytes());
     c.0
+}
+
+/// The checksum of a chunk: CRC-32 of its length's bytes, then its entries.
+fn chunk_crc(len: &[u8], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(len);
+    h.update(payload);
+    h.finalize()
 }
 
 /// What can be written as one entry of an index file: a saved entry, or a file of a
@@ -88,7 +105,7 @@ fn encode_opt_data(w: &mut Writer, data: Option<&DocData>) {
     }
 }
 
-const MAGIC: &[u8; 4] = b"MDX4";
+const MAGIC: &[u8; 4] = b"MDX5";
 
 pub(super) struct Writer(Vec<u8>);
 
@@ -356,8 +373,9 @@ impl Saved {
     }
 }
 
-/// Decodes chunks of entries, on as many threads as there are cores (up to 8).
-fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> Option<Vec<Saved>> {
+/// Decodes chunks of entries, on as many threads as there are cores (up to 8); a
+/// chunk that does not decode is left out (`false` then: the file was damaged).
+fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> (Vec<Saved>, bool) {
     let one = |c: &[u8]| -> Option<Vec<Saved>> {
         let mut r = Reader(c);
         let n = r.count_of(1)?;
@@ -368,14 +386,13 @@ fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> Option<Vec<Save
         }
         r.0.is_empty().then_some(out)
     };
-    let parts: Vec<Vec<Saved>> = crate::store::par_map(chunks, 2, |c| one(c))
-        .into_iter()
-        .collect::<Option<_>>()?;
-    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for p in parts {
+    let parts: Vec<Option<Vec<Saved>>> = crate::store::par_map(chunks, 2, |c| one(c));
+    let whole = parts.iter().all(Option::is_some);
+    let mut out = Vec::with_capacity(parts.iter().flatten().map(Vec::len).sum());
+    for p in parts.into_iter().flatten() {
         out.extend(p);
     }
-    Some(out)
+    (out, whole)
 }
 
 impl IndexFile {
@@ -409,7 +426,10 @@ impl IndexFile {
     }
 
     /// Decodes an index file; the term data only with `terms` (it is skipped, and
-    /// the entry says it has some, otherwise).
+    /// the entry says it has some, otherwise). `None` when the header is not this
+    /// version's or fails its checksum; a chunk that fails its checksum (or is cut
+    /// short) is left out, with `damaged` set, and its entries are read again from
+    /// the memory files.
     pub(super) fn decode_with(bytes: &[u8], with_terms: bool) -> Option<IndexFile> {
         let mut r = Reader(bytes.strip_prefix(MAGIC)?);
         let version = r.str()?;
@@ -421,14 +441,15 @@ impl IndexFile {
         let vocab_start = r.u32()?;
         let terms = r.strs()?;
         let removed = r.strs()?;
-        let mut chunks: Vec<&[u8]> = Vec::new();
-        for _ in 0..r.count()? {
-            let n = usize::try_from(r.u64()?).ok()?;
-            chunks.push(r.take(n)?);
+        let count = r.u64()?;
+        let head_len = bytes.len() - r.0.len();
+        if r.u32()? != crc32fast::hash(&bytes[..head_len]) {
+            return None;
         }
+        let (chunks, framed) = split_chunks(&mut r, count);
         let vocab = with_terms.then(|| vocab_start as usize + terms.len());
-        let entries = decode_chunks(&chunks, vocab)?;
-        r.0.is_empty().then_some(IndexFile {
+        let (entries, whole) = decode_chunks(&chunks, vocab);
+        Some(IndexFile {
             version,
             generation,
             base,
@@ -436,8 +457,33 @@ impl IndexFile {
             terms,
             entries,
             removed,
+            damaged: !(framed && whole && r.0.is_empty()),
         })
     }
+}
+
+/// The `count` chunks after the header whose checksums hold, and whether every one
+/// did. Chunks are read until one's length runs past the end: those after it cannot
+/// be found.
+fn split_chunks<'a>(r: &mut Reader<'a>, count: u64) -> (Vec<&'a [u8]>, bool) {
+    let mut chunks = Vec::new();
+    let mut whole = true;
+    for _ in 0..count {
+        let Some(len) = r.take(8) else {
+            return (chunks, false);
+        };
+        let n = u64::from_le_bytes(len.try_into().expect("8 bytes"));
+        let (Some(crc), Some(payload)) = (r.u32(), usize::try_from(n).ok().and_then(|n| r.take(n)))
+        else {
+            return (chunks, false);
+        };
+        if chunk_crc(len, payload) == crc {
+            chunks.push(payload);
+        } else {
+            whole = false;
+        }
+    }
+    (chunks, whole)
 }
 
 #[cfg(test)]
@@ -527,6 +573,7 @@ mod tests {
             terms,
             entries: items.iter().filter_map(Saved::of).collect(),
             removed: Vec::new(),
+            damaged: false,
         };
         assert_eq!(streamed, whole.encode());
     }
@@ -557,8 +604,10 @@ mod tests {
                 })
                 .collect(),
             removed: vec!["gone.md".into()],
+            damaged: false,
         };
         let bytes = f.encode();
+        let head_len = bytes.len() - f.encode_parts()[1..].iter().map(Vec::len).sum::<usize>();
         // Without terms, the data is skipped and said to be there.
         let lean = IndexFile::decode_with(&bytes, false).unwrap();
         assert!(lean.entries.iter().all(|e| e.data.is_none()));
@@ -567,9 +616,25 @@ mod tests {
             f.entries.iter().map(|e| e.has_data).collect::<Vec<_>>()
         );
         assert_eq!(IndexFile::decode(&bytes), Some(f));
-        // Any truncation, a foreign version, a huge count: ignored, never a panic.
-        for cut in (0..bytes.len()).step_by(7) {
-            assert_eq!(IndexFile::decode(&bytes[..cut]), None, "cut at {cut}");
+        // Any truncation: the header cut is no file, a chunk cut is left out (a
+        // damaged file); never a panic.
+        for cut in 0..bytes.len() {
+            match IndexFile::decode(&bytes[..cut]) {
+                None => assert!(cut < head_len, "cut at {cut}"),
+                Some(d) => {
+                    assert!(cut >= head_len && d.damaged, "cut at {cut}");
+                    assert!(d.entries.is_empty(), "one chunk: cut at {cut}");
+                }
+            }
+        }
+        // A flipped bit: in the header, no file; in a chunk, the chunk is left out.
+        for at in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[at] ^= 1 << (at % 8);
+            match IndexFile::decode(&bad) {
+                None => assert!(at < head_len, "bit at {at}"),
+                Some(d) => assert!(at >= head_len && d.damaged && d.entries.is_empty()),
+            }
         }
         let mut other = bytes.clone();
         other[12] ^= 0x20; // the first byte of the version string

@@ -68,6 +68,7 @@ impl Cache {
         let version = env!("CARGO_PKG_VERSION").to_string();
         let delta_size = self.delta_files + changed + newly_removed;
         if self.main_bytes > 0
+            && !(self.main_damaged && self.terms)
             && vocab.len() >= self.main_vocab_len
             && (!self.terms || delta_size <= (items.len() / FOLD_SHARE).max(FOLD_MIN))
         {
@@ -101,6 +102,7 @@ impl Cache {
             terms: vocab.terms()[self.main_vocab_len..].to_vec(),
             entries,
             removed,
+            damaged: false,
         };
         let bytes = f.encode();
         match backend.write_atomic(SEARCH_DELTA_FILE, &bytes) {

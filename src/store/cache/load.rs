@@ -1,7 +1,9 @@
 //! Loading the search index ([`Cache::load`]): the main file, then the delta when it
 //! applies to that main file, merged into one table of entries by file (a delta entry
 //! replaces the main file's, a recorded removal hides it). It must not fail: a
-//! missing, corrupt or foreign index loads as empty.
+//! missing, corrupt or foreign index loads as empty, and a chunk of either file that
+//! fails its checksum is left out (its files are read again; for the delta, the main
+//! file's entry stands in, as trustworthy as any: by its stat or its content key).
 
 use std::collections::HashSet;
 
@@ -39,6 +41,7 @@ impl Cache {
             return cache;
         };
         cache.main_bytes = bytes;
+        cache.main_damaged = main.damaged;
         cache.generation = main.generation;
         cache.main_vocab_len = vocab.len();
         cache.vocab = vocab;

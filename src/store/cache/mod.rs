@@ -12,14 +12,16 @@
 //! read, and those entries are never trusted by stat alone.
 //!
 //! The index is derived data: a missing, unreadable, corrupt or foreign-version file is
-//! ignored and rebuilt, and deleting it at any time loses nothing. Writes are atomic
+//! ignored and rebuilt, and deleting it at any time loses nothing. Every part of a
+//! file (its header, each chunk of entries) carries a CRC-32: a part that fails it is
+//! dropped, its entries read again from the memory files, never trusted. Writes are atomic
 //! and need no lock: a lost race costs only reads. After a change, only the changed
 //! entries are written, to the delta file; the delta is folded into the main file when
 //! it grows past a share of it.
 //!
 //! This file holds the index's types and its lookups; `load` reads the main file and
 //! the delta, `delta` decides what a save writes, `codec` is the binary format
-//! (`MDX4`, spec/architecture.md#search-index) and its parallel decode.
+//! (`MDX5`, spec/architecture.md#search-index) and its parallel decode.
 
 mod codec;
 mod delta;
@@ -89,6 +91,9 @@ struct IndexFile {
     entries: Vec<Saved>,
     /// Files removed since the main file (delta only).
     removed: Vec<String>,
+    /// Whether a part failed its checksum or was cut short when it was read (its
+    /// entries were left out).
+    damaged: bool,
 }
 
 /// A file found in the index.
@@ -174,6 +179,9 @@ pub struct Cache {
     /// Whether the term data was decoded (a new main file is written only then, so
     /// that data left undecoded is never dropped from it).
     terms: bool,
+    /// Whether a part of the main file was left out (failed its checksum, or was
+    /// cut short): the next save that can writes a new main file.
+    main_damaged: bool,
 }
 
 /// Hex SHA-256 of a file's bytes: the content key.

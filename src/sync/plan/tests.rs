@@ -355,16 +355,16 @@ fn index_and_dot_entries_are_never_planned() {
 }
 
 #[test]
-fn conflict_copies_are_dot_prefixed_and_deterministic() {
-    // spec/sync.md#three-way-merge-case-table — conflict copies.
+fn conflict_copies_sync_and_are_deterministic() {
+    // spec/sync.md#conflict-copies: a file of the directory (synced, not a memory).
     let p = conflict_copy_path("user_role.md", b"C");
-    assert!(p.starts_with(".memdir/conflicts/user_role."), "{p}");
-    assert!(p.ends_with(".md") && p.len() == ".memdir/conflicts/user_role.".len() + 12 + 3);
+    assert!(p.starts_with("conflicts/user_role."), "{p}");
+    assert!(p.ends_with(".md") && p.len() == "conflicts/user_role.".len() + 12 + 3);
     assert_eq!(p, conflict_copy_path("user_role.md", b"C"));
     assert_ne!(p, conflict_copy_path("user_role.md", b"D"));
-    assert_eq!(classify(&p), FileClass::Ignored);
+    assert_eq!(classify(&p), FileClass::File);
     let q = conflict_copy_path("notes/README", b"C");
-    assert!(q.starts_with(".memdir/conflicts/notes/README."), "{q}");
+    assert!(q.starts_with("conflicts/notes/README."), "{q}");
     let plan = plan(
         &listing(&[]),
         &listing(&[("a.md", "B")]),
