@@ -32,6 +32,8 @@ fn script() -> Vec<Value> {
         c(json!({"command": "view", "path": "/memories/user_coffee.md"})),
         c(json!({"command": "view", "path": "/memories/progress.md", "view_range": [2, -1]})),
         c(json!({"command": "view", "path": "/memories/MEMORY.md"})),
+        // A reply that ends with a newline: the lines picked are none.
+        c(json!({"command": "view", "path": "/memories/progress.md", "view_range": [7, 9]})),
         c(json!({"command": "view", "path": "/memories/timeline"})),
         c(
             json!({"command": "str_replace", "path": "/memories/progress.md", "old_str": "step", "new_str": "x"}),
@@ -177,15 +179,15 @@ fn one_script_gives_the_same_replies_through_library_cli_and_mcp() {
         "Here's the content of /memories/user_coffee.md with line numbers:\n     1\t# Coffee\n     2\tLikes it black.\n     3\tNo sugar.\n     4\t"
     );
     assert_eq!(
-        lib[17].0,
+        lib[18].0,
         "Here's the content of /memories/progress.md with line numbers:\n     1\t# Progress\n     2\tstep one\n     3\tstep two: done\n     4\tsee [[user_coffee]]\n     5\t"
     );
     assert!(
-        lib[19]
+        lib[20]
             .0
             .ends_with("Links to [[user_coffee]] now dangle in: /memories/progress.md line 4. Edit them to name the new key."),
         "{:?}",
-        lib[19]
+        lib[20]
     );
 }
 
@@ -301,4 +303,52 @@ fn two_processes_editing_one_memory_lose_no_edit() {
     }
     assert!(!body.contains("todo"), "{body}");
     assert_eq!(body.lines().count(), 1 + 2 * ROUNDS, "{body}");
+}
+
+#[test]
+fn the_readme_memory_tool_block_works_as_written() {
+    // README "Claude's memory tool": each line of its sh block, run by `sh` in a
+    // fresh folder with this memdir first on PATH, succeeds; the view lists the
+    // memory and recall finds the edit.
+    let readme = std::fs::read_to_string(manifest_dir().join("README.md")).unwrap();
+    let start = readme.find("## Claude's memory tool").expect("the section");
+    let block = &readme[start..];
+    let block = &block[block.find("```sh\n").unwrap() + 6..];
+    let block = &block[..block.find("```").unwrap()];
+    let cwd = tempfile::tempdir().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut outputs = Vec::new();
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        let o = run(std::process::Command::new("sh")
+            .arg("-c")
+            .arg(line)
+            .current_dir(cwd.path())
+            .env("PATH", &path)
+            .env_remove("MEMDIR_DIR")
+            .env("MEMDIR_NOW", NOW)
+            .stdin(Stdio::null()));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{line}\n{}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        outputs.push(stdout(&o));
+    }
+    assert_eq!(outputs.len(), 5, "{block}");
+    assert_eq!(
+        outputs[1],
+        "File created successfully at: /memories/user_coffee.md\n"
+    );
+    assert!(
+        outputs[3].ends_with("/memories/user_coffee.md\n"),
+        "{}",
+        outputs[3]
+    );
+    assert!(outputs[4].contains("user_coffee"), "{}", outputs[4]);
 }

@@ -22,7 +22,7 @@ printed on stdout, the same text the MCP tool `memory` and the library give; an 
 is printed there too, and the exit code is 1. With --json: {\"text\": …, \"is_error\": …}.
 
 Examples:
-  echo '{\"command\": \"create\", \"path\": \"/memories/user_coffee.md\", \"file_text\": \"Likes it black.\\n\"}' \\
+  echo '{\"command\": \"create\", \"path\": \"/memories/user_coffee.md\", \"file_text\": \"Likes it black.\"}' \\
     | memdir memory-tool
   echo '{\"command\": \"view\", \"path\": \"/memories\"}' | memdir memory-tool
   echo '{\"command\": \"str_replace\", \"path\": \"/memories/user_coffee.md\", \"old_str\": \"black\", \"new_str\": \"with milk\"}' \\
@@ -44,7 +44,9 @@ pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<(i32, bool), Failur
     if out.is_json() {
         out.json(&json!({"text": reply.text, "is_error": reply.is_error}));
     } else {
-        out.text(&reply.text);
+        // Always one newline after the reply, also after one that ends with a
+        // newline (an empty view range), so that the reply is stdout less its last byte.
+        out.text(&format!("{}\n", reply.text));
     }
     let changed = !reply.is_error
         && serde_json::from_str::<serde_json::Value>(&input)

@@ -124,7 +124,7 @@ fn string(v: &Value, name: &str) -> Result<String, Refusal> {
             detail: format!("`{name}` must be a string, got {other}"),
         }),
         None => Err(Refusal::Command {
-            detail: format!("missing `{name}`"),
+            detail: format!("missing field `{name}`"),
         }),
     }
 }
@@ -137,7 +137,7 @@ fn integer(v: &Value, name: &str) -> Result<i64, Refusal> {
             detail: format!("`{name}` must be an integer, got {other}"),
         }),
         None => Err(Refusal::Command {
-            detail: format!("missing `{name}`"),
+            detail: format!("missing field `{name}`"),
         }),
     }
 }

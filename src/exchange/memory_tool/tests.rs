@@ -133,7 +133,7 @@ fn commands_parse_from_the_json_the_model_sends() {
     let err = |v: serde_json::Value| c(v).unwrap_err().to_string();
     assert_eq!(
         err(json!({"command": "create", "path": "/memories/a.md"})),
-        "Invalid memory tool command: missing `file_text`"
+        "Invalid memory tool command: missing field `file_text`"
     );
     assert_eq!(
         err(
@@ -147,7 +147,7 @@ fn commands_parse_from_the_json_the_model_sends() {
     );
     assert!(err(json!({"command": "clear"})).contains("unknown command `clear`"));
     assert!(err(json!(["view"])).contains("expected a JSON object"));
-    assert!(err(json!({"path": "/memories"})).contains("missing `command`"));
+    assert!(err(json!({"path": "/memories"})).contains("missing field `command`"));
 }
 
 #[test]
