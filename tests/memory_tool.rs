@@ -352,3 +352,40 @@ fn the_readme_memory_tool_block_works_as_written() {
     );
     assert!(outputs[4].contains("user_coffee"), "{}", outputs[4]);
 }
+
+#[test]
+fn of_several_processes_creating_one_path_exactly_one_succeeds() {
+    // spec/memory-tool.md#concurrency: create checks again under the lock.
+    const PROCESSES: usize = 6;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
+    let path = "/memories/race.md";
+    let workers: Vec<_> = (0..PROCESSES)
+        .map(|i| {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                let o = cli(
+                    &dir,
+                    &json!({"command": "create", "path": path, "file_text": format!("writer {i}\n")}),
+                );
+                (i, o.status.code(), stdout(&o))
+            })
+        })
+        .collect();
+    let results: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    let won: Vec<_> = results.iter().filter(|(_, c, _)| *c == Some(0)).collect();
+    assert_eq!(won.len(), 1, "{results:?}");
+    for (_, code, out) in &results {
+        if *code != Some(0) {
+            assert_eq!(out, "File /memories/race.md already exists\n");
+        }
+    }
+    let winner = won[0].0;
+    let o = cli(&dir, &json!({"command": "view", "path": path}));
+    assert!(
+        stdout(&o).contains(&format!("     1\twriter {winner}\n")),
+        "{}",
+        stdout(&o)
+    );
+}
