@@ -15,8 +15,9 @@ use crate::common::*;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-/// One server process and a minimal JSON-RPC client on its stdio.
-struct Server {
+/// One server process and a minimal JSON-RPC client on its stdio (tests/memory_tool.rs
+/// drives one too).
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -27,7 +28,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(dir: &Path, extra: &[&str]) -> Server {
+    pub(crate) fn start(dir: &Path, extra: &[&str]) -> Server {
         let mut cmd = memdir(dir);
         // The tests' directories are new: `--create` makes them, as a client
         // configuration for a fresh store would (spec/mcp.md#running).
@@ -114,7 +115,7 @@ impl Server {
         self.send(&json!({"jsonrpc": "2.0", "method": method}));
     }
 
-    fn initialize(&mut self) -> Value {
+    pub(crate) fn initialize(&mut self) -> Value {
         let r = self.request(
             "initialize",
             json!({
@@ -128,7 +129,7 @@ impl Server {
     }
 
     /// Calls a tool and returns its result object.
-    fn call(&mut self, name: &str, args: Value) -> Value {
+    pub(crate) fn call(&mut self, name: &str, args: Value) -> Value {
         let r = self.request("tools/call", json!({"name": name, "arguments": args}));
         assert!(r.get("error").is_none(), "{name}: protocol error {r}");
         r["result"].clone()
@@ -187,14 +188,14 @@ impl Drop for Server {
     }
 }
 
-fn text(result: &Value) -> String {
+pub(crate) fn text(result: &Value) -> String {
     result["content"][0]["text"]
         .as_str()
         .unwrap_or_default()
         .to_string()
 }
 
-fn is_error(result: &Value) -> bool {
+pub(crate) fn is_error(result: &Value) -> bool {
     result["isError"] == json!(true)
 }
 
@@ -371,6 +372,7 @@ fn core_flow_tools_resources_and_errors() {
             "forget",
             "get_state",
             "list_memories",
+            "memory",
             "memory_context",
             "note",
             "read_memory",
@@ -2043,7 +2045,7 @@ fn the_tool_list_fits_in_4000_tokens_and_lists_sync_only_when_configured() {
     s.initialize();
     let (tokens, names) = tools_list_size(&mut s);
     assert!(tokens <= LIMIT, "tools/list is {tokens} tokens");
-    assert_eq!(names.len(), 16, "{names:?}");
+    assert_eq!(names.len(), 17, "{names:?}");
     for hidden in ["sync", "sync_status"] {
         assert!(
             !names.iter().any(|n| n == hidden),
@@ -2072,7 +2074,7 @@ fn the_tool_list_fits_in_4000_tokens_and_lists_sync_only_when_configured() {
     s.initialize();
     let (tokens, names) = tools_list_size(&mut s);
     assert!(tokens <= LIMIT, "tools/list is {tokens} tokens with sync");
-    assert_eq!(names.len(), 18, "{names:?}");
+    assert_eq!(names.len(), 19, "{names:?}");
     assert!(names.iter().any(|n| n == "sync") && names.iter().any(|n| n == "sync_status"));
 }
 

@@ -31,6 +31,7 @@ mod mcp;
 mod mcp_config;
 #[cfg(all(feature = "mcp", feature = "sync"))]
 mod mcp_remote;
+mod memory_tool;
 mod props;
 #[cfg(feature = "sync")]
 mod providers;

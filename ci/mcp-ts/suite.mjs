@@ -170,7 +170,10 @@ const VALID = {
   sync_status: {},
   related: { key: "user_role", depth: 2, direction: "both", max_tokens: 500 },
   forget: { key: "user_role", reason: "test" },
+  memory: { command: "view", path: "/memories" },
 };
+/** Tools whose result is text only, as the built-in tool they stand for (spec/mcp.md#memory). */
+const TEXT_ONLY = ["memory"];
 /** Tools called last (they undo earlier calls). */
 const LAST = ["forget"];
 
@@ -255,7 +258,9 @@ async function suite(label, client, dir) {
       client.callTool({ name: t.name, arguments: a }),
     );
     if (!r) continue;
-    if (known) {
+    if (TEXT_ONLY.includes(t.name)) {
+      check(`${label}: tools/call ${t.name}: succeeds with one text`, !r.isError && r.content?.length === 1 && text(r).length > 0, r);
+    } else if (known) {
       check(`${label}: tools/call ${t.name}: succeeds with structured content`, !r.isError && !!r.structuredContent, r);
     } else {
       // A tool this suite does not know: guessed arguments may be refused, but only
@@ -353,9 +358,45 @@ async function suite(label, client, dir) {
   const idx = await attempt(`${label}: resources/read memory://index`, () => client.readResource({ uri: "memory://index" }));
   check(`${label}: memory://index is MEMORY.md`, idx?.contents?.[0]?.text?.startsWith("# Agent Memory"), idx);
 
+  await memoryTool(label, client, dir);
+
   // Mode local: the sync tool says sync is not configured.
   const s = await attempt(`${label}: sync in mode local`, () => client.callTool({ name: "sync", arguments: {} }));
   check(`${label}: sync in mode local is a tool error saying sync is not configured`, s?.isError === true && text(s).startsWith("error: sync is not configured"), s);
+}
+
+/** Claude's memory tool (spec/memory-tool.md): the reference's replies, and the
+ * same text as `memdir memory-tool` prints. */
+async function memoryTool(label, client, dir) {
+  const call = (args) => attempt(`${label}: memory ${args.command}`, () => client.callTool({ name: "memory", arguments: args }));
+  const path_ = `/memories/project_${label}_plan.md`;
+  let r = await call({ command: "create", path: path_, file_text: "# Plan\nstep one\nstep two\n" });
+  check(`${label}: memory create`, r && !r.isError && text(r) === `File created successfully at: ${path_}`, r);
+  r = await call({ command: "create", path: path_, file_text: "again" });
+  check(`${label}: memory create of an existing file is refused`, r?.isError === true && text(r) === `File ${path_} already exists`, r);
+  r = await call({ command: "str_replace", path: path_, old_str: "step", new_str: "x" });
+  check(
+    `${label}: memory str_replace of a repeated text names its lines`,
+    r?.isError === true && text(r) === "No replacement was performed. Multiple occurrences of old_str `step` in lines: 2, 3. Please ensure it is unique",
+    r,
+  );
+  r = await call({ command: "str_replace", path: path_, old_str: "step two", new_str: "step two: done" });
+  check(
+    `${label}: memory str_replace shows the snippet`,
+    r && !r.isError && text(r) === "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\t# Plan\n     2\tstep one\n     3\tstep two: done\n     4\t",
+    r,
+  );
+  r = await call({ command: "insert", path: path_, insert_line: 9, insert_text: "x" });
+  check(`${label}: memory insert out of range`, r?.isError === true && text(r) === "Invalid `insert_line` parameter: 9. It should be within the range [0, 3].", r);
+  const view = { command: "view", path: path_, view_range: [2, -1] };
+  r = await call(view);
+  check(`${label}: memory view with a range`, r && !r.isError && text(r) === `Here's the content of ${path_} with line numbers:\n     2\tstep one\n     3\tstep two: done\n     4\t`, r);
+  const cli = spawnSync(memdir, ["--dir", dir, "memory-tool"], { input: JSON.stringify(view), encoding: "utf8", env: { ...process.env, MEMDIR_NOW: NOW }, timeout: WAIT_MS });
+  check(`${label}: memdir memory-tool prints the same text`, cli.status === 0 && cli.stdout === `${text(r)}\n`, cli);
+  r = await call({ command: "view", path: "/memories/../etc/passwd" });
+  check(`${label}: memory refuses a traversal`, r?.isError === true && text(r) === "Path /memories/../etc/passwd would escape /memories directory", r);
+  r = await call({ command: "delete", path: path_ });
+  check(`${label}: memory delete`, r && !r.isError && text(r) === `Successfully deleted ${path_}` && !fs.existsSync(path.join(dir, `project_${label}_plan.md`)), r);
 }
 
 /** A person adds a memory file while the client is connected: it hears of it. */

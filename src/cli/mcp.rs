@@ -20,8 +20,10 @@ pub const TOKEN_VAR: &str = "MEMDIR_MCP_TOKEN";
     args_conflicts_with_subcommands = true,
     after_help = "Tools: remember, recall, read_memory, forget, note, memory_context,
 list_memories, edit_memory, rename_memory, recent_activity, related, search, fetch,
-get_state, set_state, session_transcript, and sync, sync_status (listed only in mode ipfs
-or encrypted-ipfs). Resources: memory://index (MEMORY.md) and memory://<key>.
+get_state, set_state, session_transcript, memory, and sync, sync_status (listed only in
+mode ipfs or encrypted-ipfs). Resources: memory://index (MEMORY.md) and memory://<key>.
+The memory tool is Claude's memory tool (memory_20250818): its commands on files under
+/memories, as `memdir memory-tool` runs them.
 stdout carries only protocol messages; logs go to stderr. The directory is watched, so
 clients hear about edits people make while the server runs.
 

@@ -30,6 +30,7 @@ mod list;
 mod mcp;
 #[cfg(feature = "mcp")]
 mod mcp_config;
+mod memory_tool;
 mod note;
 mod output;
 mod progress;
@@ -177,6 +178,8 @@ pub enum Command {
     Facts(facts::Args),
     /// Append an event to the timeline.
     Note(note::Args),
+    /// Run one command of Claude's memory tool (JSON on stdin) and print its reply.
+    MemoryTool(memory_tool::Args),
     /// Get, set, list or unset agent state entries (`state_<key>.md`).
     #[command(subcommand)]
     State(state::Args),
@@ -416,6 +419,13 @@ fn run(cli: &Cli, out: &mut Out) -> Result<i32, Failure> {
         }),
         Command::Consolidate(a) => consolidate::run(&mem, a, out),
         Command::Note(a) => note::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
+        Command::MemoryTool(a) => memory_tool::run(&mem, a, out).map(|(c, changed)| {
+            if changed {
+                after_write(&mem, &a.push, out, c)
+            } else {
+                c
+            }
+        }),
         Command::Edit(a) => edit::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
         Command::Rename(a) => rename::run(&mem, a, out).map(|c| after_write(&mem, &a.push, out, c)),
         Command::State(a) => state::run(&mem, a, out).map(|c| match a.push() {

@@ -19,6 +19,7 @@ mod graph;
 pub mod hybrid;
 mod index;
 mod load;
+mod memory_tool;
 mod ops;
 pub mod prune;
 mod query;
@@ -33,6 +34,7 @@ pub mod watch;
 mod write;
 
 pub use graph::MAX_DEPTH as MAX_GRAPH_DEPTH;
+pub use memory_tool::ToolReply;
 pub use ops::{Activity, ActivityQuery, Edit, FindReplace, SectionEdit};
 pub use repair::TimelineRepair;
 pub use requests::{

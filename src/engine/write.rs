@@ -60,7 +60,8 @@ impl Memory {
     }
 
     /// [`Memory::write_locked`], also setting the frontmatter keys `extra` beyond the
-    /// known ones (a session summary's `summarizes`, spec/memory-format.md), and doing
+    /// known ones (a session summary's `summarizes`, spec/memory-format.md; a `null`
+    /// value removes the key, as the memory tool's `tool_text` does), and doing
     /// what `if_exists` says when the key holds a memory. Every write of a memory file
     /// passes here, so a `read_only: true` memory is refused here for all of them.
     pub(super) fn write_locked_with(
@@ -89,7 +90,11 @@ impl Memory {
         let old = existing.as_ref().map(|p| &p.meta);
         let mut meta = draft_meta(d, kind, decay, old, &today);
         for (k, v) in extra {
-            meta.extra.set(k, v.clone());
+            if v.is_null() {
+                meta.extra.remove(k);
+            } else {
+                meta.extra.set(k, v.clone());
+            }
         }
         if let Some(p) = &existing
             && crate::memory::content_hash(&meta, &d.body)

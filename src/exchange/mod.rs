@@ -7,4 +7,5 @@
 
 pub mod blob;
 pub mod foreign;
+pub mod memory_tool;
 pub mod merge;

@@ -22,6 +22,7 @@ pub mod core;
 pub mod framing;
 pub mod http;
 pub mod manifest;
+pub mod memory_tool;
 pub mod ops;
 pub mod prompts;
 pub mod publish;

@@ -2,7 +2,8 @@
 """Drive `memdir mcp` with the official MCP Python SDK (the `mcp` package).
 
 A real client, over stdio only: it initializes, lists and calls every tool (edit,
-rename, recent activity, search/fetch included), reads the resources and the template,
+rename, recent activity, search/fetch included; `memory`, Claude's memory tool, against
+the `anthropic` SDK's reference implementation), reads the resources and the template,
 completes keys, gets the prompts, checks the files on disk after each call, checks the error results of bad
 input, edits a memory file by hand while the server runs and waits for the server to
 say so (2025 protocol: resources/subscribe; 2026 protocol: subscriptions/listen), runs
@@ -45,7 +46,7 @@ DAY = "2026-04-14"
 TOOLS = {
     "remember", "recall", "read_memory", "forget", "note", "memory_context", "list_memories",
     "edit_memory", "rename_memory", "recent_activity", "related", "search", "fetch",
-    "get_state", "set_state", "session_transcript",
+    "get_state", "set_state", "session_transcript", "memory",
 }
 SYNC_TOOLS = {"sync", "sync_status"}
 # What every conversation pays for tools/list, in tokens (characters / 4).
@@ -681,7 +682,126 @@ async def more_tools(root: Path) -> None:
         disk_ok("more tools", dir)
 
 
-SCENARIOS = [tools_and_resources, more_tools, hand_edits, modern_protocol, two_servers, manifest]
+# The memory tool (spec/memory-tool.md): a script run through the MCP tool `memory` and
+# through the reference implementation, the `anthropic` SDK's
+# BetaLocalFilesystemMemoryTool on a plain folder; the replies must be byte-identical.
+# Left out: what memdir does differently on purpose (MEMORY.md, folders, names that are
+# not keys, the links a rename leaves dangling, the directory's own size).
+MEMORY_SCRIPT: list[dict[str, Any]] = [
+    {"command": "create", "path": "/memories/user_coffee.md", "file_text": "# Coffee\nLikes it black.\nNo sugar.\n"},
+    {"command": "create", "path": "/memories/progress.md", "file_text": "step one\nstep two\nstep three"},
+    {"command": "create", "path": "/memories/edges.md", "file_text": "\n\nlead and trail  \n\n"},
+    {"command": "create", "path": "/memories/empty.md", "file_text": ""},
+    {"command": "create", "path": "/memories/user_coffee.md", "file_text": "again"},
+    {"command": "view", "path": "/memories/user_coffee.md"},
+    {"command": "view", "path": "/memories/progress.md"},
+    {"command": "view", "path": "/memories/edges.md"},
+    {"command": "view", "path": "/memories/empty.md"},
+    {"command": "view", "path": "/memories/progress.md", "view_range": [2, 3]},
+    {"command": "view", "path": "/memories/progress.md", "view_range": [2, -1]},
+    {"command": "view", "path": "/memories/progress.md", "view_range": [0, 99]},
+    {"command": "view", "path": "/memories/progress.md", "view_range": [5, 7]},
+    {"command": "view", "path": "/memories/none.md"},
+    {"command": "str_replace", "path": "/memories/progress.md", "old_str": "step", "new_str": "x"},
+    {"command": "str_replace", "path": "/memories/progress.md", "old_str": "step four", "new_str": "x"},
+    {"command": "str_replace", "path": "/memories/progress.md", "old_str": "step two", "new_str": "step two: done\nand checked"},
+    {"command": "str_replace", "path": "/memories/none.md", "old_str": "a", "new_str": "b"},
+    {"command": "str_replace", "path": "/memories", "old_str": "a", "new_str": "b"},
+    {"command": "insert", "path": "/memories/progress.md", "insert_line": 0, "insert_text": "# Progress\n"},
+    {"command": "insert", "path": "/memories/progress.md", "insert_line": 5, "insert_text": "last"},
+    {"command": "insert", "path": "/memories/progress.md", "insert_line": 9, "insert_text": "x"},
+    {"command": "insert", "path": "/memories/progress.md", "insert_line": -1, "insert_text": "x"},
+    {"command": "insert", "path": "/memories/empty.md", "insert_line": 0, "insert_text": ""},
+    {"command": "view", "path": "/memories/progress.md"},
+    {"command": "view", "path": "/memories/empty.md"},
+    {"command": "rename", "old_path": "/memories/user_coffee.md", "new_path": "/memories/progress.md"},
+    {"command": "rename", "old_path": "/memories/none.md", "new_path": "/memories/other.md"},
+    {"command": "rename", "old_path": "/memories", "new_path": "/memories/other.md"},
+    {"command": "rename", "old_path": "/memories/user_coffee.md", "new_path": "/memories/user_drinks.md"},
+    {"command": "view", "path": "/memories/user_drinks.md"},
+    {"command": "delete", "path": "/memories"},
+    {"command": "delete", "path": "/memories/edges.md"},
+    {"command": "delete", "path": "/memories/edges.md"},
+    {"command": "view", "path": "/etc/passwd"},
+    {"command": "create", "path": "/tmp/x.md", "file_text": "x"},
+    {"command": "view", "path": "/memories/../etc/passwd"},
+    {"command": "delete", "path": "/memories/a/../../x.md"},
+    {"command": "view", "path": "/memories"},
+]
+
+
+def reference_replies(base: Path) -> list[tuple[str, bool]]:
+    """The script through the reference implementation, on a plain folder."""
+    from anthropic.lib.tools._beta_functions import ToolError
+    from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
+
+    tool = BetaLocalFilesystemMemoryTool(base_path=str(base))
+    out = []
+    for command in MEMORY_SCRIPT:
+        try:
+            out.append((str(tool.call(command)), False))
+        except ToolError as e:
+            out.append((str(e), True))
+    return out
+
+
+def comparable(command: dict[str, Any], reply: str) -> str:
+    """A directory view without its first entry line, the directory's own size (the
+    reference shows the folder's inode size) and, for memdir, MEMORY.md's line."""
+    if command["command"] != "view" or command["path"] != "/memories":
+        return reply
+    head, _, rest = reply.partition("\n")
+    entries = rest.split("\n")[1:]
+    return "\n".join([head] + [e for e in entries if not e.endswith("/memories/MEMORY.md")])
+
+
+async def memory_tool(root: Path) -> None:
+    dir = root / "memory"
+    ref = reference_replies(root / "reference")
+    async with session(dir) as (s, _):
+        listed = await s.list_tools()
+        memory = next(t for t in listed.tools if t.name == "memory")
+        S.check(
+            "memory: the built-in tool's commands in the input schema",
+            memory.input_schema["properties"]["command"]["enum"]
+            == ["view", "create", "str_replace", "insert", "delete", "rename"]
+            and memory.input_schema.get("required") == ["command"],
+            memory.input_schema,
+        )
+        for i, command in enumerate(MEMORY_SCRIPT):
+            r = await s.call_tool("memory", command)
+            got = (comparable(command, text(r)), bool(r.is_error))
+            want = (comparable(command, ref[i][0]), ref[i][1])
+            S.check(f"memory {i} {command['command']}: the reference's reply", got == want, f"{got!r} != {want!r}")
+            if command["command"] == "view":
+                # A view (it changes nothing) through the CLI gives the same text.
+                c = subprocess.run(
+                    [MEMDIR, "--dir", str(dir), "memory-tool"],
+                    input=json.dumps(command),
+                    capture_output=True, text=True, timeout=30, env={**os.environ, "MEMDIR_NOW": NOW},
+                )
+                S.check(
+                    f"memory {i}: memdir memory-tool prints the same",
+                    c.stdout == text(r) + "\n" and (c.returncode == 1) == bool(r.is_error),
+                    c.stdout,
+                )
+        # What the tool wrote is a memory memdir knows (derived frontmatter, index).
+        r = await s.call_tool("read_memory", {"key": "user_drinks"})
+        S.check("memory: a created file is a memory", not r.is_error and "name: Coffee" in text(r), text(r))
+        r = await s.call_tool("recall", {"query": "black"})
+        S.check("memory: recall finds what the tool wrote", "user_drinks" in text(r), text(r))
+        r = await s.call_tool("memory", {"command": "create", "path": "/memories/k.md", "file_text": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"})
+        S.check("memory: a secret is refused", r.is_error and "refused to store k" in text(r), text(r))
+        r = await s.call_tool("memory", {"command": "view", "path": "/memories/MEMORY.md"})
+        S.check("memory: MEMORY.md is viewable", not r.is_error and "# Agent Memory" in text(r), text(r))
+        r = await s.call_tool("memory", {"command": "delete", "path": "/memories/MEMORY.md"})
+        S.check("memory: MEMORY.md is not deletable", r.is_error and "memdir's index" in text(r), text(r))
+        events = [json.loads(l) for f in sorted((dir / "timeline").glob("*.jsonl")) for l in f.read_text().splitlines()]
+        S.check("memory: delete is a forget", any(e["type"] == "forgot" and e["key"] == "edges" for e in events), events)
+    disk_ok("memory tool", dir)
+
+
+SCENARIOS = [tools_and_resources, more_tools, memory_tool, hand_edits, modern_protocol, two_servers, manifest]
 
 
 async def main() -> int:

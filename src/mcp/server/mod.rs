@@ -76,6 +76,7 @@ impl MemoryServer {
         let mut tool_router = Self::tool_router()
             + Self::ops_router()
             + Self::state_router()
+            + super::memory_tool::router()
             + super::sync_tools::router();
         for route in tool_router.map.values_mut() {
             let mut schema = Value::Object((*route.attr.input_schema).clone());
