@@ -328,7 +328,7 @@ fn the_readme_first_hour_works_as_written() {
     assert_eq!(outputs.len(), 5, "{block}");
     assert!(outputs[1].starts_with("ok "), "doctor: {}", outputs[1]);
     assert!(
-        outputs[2].starts_with("claude mcp add memdir"),
+        outputs[2].starts_with("claude mcp add --scope user memdir"),
         "{}",
         outputs[2]
     );

@@ -90,7 +90,9 @@ fn each_client_entry_names_the_binary_and_the_absolute_directory() {
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let line = stdout(&o);
         let words: Vec<&str> = line.split_whitespace().collect();
-        let mut want = vec!["claude", "mcp", "add", "memdir", "--"];
+        // User scope: the memory is there in every project, not only in the folder
+        // where the line was run (Claude Code's default scope is that folder).
+        let mut want = vec!["claude", "mcp", "add", "--scope", "user", "memdir", "--"];
         let exe = exe();
         want.push(&exe);
         want.extend(want_args.iter().map(String::as_str));

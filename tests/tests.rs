@@ -47,6 +47,8 @@ mod support;
 mod sync;
 mod threews;
 mod tidy;
+#[cfg(feature = "sync")]
+mod tls;
 #[cfg(feature = "cli")]
 mod verbosity;
 mod watch;

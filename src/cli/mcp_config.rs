@@ -17,7 +17,7 @@ pub const SERVER_NAME: &str = "memdir";
 /// The MCP clients `mcp config` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Client {
-    /// Claude Code: `claude mcp add`, or the project's `.mcp.json` with --install.
+    /// Claude Code: `claude mcp add --scope user`, or the project's `.mcp.json` with --install.
     ClaudeCode,
     /// Claude Desktop: claude_desktop_config.json, `mcpServers`.
     ClaudeDesktop,
@@ -36,7 +36,7 @@ pub enum Client {
 by absolute paths; a leading ~/ in --dir is expanded with HOME.
 
 Config files written by --install (--config PATH overrides):
-  claude-code     ./.mcp.json (the project's; or run the printed `claude mcp add` line)
+  claude-code     ./.mcp.json (the project's; or run the printed `claude mcp add --scope user` line)
   claude-desktop  ~/Library/Application Support/Claude/claude_desktop_config.json (macOS),
                   %APPDATA%\\Claude\\claude_desktop_config.json (Windows),
                   ~/.config/Claude/claude_desktop_config.json (elsewhere)
@@ -291,6 +291,10 @@ impl Entry {
                     "claude".to_string(),
                     "mcp".into(),
                     "add".into(),
+                    // Claude Code's default scope is the folder the line is run in;
+                    // a memory directory is the user's, wanted in every project.
+                    "--scope".into(),
+                    "user".into(),
                     SERVER_NAME.into(),
                     "--".into(),
                     self.exe(),

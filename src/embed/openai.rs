@@ -208,6 +208,9 @@ fn shared(timeout: Duration) -> Result<Arc<Shared>, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("runtime: {e}"))?;
+    // reqwest is built without a crypto provider (Cargo.toml: ring, not aws-lc-rs);
+    // a provider an embedder installed stays.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .timeout(timeout)
         .connect_timeout(timeout)

@@ -142,6 +142,9 @@ pub(crate) struct Http {
 
 impl Http {
     pub fn new(provider: &'static str, cfg: &HttpConfig) -> Result<Http, ProviderError> {
+        // reqwest is built without a crypto provider (Cargo.toml: ring, not aws-lc-rs,
+        // which builds C for minutes); a provider an embedder installed stays.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .connect_timeout(cfg.connect_timeout)
             .user_agent(concat!("memdir/", env!("CARGO_PKG_VERSION")))
