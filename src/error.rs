@@ -174,6 +174,14 @@ pub enum Error {
     /// named with what was expected.
     #[error("{arg}: {message}")]
     Argument { arg: String, message: String },
+    /// A key of `.memdir/config.toml` the core reads (`index`) with a value that
+    /// cannot be used, or a file that does not parse, with its line.
+    #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Config {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
     #[error(transparent)]
     Clock(#[from] crate::clock::BadNow),
     #[error("{}: {source}", .path.display())]

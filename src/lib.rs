@@ -57,9 +57,9 @@ pub use engine::prune::{
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
     Activity, ActivityQuery, CheckReport, Compacted, Context, Draft, Edit, FindReplace, Hit,
-    IfExists, ImportReport, IndexOutcome, Listed, MAX_GRAPH_DEPTH, Memory, Problem, Recall,
-    SearchIndexReport, SectionEdit, Severity, Snapshot, StateEntry, TimelineRepair, ToolReply,
-    WriteOutcome,
+    IfExists, ImportReport, IndexOutcome, IndexOwner, Listed, MAX_GRAPH_DEPTH, Memory, Problem,
+    Recall, SearchIndexReport, SectionEdit, Severity, Snapshot, StateEntry, TimelineRepair,
+    ToolReply, WriteOutcome,
 };
 // What `Memory`'s operations take and give back (one method per operation).
 pub use engine::{

@@ -7,6 +7,7 @@ mod bad_input;
 #[cfg(feature = "sync")]
 mod bench_hybrid;
 mod cache;
+mod claude_code;
 mod cli_golden;
 #[cfg(feature = "cli")]
 mod completions;

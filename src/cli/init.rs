@@ -15,8 +15,12 @@ use crate::sync::config::{Config, Mode, PROVIDERS};
 already there are kept). In ipfs and encrypted-ipfs mode, write, forget and note push
 after every change unless --offline is given. Credentials never go in the file.
 
-Example:
-  memdir init --mode ipfs --provider kubo"
+With --claude-code, the directory is one Claude Code keeps (~/.claude/projects/<project>/memory):
+MEMORY.md is the agent's; memdir never writes it and `check` only checks it (index = \"agent\").
+
+Examples:
+  memdir init --mode ipfs --provider kubo
+  memdir --dir ~/.claude/projects/my-project/memory init --claude-code"
 )]
 pub struct Args {
     /// local (no sync), ipfs or encrypted-ipfs.
@@ -28,14 +32,37 @@ pub struct Args {
     /// The head pointer's name on the provider (devices on one channel sync together).
     #[arg(long)]
     pub channel: Option<String>,
+    /// The agent keeps MEMORY.md (Claude Code's memory directory): write `index = "agent"`.
+    #[arg(long)]
+    pub claude_code: bool,
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
+    if a.channel
+        .as_deref()
+        .is_some_and(|ch| !crate::memory::layout::valid_channel(ch))
+    {
+        return Err(
+            Error::Usage("--channel must be 1-64 characters of a-z, 0-9, `-` and `_`").into(),
+        );
+    }
+    // The configuration is read (and refused when invalid) before anything is created.
+    let mut config = None;
+    if a.mode.is_some() || a.provider.is_some() || a.channel.is_some() || a.claude_code {
+        config = Some(Config::load(mem.backend())?);
+    }
+    // With --claude-code the key is written first, so that `init` itself leaves the
+    // agent's MEMORY.md alone.
+    if let Some(c) = config.as_mut()
+        && a.claude_code
+    {
+        c.index = Some("agent".into());
+        mem.backend().create()?;
+        c.save(mem.backend())?;
+    }
     let created = mem.init()?;
     let root = mem.root();
-    let mut config = None;
-    if a.mode.is_some() || a.provider.is_some() || a.channel.is_some() {
-        let mut c = Config::load(mem.backend())?;
+    if let Some(mut c) = config.take() {
         if let Some(m) = a.mode.as_deref().and_then(Mode::parse) {
             c.mode = m;
         }
@@ -43,12 +70,6 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             c.provider = Some(p.clone());
         }
         if let Some(ch) = &a.channel {
-            if !crate::memory::layout::valid_channel(ch) {
-                return Err(Error::Usage(
-                    "--channel must be 1-64 characters of a-z, 0-9, `-` and `_`",
-                )
-                .into());
-            }
             c.channel = Some(ch.clone());
         }
         c.save(mem.backend())?;
@@ -67,12 +88,17 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         ));
     }
     if let Some(c) = config {
-        out.text(&format!(
-            "sync: mode {}, provider {}, channel {} (.memdir/config.toml)",
-            c.mode,
-            c.provider.as_deref().unwrap_or("(none)"),
-            c.channel()
-        ));
+        if c.index.as_deref() == Some("agent") {
+            out.text("MEMORY.md is the agent's: memdir never writes it, `check` checks it (index = \"agent\" in .memdir/config.toml)");
+        }
+        if a.mode.is_some() || a.provider.is_some() || a.channel.is_some() {
+            out.text(&format!(
+                "sync: mode {}, provider {}, channel {} (.memdir/config.toml)",
+                c.mode,
+                c.provider.as_deref().unwrap_or("(none)"),
+                c.channel()
+            ));
+        }
     }
     Ok(0)
 }

@@ -3,15 +3,18 @@
 //! change a memory file.
 
 use crate::clock::Clock;
+use crate::engine::IndexOwner;
 use crate::engine::Memory;
 use crate::engine::TimelineRepair;
 use crate::engine::graph;
 use crate::engine::state;
 use crate::engine::types::{CheckReport, Events, Problem, short_io};
 use crate::error::{Error, Result};
+use crate::memory::Record;
 use crate::memory::index;
 use crate::memory::layout::{
-    BACKUPS_DIR, CACHE_DIR, INDEX_FILE, STALE_TEMP, STATE_DIR, TIMELINE_DIR,
+    AGENT_INDEX_BYTES, AGENT_INDEX_LINES, BACKUPS_DIR, CACHE_DIR, INDEX_FILE, MAX_MEMORY_FILE,
+    STALE_TEMP, STATE_DIR, TIMELINE_DIR,
 };
 use crate::store::{self, FileDigest};
 
@@ -26,6 +29,75 @@ const TEMP_FOLDERS: [(&str, bool); 5] = [
 ];
 
 impl Memory {
+    /// What is wrong with a MEMORY.md the agent keeps, as warnings (it is the agent's
+    /// to fix: memdir never writes it, spec/index-format.md#agent-index): a link to a
+    /// file that is not there, a memory it does not list, and text past what Claude
+    /// Code loads at session start (200 lines or 25 KB). Read streamed.
+    fn agent_index_problems(&self, records: &[Record]) -> Result<Vec<Problem>> {
+        let mut out = Vec::new();
+        if !self.backend.is_file(INDEX_FILE) {
+            if !records.is_empty() {
+                out.push(Problem::warning(
+                    INDEX_FILE,
+                    None,
+                    "missing: the agent keeps MEMORY.md here (index = \"agent\"), so memdir does not write it; the agent loads no index at session start",
+                ));
+            }
+            return Ok(out);
+        }
+        let mut listed = std::collections::BTreeSet::new();
+        let mut links: Vec<(usize, String)> = Vec::new();
+        let (mut lines, mut bytes, mut cut_at) = (0usize, 0usize, None);
+        self.backend
+            .for_each_line(INDEX_FILE, MAX_MEMORY_FILE, |l| {
+                lines += 1;
+                let len = match l.bytes {
+                    Ok(b) => b.len() as u64,
+                    Err(n) => n,
+                };
+                bytes += len as usize + usize::from(l.terminated);
+                if cut_at.is_none() && (lines > AGENT_INDEX_LINES || bytes > AGENT_INDEX_BYTES) {
+                    cut_at = Some(lines);
+                }
+                if let Some(Ok(text)) = l.bytes.ok().map(std::str::from_utf8) {
+                    for target in index::linked_files(text) {
+                        listed.insert(target.clone());
+                        links.push((lines, target));
+                    }
+                }
+            })?;
+        for (line, target) in links {
+            let inside = !target.split('/').any(|c| c == ".." || c.is_empty());
+            if inside && !self.backend.is_file(&target) {
+                out.push(Problem::warning(
+                    INDEX_FILE,
+                    Some(line),
+                    format!("links to {target}, which is not in the memory directory"),
+                ));
+            }
+        }
+        if let Some(line) = cut_at {
+            out.push(Problem::warning(
+                INDEX_FILE,
+                Some(line),
+                format!(
+                    "{lines} lines, {bytes} bytes: Claude Code loads only the first {AGENT_INDEX_LINES} lines or {AGENT_INDEX_BYTES} bytes at session start, so this line and those after it are not loaded"
+                ),
+            ));
+        }
+        for r in records {
+            let file = format!("{}.md", r.key);
+            if !listed.contains(&file) {
+                out.push(Problem::warning(
+                    &file,
+                    None,
+                    "not listed in MEMORY.md (the agent's index): the agent does not see it at session start",
+                ));
+            }
+        }
+        Ok(out)
+    }
+
     /// Reports malformed files and timeline lines; with `fix`, repairs what is safe.
     ///
     /// `fix` holds the lock throughout, so no memdir write is in flight while it
@@ -63,7 +135,12 @@ impl Memory {
         report
             .problems
             .extend(state::compaction_problems(&snap.records));
-        if !fix {
+        let agent = self.index_owner()? == IndexOwner::Agent;
+        if agent {
+            report
+                .problems
+                .extend(self.agent_index_problems(&snap.records)?);
+        } else if !fix {
             let want = FileDigest::of(index::render(&snap.records).as_bytes());
             let message = match self.backend.digest(INDEX_FILE) {
                 Ok(Some(have)) if have == want => None,
@@ -76,7 +153,7 @@ impl Memory {
             }
         }
         self.check_temp_files(fix, &mut report)?;
-        if fix {
+        if fix && !agent {
             let out = self.write_index(&snap.records)?;
             if out.written {
                 report.fixed.push("rebuilt MEMORY.md".into());

@@ -1,17 +1,110 @@
 //! MEMORY.md through the façade: planning a rebuild, saving a hand-edited index under
 //! `.memdir/backups/`, and writing it with its hash record (spec/index-format.md#rebuild).
-//! It must not write memory files or the timeline.
+//! Who keeps MEMORY.md (memdir, or the agent: spec/index-format.md#agent-index) is
+//! decided here too. It must not write memory files or the timeline.
 
 use crate::engine::Memory;
 use crate::engine::requests::Indexed;
 use crate::engine::types::IndexOutcome;
+use crate::error::Error;
 use crate::error::Result;
 use crate::memory::Record;
 use crate::memory::index;
-use crate::memory::layout::{BACKUPS_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_MEMORY_FILE};
+use crate::memory::layout::{
+    AGENT_INDEX_BYTES, AGENT_INDEX_LINES, BACKUPS_DIR, INDEX_FILE, INDEX_HASH_FILE, MAX_MEMORY_FILE,
+};
 use crate::store::FileDigest;
 
+/// Who keeps MEMORY.md (spec/index-format.md#agent-index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexOwner {
+    /// memdir renders it from the memory files and rebuilds it after every change.
+    Memdir,
+    /// The agent (Claude Code) writes it; memdir never writes, replaces or backs it
+    /// up, and only checks it.
+    Agent,
+}
+
 impl Memory {
+    /// Who keeps MEMORY.md: the `index` key of `.memdir/config.toml` (`"agent"` or
+    /// `"memdir"`); without one, the agent when MEMORY.md exists, memdir has never
+    /// written an index here (no `.memdir/index.sha256`) and the file is not made of
+    /// lines memdir's generator writes (spec/index-format.md#agent-index).
+    pub fn index_owner(&self) -> Result<IndexOwner> {
+        let configured = match crate::store::config::read(&self.backend) {
+            Ok(None) => None,
+            Ok(Some(f)) => match f.table.get("index") {
+                None => None,
+                Some(v) => Some(match v.as_str() {
+                    Some("agent") => IndexOwner::Agent,
+                    Some("memdir") => IndexOwner::Memdir,
+                    _ => {
+                        return Err(Error::Config {
+                            line: f
+                                .text
+                                .lines()
+                                .position(|l| l.trim_start().starts_with("index"))
+                                .map(|i| i + 1),
+                            path: f.path,
+                            message: format!(
+                                "index `{}` is not `agent` (the agent keeps MEMORY.md) or `memdir` (memdir generates it)",
+                                v.as_str().map_or_else(|| v.to_string(), str::to_string)
+                            ),
+                        });
+                    }
+                }),
+            },
+            // A file that does not parse is the sync and embeddings commands' to
+            // refuse (`list` and `context` do not read it, spec/cli.md): the owner is
+            // then detected, which keeps an agent's index safe all the same.
+            Err(_) => None,
+        };
+        if let Some(owner) = configured {
+            return Ok(owner);
+        }
+        let detected = self.backend.stat(INDEX_FILE).is_some_and(|s| s.size > 0)
+            && !self.backend.is_file(INDEX_HASH_FILE)
+            && !self.index_lines_are_generated()?;
+        Ok(if detected {
+            IndexOwner::Agent
+        } else {
+            IndexOwner::Memdir
+        })
+    }
+
+    /// The part of the agent's MEMORY.md it loads at each session start: the first
+    /// 200 lines or 25 KB, whichever comes first (cut at a line end); empty when
+    /// there is none. Read streamed: any size is fine.
+    pub(super) fn agent_index_text(&self) -> Result<String> {
+        let mut out = String::new();
+        let mut lines = 0;
+        let mut full = false;
+        if !self.backend.is_file(INDEX_FILE) {
+            return Ok(out);
+        }
+        self.backend
+            .for_each_line(INDEX_FILE, MAX_MEMORY_FILE, |l| {
+                if full {
+                    return;
+                }
+                let Ok(bytes) = l.bytes else {
+                    // A line over the limit is far past 25 KB: nothing after it loads.
+                    full = true;
+                    return;
+                };
+                let text = String::from_utf8_lossy(bytes).into_owned();
+                let text = text.strip_suffix('\r').unwrap_or(&text);
+                if lines == AGENT_INDEX_LINES || out.len() + text.len() + 1 > AGENT_INDEX_BYTES {
+                    full = true;
+                    return;
+                }
+                out.push_str(text);
+                out.push('\n');
+                lines += 1;
+            })?;
+        Ok(out)
+    }
+
     /// Rebuilds MEMORY.md if it differs from what the memories say, and returns the
     /// problems met loading the store on the way (one load serves both).
     pub fn index(&self) -> Result<Indexed> {
@@ -32,6 +125,9 @@ impl Memory {
         &self,
         records: &[Record],
     ) -> Result<(String, IndexOutcome)> {
+        if self.index_owner()? == IndexOwner::Agent {
+            return Ok((self.agent_index_text()?, IndexOutcome::default()));
+        }
         let want = index::render(records);
         let outcome = if !self
             .backend
@@ -57,6 +153,17 @@ impl Memory {
     /// nothing, so a command can fail before it changes anything. MEMORY.md is streamed,
     /// never read whole: any size is fine.
     pub(super) fn plan_index(&self, records: &[Record]) -> Result<IndexPlan> {
+        if self.index_owner()? == IndexOwner::Agent {
+            // The agent's MEMORY.md is never written, replaced or saved.
+            return Ok(IndexPlan {
+                want: String::new(),
+                want_digest: FileDigest::of(b""),
+                have: None,
+                replace: false,
+                backup: false,
+                backup_name: None,
+            });
+        }
         let want = index::render(records);
         let want_digest = FileDigest::of(want.as_bytes());
         let have = self.backend.digest(INDEX_FILE)?;
@@ -93,6 +200,11 @@ impl Memory {
         if !hashes.is_empty() {
             return Ok(hashes.contains(&have.hex().as_str()));
         }
+        self.index_lines_are_generated()
+    }
+
+    /// Whether MEMORY.md holds only lines memdir's generator produces (streamed).
+    fn index_lines_are_generated(&self) -> Result<bool> {
         let mut check = index::GeneratedLines::default();
         let mut ends_with_newline = true;
         self.backend
@@ -128,6 +240,15 @@ impl Memory {
     /// the record still calls memdir's (no false "edited by hand" backup).
     pub(super) fn write_index_file(&self, plan: &IndexPlan) -> Result<IndexOutcome> {
         if !plan.replace {
+            // An up-to-date index memdir has no record of (a fresh clone, a copy) is
+            // recorded as memdir's now, so that a later edit of it by hand is saved
+            // and replaced, not taken for an agent's index (#agent-index).
+            if plan.have.is_some() && !self.backend.is_file(INDEX_HASH_FILE) {
+                let mut record = plan.want_digest.hex();
+                record.push('\n');
+                self.backend
+                    .write_atomic(INDEX_HASH_FILE, record.as_bytes())?;
+            }
             return Ok(IndexOutcome::default());
         }
         let mut record = plan.want_digest.hex();

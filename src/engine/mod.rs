@@ -34,6 +34,7 @@ pub mod watch;
 mod write;
 
 pub use graph::MAX_DEPTH as MAX_GRAPH_DEPTH;
+pub use index::IndexOwner;
 pub use memory_tool::ToolReply;
 pub use ops::{Activity, ActivityQuery, Edit, FindReplace, SectionEdit};
 pub use repair::TimelineRepair;

@@ -41,6 +41,8 @@ impl Memory {
         })?;
         let decay = parse_decay(d.decay.as_deref())?;
         check_draft(&key, d)?;
+        // A bad `index` key is refused before the directory's folders are made.
+        self.index_owner()?;
         self.backend.create()?;
         let _g = self.backend.lock(&self.mem_lock)?;
         self.write_locked_with(&key, kind, decay, d, &[], if_exists)
@@ -328,11 +330,14 @@ fn draft_meta(
         name: d.name.trim().to_string(),
         description: d.description.trim().to_string(),
         kind,
+        // A file without dates (Claude Code's) gets today's on its first write.
         created: old
             .map(|m| m.created.clone())
+            .filter(|s| !s.is_undated())
             .unwrap_or_else(|| today.clone()),
         updated: old
             .map(|m| m.updated.clone())
+            .filter(|s| !s.is_undated())
             .unwrap_or_else(|| today.clone()),
         source: d
             .source

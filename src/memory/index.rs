@@ -157,6 +157,64 @@ impl GeneratedLines {
     }
 }
 
+/// The local files a line of an agent's MEMORY.md links to: the target of each
+/// inline link `[text](target)` that is a relative path (no scheme, not absolute),
+/// without its `#fragment`, percent-decoded. Links inside code spans are skipped.
+/// Used to check an index the agent keeps (spec/index-format.md#agent-index).
+///
+/// ```
+/// let l = memdir::memory::index::linked_files("- [Role](user_role.md) — see [docs](https://x.y/a.md)");
+/// assert_eq!(l, vec!["user_role.md".to_string()]);
+/// ```
+pub fn linked_files(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    let mut rest = line;
+    while let Some(i) = rest.find(['`', ']']) {
+        let c = rest.as_bytes()[i];
+        rest = &rest[i + 1..];
+        if c == b'`' {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code || !rest.starts_with('(') {
+            continue;
+        }
+        let Some(end) = rest.find(')') else { break };
+        let target = rest[1..end].trim();
+        // `[a](b.md "title")`: the title is not part of the target.
+        let target = target.split_whitespace().next().unwrap_or_default();
+        let target = target.split('#').next().unwrap_or_default();
+        rest = &rest[end + 1..];
+        if target.is_empty() || target.contains(':') || target.starts_with('/') {
+            continue;
+        }
+        out.push(percent_decode(target));
+    }
+    out
+}
+
+/// `%XX` escapes decoded (an invalid one is kept as written).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Escapes text for an inline position: newlines become spaces, runs of white space
 /// collapse, and every character that could open inline markup is backslash-escaped.
 pub fn escape_inline(s: &str) -> String {
@@ -236,6 +294,25 @@ pub(crate) mod tests {
     use crate::memory::frontmatter::Extra;
     use crate::memory::{Key, Meta, Stamp};
     use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+
+    // spec/index-format.md#agent-index: the files an agent's index line links to.
+    #[test]
+    fn linked_files_of_agent_lines() {
+        let check = |line: &str, want: &[&str]| assert_eq!(linked_files(line), want, "{line:?}");
+        check("- [Role](user_role.md) — data scientist", &["user_role.md"]);
+        check("[a](a.md) and [b](b.md#why \"t\")", &["a.md", "b.md"]);
+        check("see [x](https://example.com/x.md) or [y](/etc/y.md)", &[]);
+        check(
+            "`[not](a link.md)` but [this](My%20Notes.md)",
+            &["My Notes.md"],
+        );
+        check(
+            "[Grafana](reference_grafana.md): board; [bad](%zz.md)",
+            &["reference_grafana.md", "%zz.md"],
+        );
+        check("no links here [just brackets] (and parens)", &[]);
+        check("[open](never closed", &[]);
+    }
 
     pub(crate) fn rec(key: &str, kind: &str, name: &str, desc: &str, created: &str) -> Record {
         let created = Stamp::parse(created).unwrap();

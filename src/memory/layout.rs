@@ -9,6 +9,11 @@ use sha2::{Digest, Sha256};
 
 /// The generated index: never merged, always rebuilt.
 pub const INDEX_FILE: &str = "MEMORY.md";
+/// How much of an agent's MEMORY.md Claude Code loads at each session start: the first
+/// 200 lines or 25 KB, whichever comes first (spec/index-format.md#agent-index).
+pub const AGENT_INDEX_LINES: usize = 200;
+/// See [`AGENT_INDEX_LINES`].
+pub const AGENT_INDEX_BYTES: usize = 25_000;
 /// The timeline folder: one JSONL file per UTC day.
 pub const TIMELINE_DIR: &str = "timeline";
 /// Local state: configuration, lock, sync state, caches, backups, conflict copies.

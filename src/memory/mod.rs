@@ -268,6 +268,21 @@ impl Stamp {
         }
     }
 
+    /// The stamp of a file without the field (Claude Code writes no dates,
+    /// memory-format.md#fields): the Unix epoch for ordering and recency, an empty
+    /// text, and never written back by memdir.
+    pub fn undated() -> Stamp {
+        Stamp {
+            at: DateTime::UNIX_EPOCH,
+            text: String::new(),
+        }
+    }
+
+    /// Whether the file had no value for the field ([`Stamp::undated`]).
+    pub fn is_undated(&self) -> bool {
+        self.text.is_empty()
+    }
+
     /// The UTC calendar date of the stamp.
     pub fn date(&self) -> NaiveDate {
         self.at.date_naive()

@@ -33,6 +33,11 @@ pub fn recency(meta: &Meta, now: DateTime<Utc>) -> f64 {
     if meta.kind == Kind::State {
         return 1.0;
     }
+    // A memory without `updated` (a Claude Code file) has no known age: memdir does
+    // not invent one, so it does not decay (spec/ranking.md#salience).
+    if meta.updated.is_undated() {
+        return 1.0;
+    }
     let half_life = match meta.decay {
         Some(Decay::Never) => return 1.0,
         Some(Decay::Days(n)) => f64::from(n),

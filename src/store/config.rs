@@ -13,7 +13,7 @@ use crate::memory::layout::{CONFIG_FILE, MAX_CONFIG};
 use crate::store::Backend;
 
 /// What to do about an invalid configuration file.
-const CONFIG_HINT: &str = "keys: mode (local, ipfs, encrypted-ipfs), provider, channel, keep_versions, key_file, and the [embeddings] table; `memdir init --help` shows how to set them";
+const CONFIG_HINT: &str = "keys: mode (local, ipfs, encrypted-ipfs), provider, channel, keep_versions, key_file, index (agent, memdir), and the [embeddings] table; `memdir init --help` shows how to set them";
 
 /// The configuration file as read: its text (wings that point at a line need it)
 /// and its TOML table.

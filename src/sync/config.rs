@@ -92,6 +92,11 @@ pub struct Config {
     /// The encrypted-ipfs key file (`MEMDIR_KEY_FILE` overrides it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_file: Option<PathBuf>,
+    /// Who keeps MEMORY.md: `agent` (Claude Code; memdir only checks it) or `memdir`;
+    /// read by the engine (spec/index-format.md#agent-index), kept here so that writing
+    /// the file back keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
     /// `[embeddings]`, read and validated by the embed wing (spec/ranking.md#hybrid-recall);
     /// kept here so that writing the file back keeps it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,6 +129,17 @@ impl Config {
                 .position(|l| l.trim_start().starts_with(key))
                 .map(|i| i + 1)
         };
+        if let Some(i) = &cfg.index
+            && i != "agent"
+            && i != "memdir"
+        {
+            return Err(err(
+                line_of("index"),
+                format!(
+                    "index `{i}` is not `agent` (the agent keeps MEMORY.md) or `memdir` (memdir generates it)"
+                ),
+            ));
+        }
         if let Some(p) = &cfg.provider
             && !PROVIDERS.contains(&p.as_str())
         {
@@ -217,6 +233,11 @@ mod tests {
             ("keep_versions = 0\n", 1, "at least 1"),
             ("keep_versions = -2\n", 1, "invalid value"),
             ("token = \"abc\"\n", 1, "unknown field"),
+            (
+                "mode = \"local\"\nindex = \"claude\"\n",
+                2,
+                "is not `agent`",
+            ),
             ("channel = \"../x\"\n", 1, "channel"),
             ("mode = \n", 1, "string"),
         ];

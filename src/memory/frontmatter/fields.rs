@@ -113,8 +113,13 @@ impl Fields<'_> {
             .ok_or(FrontmatterError::MissingField { field })
     }
 
+    /// `created` / `updated`; absent or null is [`Stamp::undated`] (a Claude Code
+    /// file has no dates, memory-format.md#fields).
     fn stamp(&self, field: &'static str) -> Result<Stamp, FrontmatterError> {
-        Stamp::parse(&self.required(field)?).ok_or_else(|| FrontmatterError::Field {
+        let Some(text) = self.text(field)? else {
+            return Ok(Stamp::undated());
+        };
+        Stamp::parse(&text).ok_or_else(|| FrontmatterError::Field {
             field,
             line: self.line_of(field),
             problem: "must be a date (YYYY-MM-DD) or an RFC 3339 timestamp",

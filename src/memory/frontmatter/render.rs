@@ -44,8 +44,9 @@ pub(super) fn render_known(key: &str, meta: &Meta) -> Option<String> {
         "name" => s(&one_line(&meta.name)),
         "description" => s(&one_line(&meta.description)),
         "type" => s(meta.kind.as_str()),
-        "created" => Some(render_stamp(key, &meta.created)),
-        "updated" => Some(render_stamp(key, &meta.updated)),
+        // A date the file did not have is not invented on a rewrite.
+        "created" => (!meta.created.is_undated()).then(|| render_stamp(key, &meta.created)),
+        "updated" => (!meta.updated.is_undated()).then(|| render_stamp(key, &meta.updated)),
         "source" => meta.source.as_deref().and_then(s),
         "decay" => meta.decay.map(|d| format!("decay: {d}\n")),
         "tags" if !meta.tags.is_empty() => Some(render_entry(

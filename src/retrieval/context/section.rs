@@ -5,14 +5,19 @@
 
 use crate::memory::Record;
 
+/// What a memory without an `updated` date (a Claude Code file) shows for it.
+const UNDATED: &str = "unknown";
+
 pub(super) fn heading(r: &Record) -> String {
     let name = r.meta.name.split_whitespace().collect::<Vec<_>>().join(" ");
+    let updated = if r.meta.updated.is_undated() {
+        UNDATED.to_string()
+    } else {
+        r.meta.updated.date().to_string()
+    };
     format!(
         "\n## {} (key: {}, type: {}, updated: {})\n",
-        name,
-        r.key,
-        r.meta.kind,
-        r.meta.updated.date()
+        name, r.key, r.meta.kind, updated
     )
 }
 
@@ -45,7 +50,9 @@ pub(super) fn heading_len(r: &Record) -> usize {
     use chrono::Datelike;
     let name = joined_len(&r.meta.name);
     let date = r.meta.updated.date();
-    let date = if (0..=9999).contains(&date.year()) {
+    let date = if r.meta.updated.is_undated() {
+        UNDATED.len()
+    } else if (0..=9999).contains(&date.year()) {
         10
     } else {
         date.to_string().chars().count()

@@ -184,6 +184,15 @@ pub struct Cache {
     main_damaged: bool,
 }
 
+/// A saved `created` / `updated` text: empty is a file without the field.
+fn stamp(text: &str) -> Option<Stamp> {
+    if text.is_empty() {
+        Some(Stamp::undated())
+    } else {
+        Stamp::parse(text)
+    }
+}
+
 /// Hex SHA-256 of a file's bytes: the content key.
 pub fn content_key(bytes: &[u8]) -> String {
     data_encoding::HEXLOWER.encode(&Sha256::digest(bytes))
@@ -319,8 +328,8 @@ impl Entry {
             Some(d) => Some(Decay::parse(d)?),
         };
         let meta = Meta {
-            created: Stamp::parse(&self.created)?,
-            updated: Stamp::parse(&self.updated)?,
+            created: stamp(&self.created)?,
+            updated: stamp(&self.updated)?,
             name: self.name,
             description: self.description,
             kind: Kind::parse(&self.kind),
