@@ -89,12 +89,20 @@ fn every_command_leaves(dir: &Path, index: &[u8]) {
             "Prefers table-driven tests.",
         ],
         &["forget", "project_ci_cache"],
+        &["rename", "feedback_terse_replies", "feedback_short_replies"],
+        &["rename", "feedback_short_replies", "feedback_terse_replies"],
+        &["prune", "--plan"],
         &["list"],
     ];
     for args in steps {
         ok(dir, args);
         same(&args.join(" "));
     }
+    let blob = dir.parent().unwrap().join("blob.json");
+    let blob = blob.to_str().unwrap();
+    ok(dir, &["export", "-o", blob]);
+    ok(dir, &["import", blob]);
+    same("export, import");
     let o = with_stdin(
         dir,
         &["memory-tool"],
@@ -467,4 +475,34 @@ fn two_laptops_share_one_claude_code_memory_sealed() {
     // Recall on B finds A's memory.
     let found = stdout(&b.ok(&["recall", "feature flag"]));
     assert!(found.contains("project_api_v2"), "{found}");
+
+    // A third laptop whose Claude has no index yet starts from the one pushed last
+    // (A's), as Claude Code loads it; then it is that laptop's own.
+    let c = laptop("c");
+    c.ok(&[
+        "init",
+        "--claude-code",
+        "--mode",
+        "encrypted-ipfs",
+        "--provider",
+        "folder",
+    ]);
+    assert!(!c.dir.join("MEMORY.md").exists());
+    let o = c.ok(&["sync"]);
+    assert!(
+        stdout(&o).contains("MEMORY.md: took remote"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(std::fs::read(c.dir.join("MEMORY.md")).unwrap(), a_index);
+    assert_eq!(memory_files(&c.dir), files);
+    let c_index = "# Memory Index\n\n- [API v2](project_api_v2.md) — behind a flag\n";
+    std::fs::write(c.dir.join("MEMORY.md"), c_index).unwrap();
+    c.ok(&["sync"]);
+    a.ok(&["sync"]);
+    assert_eq!(
+        std::fs::read_to_string(c.dir.join("MEMORY.md")).unwrap(),
+        c_index
+    );
+    assert_eq!(std::fs::read(a.dir.join("MEMORY.md")).unwrap(), a_index);
 }

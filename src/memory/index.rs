@@ -6,6 +6,7 @@
 //! links. This module renders only; deciding when to write and backing up a
 //! hand-edited index is the store's job.
 
+use crate::memory::layout::{AGENT_INDEX_BYTES, AGENT_INDEX_LINES};
 use crate::memory::{Kind, Record};
 
 /// The first line of every index.
@@ -155,6 +156,26 @@ impl GeneratedLines {
     pub fn finish(&self, ends_with_newline: bool) -> bool {
         self.seen > 0 && !self.bad && ends_with_newline
     }
+}
+
+/// The part of an agent's MEMORY.md Claude Code loads at each session start: the
+/// first 200 lines or 25,000 bytes, whichever comes first, cut at a line end
+/// (spec/index-format.md#agent-index).
+///
+/// ```
+/// let long: String = (0..300).map(|i| format!("- line {i}\n")).collect();
+/// let part = memdir::memory::index::agent_loaded_part(&long);
+/// assert_eq!(part.lines().count(), 200);
+/// ```
+pub fn agent_loaded_part(text: &str) -> &str {
+    let mut end = 0;
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        if n == AGENT_INDEX_LINES || end + line.len() > AGENT_INDEX_BYTES {
+            break;
+        }
+        end += line.len();
+    }
+    &text[..end]
 }
 
 /// The local files a line of an agent's MEMORY.md links to: the target of each
@@ -312,6 +333,22 @@ pub(crate) mod tests {
         );
         check("no links here [just brackets] (and parens)", &[]);
         check("[open](never closed", &[]);
+    }
+
+    // spec/index-format.md#agent-index: what Claude Code loads of a long index.
+    #[test]
+    fn agent_loaded_part_cuts_at_200_lines_or_25000_bytes() {
+        let lines = |n: usize, width: usize| -> String {
+            (0..n).map(|i| format!("{i:0width$}\n")).collect()
+        };
+        assert_eq!(agent_loaded_part(""), "");
+        assert_eq!(agent_loaded_part("a\nb"), "a\nb");
+        let t = lines(300, 9);
+        assert_eq!(agent_loaded_part(&t), &t[..200 * 10]);
+        let t = lines(150, 199); // 200 bytes a line: 125 lines fit in 25,000 bytes
+        assert_eq!(agent_loaded_part(&t), &t[..125 * 200]);
+        let t = lines(150, 200); // 201 bytes: 124 lines
+        assert_eq!(agent_loaded_part(&t), &t[..124 * 201]);
     }
 
     pub(crate) fn rec(key: &str, kind: &str, name: &str, desc: &str, created: &str) -> Record {

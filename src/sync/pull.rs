@@ -5,10 +5,11 @@
 
 use cid::Cid;
 
-use crate::engine::{Locked, Memory};
+use crate::engine::{IndexOwner, Locked, Memory};
 use crate::exchange::merge::Strategy;
 use crate::ipfs::car::{self, CarLimits};
 use crate::ipfs::unixfs::{self, Node};
+use crate::memory::layout::INDEX_FILE;
 use crate::provider::Blocks;
 use crate::store::Backend;
 use crate::sync::error::Result;
@@ -224,6 +225,7 @@ pub fn pull(
         if diverged || relation == Relation::First {
             plan = lineage::make_safe(plan, had_base, &local_listing, &remote_listing);
         }
+        seed_agent_index(mem, &local_listing, &remote_listing, &mut plan)?;
         let mut report = PullReport {
             provider: remote.provider.name().to_string(),
             mode: remote.mode(),
@@ -263,6 +265,39 @@ pub fn pull(
         )?;
         Ok(report)
     })
+}
+
+/// With the agent's index (spec/sync.md#claude-codes-memory-directory), MEMORY.md is
+/// left per device; only a device that has none starts from the remote's, cut to what
+/// Claude Code loads (200 lines or 25 KB), so memdir never writes an index past it.
+fn seed_agent_index(
+    mem: &Memory,
+    local: &plan::Listing,
+    remote: &plan::Listing,
+    plan: &mut plan::Plan,
+) -> Result<()> {
+    if local.contains_key(INDEX_FILE) || mem.index_owner()? != IndexOwner::Agent {
+        return Ok(());
+    }
+    let Some(text) = remote.get(INDEX_FILE) else {
+        return Ok(());
+    };
+    let text = String::from_utf8_lossy(text);
+    let part = crate::memory::index::agent_loaded_part(&text);
+    if !part.is_empty() {
+        plan.ops.insert(
+            0,
+            Op::Write {
+                path: INDEX_FILE.to_string(),
+                content: part.as_bytes().to_vec(),
+            },
+        );
+        plan.report.push(plan::Decision {
+            path: INDEX_FILE.to_string(),
+            outcome: plan::Outcome::TookRemote,
+        });
+    }
+    Ok(())
 }
 
 /// This directory's listing; a dry run on a directory not created yet sees it empty

@@ -517,6 +517,25 @@ mod tests {
         check_err("---\n---\n", "required field `name` is missing");
     }
 
+    // spec/memory-format.md#undated: a Claude Code file (no dates) loads, and a
+    // rewrite does not invent dates for it.
+    #[test]
+    fn a_file_without_dates_is_undated_and_renders_back_as_written() {
+        let text =
+            "---\nname: Role\ndescription: backend engineer\ntype: user\n---\n\nWrites Go.\n";
+        let p = parse(text).unwrap();
+        assert!(p.meta.created.is_undated() && p.meta.updated.is_undated());
+        assert_eq!(p.meta.updated.at, chrono::DateTime::UNIX_EPOCH);
+        assert!(p.warnings.is_empty());
+        assert_eq!(render(&p.meta, &p.body), text);
+        // Null is absent too; one date present keeps it.
+        let p =
+            parse("---\nname: a\ndescription: b\ntype: user\ncreated:\nupdated: 2026-01-02\n---\n")
+                .unwrap();
+        assert!(p.meta.created.is_undated());
+        assert_eq!(p.meta.updated.text, "2026-01-02");
+    }
+
     #[test]
     fn warnings_do_not_stop_loading() {
         let p = parse("---\nname: n\ndescription: d\ntype: ops\ncreated: 2026-01-01\nupdated: 2026-01-01\ndecay: soon\n---\n").unwrap();
