@@ -506,3 +506,46 @@ fn two_laptops_share_one_claude_code_memory_sealed() {
     );
     assert_eq!(std::fs::read(a.dir.join("MEMORY.md")).unwrap(), a_index);
 }
+
+// spec/memory-tool.md, spec/mcp.md#resources: the memory tool refuses to change the
+// agent's MEMORY.md in words that say whose it is, and `memory://index` reads the
+// agent's file within a memory file's limit (it is not memdir's generated text, whose
+// size the memories bound).
+#[test]
+fn the_agents_index_is_refused_by_the_memory_tool_and_read_within_a_limit() {
+    let (_tmp, dir, index) = fixture_copy();
+    let o = with_stdin(
+        &dir,
+        &["memory-tool"],
+        r#"{"command":"str_replace","path":"/memories/MEMORY.md","old_str":"Memory","new_str":"X"}"#,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("/memories/MEMORY.md is the agent's own index"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(std::fs::read(dir.join("MEMORY.md")).unwrap(), index);
+    #[cfg(feature = "mcp")]
+    {
+        use crate::mcp::Server;
+        let mut s = Server::start(&dir, &[]);
+        s.initialize();
+        let uri = serde_json::json!({"uri": "memory://index"});
+        let r = s.request("resources/read", uri.clone());
+        assert_eq!(
+            r["result"]["contents"][0]["text"].as_str(),
+            Some(String::from_utf8(index.clone()).unwrap().as_str()),
+            "{r}"
+        );
+        // Over 4 MiB: refused, never read whole.
+        let big = format!("# Memory Index\n{}", "- [x](x.md) — y\n".repeat(300_000));
+        std::fs::write(dir.join("MEMORY.md"), &big).unwrap();
+        let r = s.request("resources/read", uri);
+        assert!(r.get("error").is_some(), "{}", &r.to_string()[..200]);
+        assert_eq!(
+            std::fs::read(dir.join("MEMORY.md")).unwrap(),
+            big.as_bytes()
+        );
+    }
+}

@@ -13,7 +13,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Draft, IfExists, Memory};
+use super::{Draft, IfExists, IndexOwner, Memory};
 use crate::error::{Error, Result};
 use crate::exchange::memory_tool::{self as tool, Command, EDGES_KEY, Edges, Place, Refusal};
 use crate::memory::frontmatter::{self, Parsed};
@@ -218,6 +218,15 @@ impl Memory {
         Ok(out)
     }
 
+    /// The refusal of a change to MEMORY.md: memdir's index, or the agent's where the
+    /// agent keeps it (spec/index-format.md#agent-index).
+    fn index_refusal(&self, path: &str) -> Failed {
+        match self.index_owner() {
+            Ok(IndexOwner::Agent) => Refusal::AgentIndex { path: path.into() }.into(),
+            _ => Refusal::Index { path: path.into() }.into(),
+        }
+    }
+
     /// The memory file a path that must name an existing one points at: its name,
     /// or the reference's refusal.
     fn existing_memory(&self, path: &str) -> Step<String> {
@@ -225,7 +234,7 @@ impl Memory {
             Place::Root => Err(Refusal::NotAFile { path: path.into() }.into()),
             Place::Nested(_) => Err(Refusal::Missing { path: path.into() }.into()),
             Place::Name(name) => match self.held(&name)? {
-                Held::Index => Err(Refusal::Index { path: path.into() }.into()),
+                Held::Index => Err(self.index_refusal(path)),
                 Held::Memory(n) => Ok(n),
                 Held::Link => Err(Refusal::Symlink.into()),
                 Held::Nothing => Err(Refusal::Missing { path: path.into() }.into()),
@@ -241,7 +250,7 @@ impl Memory {
             Place::Name(n) => n,
         };
         match self.held(&name)? {
-            Held::Index => return Err(Refusal::Index { path: path.into() }.into()),
+            Held::Index => return Err(self.index_refusal(path)),
             Held::Memory(_) => return Err(exists(path.into()).into()),
             Held::Link => return Err(Refusal::Symlink.into()),
             Held::Nothing => {}
@@ -358,7 +367,7 @@ impl Memory {
             Place::Name(n) => n,
         };
         match self.held(&name)? {
-            Held::Index => Err(Refusal::Index { path: path.into() }.into()),
+            Held::Index => Err(self.index_refusal(path)),
             Held::Link => Err(Refusal::Symlink.into()),
             Held::Nothing => Err(gone().into()),
             Held::Memory(n) => match self.forget(&n, Some("deleted with the memory tool")) {
@@ -386,12 +395,7 @@ impl Memory {
         };
         let old = match self.held(&name)? {
             Held::Memory(n) => n,
-            Held::Index => {
-                return Err(Refusal::Index {
-                    path: old_path.into(),
-                }
-                .into());
-            }
+            Held::Index => return Err(self.index_refusal(old_path)),
             Held::Link => return Err(Refusal::Symlink.into()),
             Held::Nothing => return Err(gone().into()),
         };

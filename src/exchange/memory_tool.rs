@@ -99,6 +99,10 @@ pub enum Refusal {
     )]
     Index { path: String },
     #[error(
+        "{path} is the agent's own index (Claude Code keeps it, memdir never changes it): view it; the memory tool changes the memory files only"
+    )]
+    AgentIndex { path: String },
+    #[error(
         "The {field} holds a carriage return (\\r): memdir keeps memory files with \\n line endings; send the text with \\n only"
     )]
     CarriageReturn { field: &'static str },

@@ -8,6 +8,7 @@ use rmcp::model::Resource;
 
 use super::super::core::{MemoryServer, Shared, report};
 use super::super::uri::{self, Target};
+use crate::engine::IndexOwner;
 use crate::error::{Class, Error};
 use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
 use crate::report::Failure;
@@ -77,11 +78,16 @@ pub(super) fn resource_text(s: &Shared, target: &Target) -> Result<String, Error
     match target {
         Target::Index => {
             s.mem.index()?;
-            // Generated, so bounded by the memories themselves: no file-size limit
-            // (spec/index-format.md#rebuild).
+            // memdir's is generated, so bounded by the memories themselves: no
+            // file-size limit (spec/index-format.md#rebuild). The agent's is any file
+            // the agent wrote: read within a memory file's limit.
+            let limit = match s.mem.index_owner()? {
+                IndexOwner::Agent => MAX_MEMORY_FILE,
+                IndexOwner::Memdir => u64::MAX,
+            };
             Ok(s.mem
                 .backend()
-                .read_text(INDEX_FILE, u64::MAX)?
+                .read_text(INDEX_FILE, limit)?
                 .unwrap_or_default())
         }
         Target::Memory(key) => {
