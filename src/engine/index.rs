@@ -25,6 +25,20 @@ pub enum IndexOwner {
     Agent,
 }
 
+impl IndexOwner {
+    /// The owner an `index` value of `.memdir/config.toml` names; for any other value,
+    /// the message that says which values there are.
+    pub fn parse(value: &str) -> std::result::Result<IndexOwner, String> {
+        match value {
+            "agent" => Ok(IndexOwner::Agent),
+            "memdir" => Ok(IndexOwner::Memdir),
+            _ => Err(format!(
+                "index `{value}` is not `agent` (the agent keeps MEMORY.md) or `memdir` (memdir generates it)"
+            )),
+        }
+    }
+}
+
 impl Memory {
     /// Who keeps MEMORY.md: the `index` key of `.memdir/config.toml` (`"agent"` or
     /// `"memdir"`); without one, the agent when MEMORY.md exists, memdir has never
@@ -35,24 +49,20 @@ impl Memory {
             Ok(None) => None,
             Ok(Some(f)) => match f.table.get("index") {
                 None => None,
-                Some(v) => Some(match v.as_str() {
-                    Some("agent") => IndexOwner::Agent,
-                    Some("memdir") => IndexOwner::Memdir,
-                    _ => {
-                        return Err(Error::Config {
+                Some(v) => {
+                    let shown = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                    Some(IndexOwner::parse(&shown).map_err(|message| {
+                        Error::Config {
                             line: f
                                 .text
                                 .lines()
                                 .position(|l| l.trim_start().starts_with("index"))
                                 .map(|i| i + 1),
                             path: f.path,
-                            message: format!(
-                                "index `{}` is not `agent` (the agent keeps MEMORY.md) or `memdir` (memdir generates it)",
-                                v.as_str().map_or_else(|| v.to_string(), str::to_string)
-                            ),
-                        });
-                    }
-                }),
+                            message,
+                        }
+                    })?)
+                }
             },
             // A file that does not parse is the sync and embeddings commands' to
             // refuse (`list` and `context` do not read it, spec/cli.md): the owner is

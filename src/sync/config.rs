@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::IndexOwner;
 use crate::error::Result;
 use crate::memory::layout::{CONFIG_FILE, valid_channel};
 use crate::store::Backend;
@@ -130,15 +131,9 @@ impl Config {
                 .map(|i| i + 1)
         };
         if let Some(i) = &cfg.index
-            && i != "agent"
-            && i != "memdir"
+            && let Err(message) = IndexOwner::parse(i)
         {
-            return Err(err(
-                line_of("index"),
-                format!(
-                    "index `{i}` is not `agent` (the agent keeps MEMORY.md) or `memdir` (memdir generates it)"
-                ),
-            ));
+            return Err(err(line_of("index"), message));
         }
         if let Some(p) = &cfg.provider
             && !PROVIDERS.contains(&p.as_str())
