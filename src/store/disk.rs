@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::memory::layout::{STATE_DIR, TEMP_PREFIX, TEMP_SUFFIX, TIMELINE_DIR};
 use crate::store::lines::{Line, stream_lines};
-use crate::store::{Entry, FileDigest, Found, Stat, TempFile, found_name, is_temp_name};
+use crate::store::{Bytes, Entry, FileDigest, Found, Stat, TempFile, found_name, is_temp_name};
 
 /// Creates the directory, `timeline/` and `.memdir/` if missing.
 pub(super) fn create(p: &Path) -> Result<()> {
@@ -181,6 +181,35 @@ pub(super) fn read_stat(root: &Path, rel: &str, limit: u64) -> Result<Option<(Ve
         });
     }
     Ok(Some((buf, Stat::of(&meta))))
+}
+
+/// Maps a file read-only ([`Bytes::Mapped`]), refusing links and files over `limit`
+/// bytes; an empty file is an empty copy (an empty mapping is an error on some
+/// systems). `Ok(None)` when the file does not exist.
+pub(super) fn map(root: &Path, rel: &str, limit: u64) -> Result<Option<Bytes>> {
+    let Some((f, path)) = open_regular(root, rel)? else {
+        return Ok(None);
+    };
+    let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
+    if len > limit {
+        return Err(Error::TooLarge {
+            path,
+            size: len,
+            limit,
+        });
+    }
+    if len == 0 {
+        return Ok(Some(Bytes::Owned(Vec::new())));
+    }
+    // SAFETY: the map is read-only and private to this process. memdir replaces the
+    // files it maps (the search index) only by renaming a new file over them, so
+    // their bytes do not change while mapped; a program that rewrote one in place
+    // could change what a decode sees (caught by the checksums, or an answer read
+    // from a torn index, never memory unsafety in the bounds-checked decoder), and
+    // one that truncated it could stop the process with SIGBUS
+    // (spec/architecture.md#search-index).
+    let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?;
+    Ok(Some(Bytes::Mapped(map)))
 }
 
 /// Replaces a file atomically: temp file, fsync, rename, fsync of the folder.

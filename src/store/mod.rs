@@ -38,6 +38,22 @@ pub(crate) use threads::drop_later;
 pub(crate) use threads::par_map;
 pub(crate) use threads::par_map_owned;
 
+/// A file's bytes as [`Backend::map`] gives them: mapped read-only, or a copy.
+pub enum Bytes {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
 /// Where the files live.
 #[derive(Debug)]
 pub enum Backend {
@@ -262,6 +278,16 @@ impl Backend {
     /// when the file does not exist.
     pub fn read(&self, rel: &str, limit: u64) -> Result<Option<Vec<u8>>> {
         Ok(self.read_stat(rel, limit)?.map(|(b, _)| b))
+    }
+
+    /// [`Backend::read`] without the copy where it can: the file mapped into memory
+    /// (a store in memory gives a copy). For the search index, which a one-shot call
+    /// decodes once and drops.
+    pub fn map(&self, rel: &str, limit: u64) -> Result<Option<Bytes>> {
+        match self {
+            Backend::Mem(m) => Ok(mem::read(&mem::lock(m), rel, limit)?.map(Bytes::Owned)),
+            Backend::Dir(root) => disk::map(root, rel, limit),
+        }
     }
 
     /// [`Backend::read`], with the file's [`Stat`] as it was when opened.

@@ -26,7 +26,7 @@ impl Cache {
         };
         let read = |rel: &str| {
             backend
-                .read(rel, MAX_SEARCH_INDEX)
+                .map(rel, MAX_SEARCH_INDEX)
                 .ok()
                 .flatten()
                 .map(|b| (b.len() as u64, IndexFile::decode_with(&b, terms)))
