@@ -172,7 +172,7 @@ impl Corpus {
         weights: &[(u32, f64)],
         pairs: &[(u32, u32, f64)],
         query: &[u32],
-        pair_memo: &mut Option<Vec<f64>>,
+        carry: &mut Carry,
     ) -> LineScores {
         // slot[t]: 1 + the position of term t in `weights`, 0 when not weighted.
         let mut slot = vec![0u32; self.vocab.len()];
@@ -198,9 +198,10 @@ impl Corpus {
         };
         let mut out = LineScores::zeros(self.docs.iter());
         if let Some(p) = self.postings().filter(|_| weights.len() < 64) {
-            scorer.postings(p, &self.docs, &mut out, pair_memo);
+            scorer.postings(p, &self.docs, &mut out, carry);
             return out;
         }
+        let pair_memo = &mut carry.pairs;
         let total = out.scores.len();
         // The first pass keeps each line's pair sum, the second reads it.
         let (mut fill, known) = match pair_memo {
@@ -335,13 +336,14 @@ impl Corpus {
                 (w[0], w[1], W_BIGRAM * idf)
             })
             .collect();
-        // The pairs' sums of each line, kept from the first pass for the second.
-        let mut pair_memo = None;
-        let mut lines = self.line_scores(&weights, &pairs, &q, &mut pair_memo);
+        // What the first pass leaves for the second: each line's pair sum, and
+        // (through the postings) its sums over the query's terms.
+        let mut carry = Carry::default();
+        let mut lines = self.line_scores(&weights, &pairs, &q, &mut carry);
         let extra = self.feedback(&lines, &q);
         if !extra.is_empty() {
             weights.extend(extra);
-            lines = self.line_scores(&weights, &pairs, &q, &mut pair_memo);
+            lines = self.line_scores(&weights, &pairs, &q, &mut carry);
         }
         let best = lines.scores.iter().copied().fold(0.0_f64, f64::max);
         if best > 0.0 {
@@ -355,6 +357,25 @@ impl Corpus {
 
 /// Lines in a corpus from which [`Corpus::line_scores`] uses two threads.
 const PARALLEL_LINES: usize = 20_000;
+
+/// The bit of a line's weight mask (see [`Carry`]) set when a query term is in its
+/// label.
+const LABEL: u64 = 1 << 63;
+
+/// What one pass of [`Corpus::line_scores`] leaves for the next, whose weights
+/// extend its own.
+#[derive(Default)]
+struct Carry {
+    /// Each line's pair sum (a line without a query term has none, so a line the
+    /// first pass left at 0 has 0).
+    pairs: Option<Vec<f64>>,
+    /// Through the postings: each line's sum over the weights scored so far, before
+    /// its pair sum and label boost, the weights met in it (a bit each, and
+    /// `LABEL`), and how many weights that was. A pass that extends those weights
+    /// adds only the new ones' postings: the sums come out as a pass over all of
+    /// them would give, the same additions in the same order.
+    partial: Option<(Vec<f64>, Vec<u64>, usize)>,
+}
 
 /// Each line's pair sum: kept by a first pass, read by the next (a line without a
 /// query term has none, so a line the first pass left at 0 has 0).
@@ -408,21 +429,22 @@ impl LineScorer<'_> {
     /// each line adds its terms' shares in the order of `weights`, as the scan does,
     /// then its pairs and its label boost, as the scan does. Needs fewer than 64
     /// weights (a bit each in a line's mask; the top bit marks a query term in the
-    /// label). `pair_memo` keeps each line's pair sum from a first pass for the next,
-    /// whose weights start with the same terms.
-    fn postings(
-        &self,
-        p: &Postings,
-        docs: &[DocData],
-        out: &mut LineScores,
-        pair_memo: &mut Option<Vec<f64>>,
-    ) {
-        const LABEL: u64 = 1 << 63;
+    /// label). `carry` keeps, from a first pass for the next (whose weights start
+    /// with the same terms), each line's pair sum and its sums so far, so the next
+    /// pass walks only its new terms' postings.
+    fn postings(&self, p: &Postings, docs: &[DocData], out: &mut LineScores, carry: &mut Carry) {
         let offsets = &out.start;
         let total = out.scores.len();
-        let acc = &mut out.scores;
-        let mut mask = vec![0u64; total];
-        for (i, &(t, w)) in self.weights.iter().enumerate() {
+        // The sums of the weights a previous pass scored, when these extend them.
+        let (mut acc, mut mask, done) = match carry.partial.take() {
+            Some((acc, mask, done))
+                if acc.len() == total && done <= self.weights.len() && carry.pairs.is_some() =>
+            {
+                (acc, mask, done)
+            }
+            _ => (vec![0.0; total], vec![0u64; total], 0),
+        };
+        for (i, &(t, w)) in self.weights.iter().enumerate().skip(done) {
             let Some(list) = p.lines.get(t as usize) else {
                 continue;
             };
@@ -444,7 +466,7 @@ impl LineScorer<'_> {
         }
         // Only a line where a pair's second term follows its first can have the
         // pair: the positions (modulo 32) of the two terms say which lines may.
-        let memo = pair_memo.get_or_insert_with(|| {
+        let memo = carry.pairs.get_or_insert_with(|| {
             let mut sums = vec![0.0; total];
             let mut first = vec![0u32; total];
             let mut may: Vec<(usize, usize)> = Vec::new();
@@ -479,15 +501,16 @@ impl LineScorer<'_> {
             }
             sums
         });
-        for ((s, m), pair) in acc.iter_mut().zip(mask).zip(memo.iter()) {
+        for (((s, &a), &m), &pair) in out.scores.iter_mut().zip(&acc).zip(&mask).zip(memo.iter()) {
             // A line without a weighted term keeps its 0.
             if m != 0 {
-                *s += pair;
+                *s = a + pair;
                 if m & LABEL != 0 {
                     *s *= 1.0 + LABEL_BOOST;
                 }
             }
         }
+        carry.partial = Some((acc, mask, self.weights.len()));
     }
 
     /// Scores the lines of `docs` into `out`, one after the other, with their pair
