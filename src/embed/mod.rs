@@ -82,7 +82,6 @@ pub enum EmbedError {
 /// `url` as it may be shown (in a fallback reason, a warning, a log): without the
 /// userinfo (`http://user:secret@host` → `http://host`), and without the query and
 /// fragment, where some services take a key. Text that is not a URL is kept whole.
-#[cfg_attr(not(feature = "sync"), allow(dead_code))]
 pub fn redact_url(url: &str) -> String {
     let (scheme, rest) = match url.find("://") {
         Some(i) => (&url[..i + 3], &url[i + 3..]),

@@ -15,6 +15,7 @@ pub mod backfill;
 mod check;
 mod events;
 mod exchange;
+mod files;
 mod graph;
 pub mod hybrid;
 mod index;
@@ -33,6 +34,7 @@ mod warm;
 pub mod watch;
 mod write;
 
+pub use files::SearchIndexHealth;
 pub use graph::MAX_DEPTH as MAX_GRAPH_DEPTH;
 pub use index::IndexOwner;
 pub use memory_tool::ToolReply;
@@ -44,13 +46,11 @@ pub use requests::{
 };
 pub use state::{Compacted, StateEntry};
 pub(crate) use types::found_problem;
+pub use types::lifecycle_mark;
 pub use types::{
     CheckReport, Context, Draft, Events, Hit, IfExists, ImportReport, IndexOutcome, Listed,
     Problem, Recall, SearchIndexReport, Severity, Snapshot, WriteOutcome,
 };
-// Used by the CLI and the MCP server only (the `Display` of `Hit` calls it in place).
-#[cfg(any(feature = "cli", feature = "mcp"))]
-pub use types::lifecycle_mark;
 
 // The helpers the other engine modules reach as `super::…` / `crate::engine::…`.
 use events::check_event_size;
@@ -168,9 +168,9 @@ impl Memory {
     }
 
     /// The store's backend, for the wings inside the crate that need the raw files
-    /// (sync, the front ends). Not public: a program outside the crate writes through
-    /// `Memory`'s methods, under the lock.
-    #[cfg_attr(not(any(feature = "cli", feature = "mcp")), allow(dead_code))]
+    /// (sync). Not public: a program outside the crate (the `memdir` binary too)
+    /// writes through `Memory`'s methods, under the lock, and reads through the
+    /// read-only ones of `engine::files`.
     pub(crate) fn backend(&self) -> &Backend {
         &self.backend
     }

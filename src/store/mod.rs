@@ -31,8 +31,6 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::memory::layout::{INDEX_FILE, TEMP_PREFIX, TEMP_SUFFIX, TIMELINE_DIR};
 
-#[cfg(feature = "cli")]
-pub(crate) use disk::set_blocking;
 pub use lines::Line;
 pub(crate) use threads::drop_later;
 pub(crate) use threads::par_map;
@@ -106,6 +104,15 @@ pub enum Found {
 
 pub(crate) fn is_memory_name(name: &str) -> bool {
     name.ends_with(".md") && name != INDEX_FILE && !name.starts_with('.') && name.len() > 3
+}
+
+/// Writes `data` as the file `name` in the folder `dir` the way memdir replaces its
+/// own files (a temporary file beside it, fsync, rename, fsync of the folder), for a
+/// file a person names (`memdir export -o`). The folder is created if missing; a
+/// symbolic link, FIFO, device or socket at the target is refused; a failed write
+/// leaves the old file as it was.
+pub fn write_atomic(dir: &std::path::Path, name: &str, data: &[u8]) -> Result<()> {
+    disk::write_atomic(dir, name, data)
 }
 
 /// The name of a scan result.
