@@ -29,6 +29,8 @@
 //! modules of the binary, not of this library: they use only this public API.
 //! `spec/architecture.md` describes every module and the direction of their imports.
 
+#![warn(unreachable_pub)]
+
 #[cfg(feature = "bench")]
 pub mod bench;
 mod clock;
@@ -41,6 +43,9 @@ pub mod memory;
 #[cfg(feature = "sync")]
 pub mod provider;
 pub mod report;
+// src/retrieval/ is being reworked in parallel (the retrieval issues of issue 28's
+// note); its `pub` items and docs are brought under these lints there.
+#[allow(unreachable_pub)]
 mod retrieval;
 mod store;
 pub mod sync;

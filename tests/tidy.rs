@@ -183,6 +183,34 @@ fn the_front_ends_live_in_the_binary() {
     );
 }
 
+/// The lints `src/lib.rs` turns on for the library's public surface (CI's clippy runs
+/// with `-D warnings`, so each is an error there): issue 28's "a small public API".
+const LIBRARY_LINTS: &[&str] = &["unreachable_pub"];
+
+/// The lints of [`LIBRARY_LINTS`] that the crate-level `#![warn(…)]` of `lib` lacks.
+fn lints_missing(lib: &str) -> Vec<&'static str> {
+    let on: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("#![warn("))
+        .flat_map(|l| l.trim_end_matches(")]").split(','))
+        .map(str::trim)
+        .collect();
+    LIBRARY_LINTS
+        .iter()
+        .copied()
+        .filter(|l| !on.contains(l))
+        .collect()
+}
+
+#[test]
+fn the_library_lints_its_public_surface() {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    assert_eq!(lints_missing(&lib), Vec::<&str>::new());
+    assert_eq!(lints_missing("//! x\nmod clock;\n"), LIBRARY_LINTS);
+    assert!(lints_missing("#![warn(missing_debug_implementations)]\n") == LIBRARY_LINTS);
+}
+
 #[test]
 fn every_module_says_what_it_owns() {
     // spec/architecture.md#code-map: every module starts with a `//!` line.

@@ -122,7 +122,7 @@ pub(super) struct Column<'a> {
 
 impl<'a> Column<'a> {
     /// A column that has run on nothing yet.
-    pub fn new(embeddings: &'a Embeddings) -> Column<'a> {
+    pub(crate) fn new(embeddings: &'a Embeddings) -> Column<'a> {
         Column {
             embeddings,
             run: HybridRun {
@@ -137,7 +137,7 @@ impl<'a> Column<'a> {
     /// Configures the store at `root` (opened as `mem`) with the embeddings and
     /// embeds every memory ahead of time (what `memdir index --embeddings` does); an
     /// endpoint that cannot embed them fails the run.
-    pub fn embed_store(&mut self, mem: &Memory, root: &Path) -> Result<(), BenchError> {
+    pub(crate) fn embed_store(&mut self, mem: &Memory, root: &Path) -> Result<(), BenchError> {
         self.embeddings.configure(root)?;
         let start = Instant::now();
         let summary = mem
@@ -152,7 +152,7 @@ impl<'a> Column<'a> {
     /// The hybrid relevance of every memory of `prepared` to `query` (one query
     /// embedding, timed), and whether it ran hybrid with a vector for every memory;
     /// the caller counts a question that did not as a fallback.
-    pub fn relevance(
+    pub(crate) fn relevance(
         &mut self,
         mem: &Memory,
         prepared: &Prepared,

@@ -9,10 +9,10 @@
 //! never written anywhere. Must not rank: `retrieval::hybrid` fuses, the engine decides.
 
 #[cfg(feature = "embed-builtin")]
-pub mod builtin;
-pub mod cache;
+pub(crate) mod builtin;
+pub(crate) mod cache;
 #[cfg(feature = "sync")]
-pub mod openai;
+pub(crate) mod openai;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,17 +20,17 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The default environment variable holding the API key.
-pub const DEFAULT_KEY_VAR: &str = "MEMDIR_EMBED_API_KEY";
+pub(crate) const DEFAULT_KEY_VAR: &str = "MEMDIR_EMBED_API_KEY";
 
 /// The default time one request may take.
-pub const DEFAULT_TIMEOUT_MS: u64 = 2000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 2000;
 
 /// The default most texts embedded on the query path of one recall (the rest wait
 /// for the next call or `memdir index --embeddings`): with the query, one request.
-pub const DEFAULT_QUERY_BUDGET: usize = 63;
+pub(crate) const DEFAULT_QUERY_BUDGET: usize = 63;
 
 /// The default texts per request.
-pub const BATCH: usize = 64;
+pub(crate) const BATCH: usize = 64;
 
 /// An embedding failed or is not configured right.
 #[derive(Debug, thiserror::Error)]
@@ -96,7 +96,7 @@ pub fn redact_url(url: &str) -> String {
 
 /// `text` with every occurrence of `secret` replaced (a key a server echoed back).
 #[cfg_attr(not(feature = "sync"), allow(dead_code))]
-pub fn scrub(text: &str, secret: Option<&str>) -> String {
+pub(crate) fn scrub(text: &str, secret: Option<&str>) -> String {
     match secret.filter(|s| s.len() >= 4) {
         Some(s) => text.replace(s, "[redacted]"),
         None => text.to_string(),
@@ -305,7 +305,7 @@ impl Config {
 /// vector per text (a prefix for [`Embedder::embed_within`], never empty), each one
 /// [`cache::vector_problem`] accepts. A bad vector fails the whole call with
 /// [`EmbedError::Invalid`].
-pub struct Checked {
+pub(crate) struct Checked {
     inner: Box<dyn Embedder>,
     /// The endpoint as errors show it ([`redact_url`]), or `builtin`.
     endpoint: String,

@@ -10,19 +10,19 @@
 //! of its own: `load`, `events`, `index` (MEMORY.md), `write`, `query`, `check` and
 //! `exchange`, with the public result types in `types`.
 
-pub mod access;
+pub(crate) mod access;
 pub mod backfill;
 mod check;
 mod events;
 mod exchange;
 mod files;
 mod graph;
-pub mod hybrid;
+pub(crate) mod hybrid;
 mod index;
 mod load;
 mod memory_tool;
 mod ops;
-pub mod prune;
+pub(crate) mod prune;
 mod query;
 mod repair;
 mod requests;
@@ -31,7 +31,7 @@ mod state;
 mod testing;
 mod types;
 mod warm;
-pub mod watch;
+pub(crate) mod watch;
 mod write;
 
 pub use files::SearchIndexHealth;
@@ -45,11 +45,12 @@ pub use requests::{
     RecallRequest, Renamed, Sessions, States, Written,
 };
 pub use state::{Compacted, StateEntry};
+pub(crate) use types::Events;
 pub(crate) use types::found_problem;
 pub use types::lifecycle_mark;
 pub use types::{
-    CheckReport, Context, Draft, Events, Hit, IfExists, ImportReport, IndexOutcome, Listed,
-    Problem, Recall, SearchIndexReport, Severity, Snapshot, WriteOutcome,
+    CheckReport, Context, Draft, Hit, IfExists, ImportReport, IndexOutcome, Listed, Problem,
+    Recall, SearchIndexReport, Severity, Snapshot, WriteOutcome,
 };
 
 // The helpers the other engine modules reach as `super::…` / `crate::engine::…`.

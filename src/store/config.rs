@@ -18,7 +18,7 @@ const CONFIG_HINT: &str = "keys: mode (local, ipfs, encrypted-ipfs), provider, c
 /// The configuration file as read: its text (wings that point at a line need it)
 /// and its TOML table.
 #[derive(Debug, Clone)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     /// The file, for messages.
     pub path: PathBuf,
     pub text: String,
@@ -71,7 +71,7 @@ impl ConfigError {
 }
 
 /// Reads and parses the directory's configuration: `Ok(None)` when there is none.
-pub fn read(backend: &Backend) -> Result<Option<ConfigFile>, ConfigError> {
+pub(crate) fn read(backend: &Backend) -> Result<Option<ConfigFile>, ConfigError> {
     let Some(text) = backend.read_text(CONFIG_FILE, MAX_CONFIG)? else {
         return Ok(None);
     };
@@ -84,7 +84,7 @@ pub fn read(backend: &Backend) -> Result<Option<ConfigFile>, ConfigError> {
 impl ConfigFile {
     /// The value under `embeddings`, when there is one: the embed wing checks that it
     /// is a table and validates its keys.
-    pub fn embeddings(&self) -> Option<&toml::Value> {
+    pub(crate) fn embeddings(&self) -> Option<&toml::Value> {
         self.table.get("embeddings")
     }
 }

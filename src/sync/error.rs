@@ -15,7 +15,7 @@ use crate::sync::config::ConfigError;
 use crate::sync::seal::KeyFileError;
 
 /// Results of the sync wing.
-pub type Result<T, E = SyncError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = SyncError> = std::result::Result<T, E>;
 use crate::ipfs::car::CarError;
 use crate::ipfs::unixfs::UnixfsError;
 use crate::sync::seal::SealError;

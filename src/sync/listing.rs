@@ -141,7 +141,7 @@ pub fn changes(base: &Listing, local: &Listing) -> Vec<Change> {
 
 /// The first thing in `tree` a memory directory may not hold, as (the path, control
 /// characters escaped; why), or `None`.
-pub fn tree_problem(tree: &Node) -> Option<(String, String)> {
+pub(crate) fn tree_problem(tree: &Node) -> Option<(String, String)> {
     fn walk(prefix: &str, node: &Node) -> Option<(String, String)> {
         let Node::Dir(entries) = node else {
             return None;

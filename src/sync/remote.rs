@@ -238,7 +238,9 @@ pub struct SyncReport {
 }
 
 /// The conflicts open in `mem`'s directory now.
-pub fn open_conflicts(mem: &crate::engine::Memory) -> crate::error::Result<Vec<ConflictCopy>> {
+pub(crate) fn open_conflicts(
+    mem: &crate::engine::Memory,
+) -> crate::error::Result<Vec<ConflictCopy>> {
     Ok(mem
         .conflicts()?
         .into_iter()

@@ -138,7 +138,7 @@ impl State {
     }
 
     /// Reads the state; a missing file is a directory that never synced.
-    pub fn load(backend: &Backend) -> Result<State> {
+    pub(crate) fn load(backend: &Backend) -> Result<State> {
         let Some(bytes) = backend.read(SYNC_STATE_FILE, MAX_SYNC_STATE)? else {
             return Ok(State {
                 version: STATE_VERSION,
