@@ -185,7 +185,7 @@ fn the_front_ends_live_in_the_binary() {
 
 /// The lints `src/lib.rs` turns on for the library's public surface (CI's clippy runs
 /// with `-D warnings`, so each is an error there): issue 28's "a small public API".
-const LIBRARY_LINTS: &[&str] = &["unreachable_pub"];
+const LIBRARY_LINTS: &[&str] = &["unreachable_pub", "missing_docs"];
 
 /// The lints of [`LIBRARY_LINTS`] that the crate-level `#![warn(…)]` of `lib` lacks.
 fn lints_missing(lib: &str) -> Vec<&'static str> {
@@ -209,6 +209,10 @@ fn the_library_lints_its_public_surface() {
     assert_eq!(lints_missing(&lib), Vec::<&str>::new());
     assert_eq!(lints_missing("//! x\nmod clock;\n"), LIBRARY_LINTS);
     assert!(lints_missing("#![warn(missing_debug_implementations)]\n") == LIBRARY_LINTS);
+    assert_eq!(
+        lints_missing("#![warn(unreachable_pub)]\n"),
+        ["missing_docs"]
+    );
 }
 
 #[test]

@@ -19,8 +19,11 @@ use crate::retrieval::filter::Filter;
 pub struct Embeddings {
     /// `provider = "builtin"` (the rest is then left out).
     pub builtin: bool,
+    /// The endpoint (empty for the builtin model).
     pub url: String,
+    /// The model.
     pub model: String,
+    /// The length of its vectors.
     pub dimensions: usize,
     /// Per request: a batch of 64 long memories on a CPU takes tens of seconds, far
     /// over the default meant for a query.
@@ -86,7 +89,9 @@ fn hybrid_relevance(mem: &Memory, prepared: &Prepared, query: &str) -> (Option<V
 /// What the hybrid column ran on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct HybridRun {
+    /// The model.
     pub model: String,
+    /// The length of its vectors.
     pub dimensions: usize,
     /// Memories embedded ahead of time, over all stores.
     pub passages: usize,
@@ -101,13 +106,16 @@ pub struct HybridRun {
 pub struct Timing {
     /// Memories embedded ahead of time, and how long that took.
     pub passages: usize,
+    /// How long embedding the memories took.
     pub passage_time: Elapsed,
     /// Questions embedded (one request each, with nothing else), and how long.
     pub queries: usize,
+    /// How long embedding the questions took.
     pub query_time: Elapsed,
     /// Questions asked as `recall` on the configured store (`bench longmemeval`:
     /// one query embedding and the hybrid ranking each), and how long.
     pub recalls: usize,
+    /// How long the recalls took.
     pub recall_time: Elapsed,
 }
 

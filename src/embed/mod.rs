@@ -35,48 +35,90 @@ pub(crate) const BATCH: usize = 64;
 /// An embedding failed or is not configured right.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
+    /// `[embeddings]` is not valid.
     #[error("{path}: [embeddings]: {reason}")]
-    Config { path: PathBuf, reason: String },
+    Config {
+        /// The configuration file.
+        path: PathBuf,
+        /// What is wrong with the section.
+        reason: String,
+    },
     /// The configuration file itself could not be read or parsed (so `[embeddings]`
     /// cannot be known).
     #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
     ConfigFile {
+        /// The configuration file.
         path: PathBuf,
+        /// The line, when the error has one.
         line: Option<usize>,
+        /// What is wrong.
         message: String,
     },
+    /// The endpoint could not be reached or its answer not read.
     #[error("embedding endpoint {url}: {reason}")]
-    Endpoint { url: String, reason: String },
+    Endpoint {
+        /// The endpoint, redacted.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The endpoint answered with an HTTP error status.
     #[error("embedding endpoint {url} answered HTTP {status}")]
-    Status { url: String, status: u16 },
+    Status {
+        /// The endpoint, redacted.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The endpoint did not answer in time.
     #[error("embedding endpoint {url} timed out after {ms} ms")]
-    Timeout { url: String, ms: u64 },
+    Timeout {
+        /// The endpoint, redacted.
+        url: String,
+        /// The timeout in milliseconds.
+        ms: u64,
+    },
     /// An embedder answered a vector that cannot be compared (spec/ranking.md#hybrid-recall):
     /// nothing of that answer is kept.
     #[error(
         "embedding model {model} at {endpoint}: the vector of text {index} (of {count}, counted from 0) {problem}; none of this answer was kept"
     )]
     Invalid {
+        /// The model.
         model: String,
+        /// The endpoint, redacted (`builtin` for the builtin model).
         endpoint: String,
+        /// Which text's vector is wrong, counted from 0.
         index: usize,
+        /// How many texts were sent.
         count: usize,
+        /// What is wrong with the vector.
         problem: String,
     },
+    /// The endpoint answered with a number of vectors other than the number of texts.
     #[error("embedding endpoint {url}: expected {expected} vectors, got {got}")]
     Count {
+        /// The endpoint, redacted.
         url: String,
+        /// How many vectors were expected.
         expected: usize,
+        /// How many it sent.
         got: usize,
     },
+    /// An endpoint configured in a build without the `sync` feature.
     #[error("embeddings need the `sync` feature (reqwest), which this build leaves out")]
     NotBuilt,
     #[error(
         "the builtin embedding model needs the `embed-builtin` feature, which this build leaves out"
     )]
+    /// The builtin model configured in a build without the `embed-builtin` feature.
     NoBuiltin,
+    /// The builtin model failed.
     #[error("builtin embedding model: {reason}")]
-    Builtin { reason: String },
+    Builtin {
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// `url` as it may be shown (in a fallback reason, a warning, a log): without the
@@ -155,20 +197,24 @@ pub const BUILTIN_DIMENSIONS: usize = 384;
 /// The `[embeddings]` section, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
+    /// Where vectors come from.
     pub provider: Provider,
     /// The endpoint: a base URL (`/v1/embeddings` is appended unless it ends so);
     /// empty for the builtin model.
     pub url: String,
+    /// The model's name (the builtin model's id for `builtin`).
     pub model: String,
+    /// The length of its vectors.
     pub dimensions: usize,
-    /// The environment variable holding the API key ([`DEFAULT_KEY_VAR`]).
+    /// The environment variable holding the API key (`MEMDIR_EMBED_API_KEY` unless set).
     pub api_key_env: String,
+    /// How long one request may take.
     pub timeout: Duration,
     /// The similarity a vector-only hit must reach.
     pub floor: f32,
     /// Most texts embedded on the query path of one call.
     pub query_budget: usize,
-    /// Texts per request ([`BATCH`]).
+    /// Texts per request (64 unless set).
     pub batch_size: usize,
 }
 
@@ -263,7 +309,8 @@ impl Config {
         }))
     }
 
-    /// The provider this configuration names, its answers checked ([`Checked`]).
+    /// The provider this configuration names, its answers checked (one vector
+    /// per text, each checked before it is used or cached).
     pub fn embedder(&self) -> Result<Box<dyn Embedder>, EmbedError> {
         let endpoint = match self.provider {
             Provider::OpenAi => redact_url(&self.url),

@@ -38,6 +38,7 @@ pub enum Via {
 }
 
 impl Via {
+    /// The name the access log records the read path as.
     pub fn as_str(self) -> &'static str {
         match self {
             Via::Read => "read",

@@ -25,7 +25,9 @@ use crate::store::Entry;
 /// is an error (the tool result's `is_error`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolReply {
+    /// The text the model reads.
     pub text: String,
+    /// Whether the command failed.
     pub is_error: bool,
 }
 

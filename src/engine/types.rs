@@ -55,8 +55,11 @@ pub enum Severity {
 pub struct Problem {
     /// Path relative to the memory directory.
     pub path: String,
+    /// The line in the file, when the problem has one.
     pub line: Option<usize>,
+    /// Whether it is an error or a warning.
     pub severity: Severity,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -109,9 +112,11 @@ pub struct SearchIndexReport {
 /// The memories of a store and the problems met loading them.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// The memories that loaded, in key order.
     pub records: Vec<Record>,
     /// File text of each record, by key, exactly as read (for export and resources).
     pub texts: BTreeMap<String, String>,
+    /// What was wrong with the files that did not load, or loaded with warnings.
     pub problems: Vec<Problem>,
 }
 
@@ -126,11 +131,15 @@ pub struct Events {
 /// A request to create or update a memory.
 #[derive(Debug, Clone, Default)]
 pub struct Draft {
+    /// The memory's key (its file name without `.md`).
     pub key: String,
+    /// Its name.
     pub name: String,
+    /// Its one-line description.
     pub description: String,
     /// `user`, `feedback`, `project` or `reference`.
     pub kind: String,
+    /// Its body (Markdown).
     pub body: String,
     /// `None` keeps the existing tags (none for a new memory).
     pub tags: Option<Vec<String>>,
@@ -171,7 +180,9 @@ pub enum IfExists {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WriteOutcome {
+    /// The key held no memory: a new file.
     Created,
+    /// The memory changed.
     Updated,
     /// Identical content: nothing was touched.
     Unchanged,
@@ -200,12 +211,18 @@ pub struct IndexOutcome {
 /// One memory in a listing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Listed {
+    /// The memory's key.
     pub key: String,
+    /// Its type.
     #[serde(rename = "type")]
     pub kind: String,
+    /// Its name.
     pub name: String,
+    /// Its one-line description.
     pub description: String,
+    /// When it last changed, as written in its frontmatter.
     pub updated: String,
+    /// Its rank score (salience × recency).
     pub score: f64,
     /// Keys of the memories that supersede this one (listed only with
     /// `include_superseded`; spec/ranking.md#superseded-and-expired).
@@ -222,7 +239,9 @@ pub struct Listed {
 /// The result of a recall: hits, the problems met loading, and the ranking that ran.
 #[derive(Debug, Clone)]
 pub struct Recall {
+    /// The hits, best first.
     pub hits: Vec<Hit>,
+    /// What was wrong with files of the store (the hits are from the rest).
     pub problems: Vec<Problem>,
     /// `None` when embeddings are not configured (keyword ranking, nothing to say).
     pub embeddings: Option<hybrid::Report>,
@@ -231,7 +250,9 @@ pub struct Recall {
 /// A context block, the problems met loading, and the ranking that ran.
 #[derive(Debug, Clone)]
 pub struct Context {
+    /// The context block.
     pub block: Block,
+    /// What was wrong with files of the store (the block is built from the rest).
     pub problems: Vec<Problem>,
     /// `None` without `[embeddings]` or without a query (nothing to say).
     pub embeddings: Option<hybrid::Report>,
@@ -240,14 +261,20 @@ pub struct Context {
 /// One recall hit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
+    /// The memory's key.
     pub key: String,
+    /// Its type.
     #[serde(rename = "type")]
     pub kind: String,
+    /// Its name.
     pub name: String,
+    /// Its one-line description.
     pub description: String,
+    /// When it last changed, as written in its frontmatter.
     pub updated: String,
     /// Relevance blended with salience and recency (spec/ranking.md).
     pub score: f64,
+    /// Relevance to the query alone.
     pub relevance: f64,
     /// Keys of the memories that supersede this one (only with `include_superseded`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -296,8 +323,11 @@ impl std::fmt::Display for Hit {
 /// The result of `check`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
+    /// How many memories loaded.
     pub memories: usize,
+    /// How many timeline events were read.
     pub events: usize,
+    /// Everything found wrong, in file order.
     pub problems: Vec<Problem>,
     /// What `--fix` repaired.
     pub fixed: Vec<String>,
@@ -318,11 +348,16 @@ impl CheckReport {
 pub struct ImportReport {
     /// The input format (`blob`, `claude-code`, `mcp-memory`, `basic-memory`).
     pub format: &'static str,
+    /// How local and incoming memories of one key are reconciled.
     pub strategy: Strategy,
+    /// Nothing was written (`--dry-run`): the report is the plan.
     pub dry_run: bool,
+    /// How many memories the plan adds, updates, skips and so on.
     #[serde(flatten)]
     pub counts: Counts,
+    /// Timeline events added.
     pub events_added: usize,
+    /// The decision for each incoming memory.
     pub plan: Vec<Decision>,
     /// What was skipped and why (the count is `skipped`).
     pub skipped_items: Vec<Skipped>,

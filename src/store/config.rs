@@ -31,8 +31,11 @@ pub enum ConfigError {
     /// The file is not valid: a TOML error, an unknown key or a bad value.
     #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
     Invalid {
+        /// The configuration file.
         path: PathBuf,
+        /// The line, when the error has one.
         line: Option<usize>,
+        /// What is wrong.
         message: String,
     },
     /// The file could not be read.

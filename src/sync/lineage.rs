@@ -64,7 +64,10 @@ pub enum Relation {
     /// The remote's lineage does not name our base: a version built beside ours (a
     /// lost race, `--force`, a restored backup). `common` is the nearest version both
     /// include, when the lineage names one we know.
-    Diverged { common: Option<Cid> },
+    Diverged {
+        /// The nearest version both include, when known.
+        common: Option<Cid>,
+    },
     /// The remote has no lineage (pushed by an older memdir, or a provider that keeps
     /// none): treated as a descendant, as before lineage existed.
     Unknown,

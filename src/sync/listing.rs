@@ -104,6 +104,7 @@ pub(super) fn no_base(name: &str, problem: &str) -> String {
 /// A change of the directory since the last synced root.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
+    /// The file's path in the directory.
     pub path: String,
     /// `added`, `changed` or `deleted`.
     pub change: &'static str,

@@ -34,8 +34,11 @@ pub struct Choice {
 
 /// A provider, its seal and the configuration, ready for push, pull and sync.
 pub struct Opened {
+    /// The provider, called from synchronous code.
     pub provider: Blocking,
+    /// Plain or sealed to the key, per the mode.
     pub seal: Seal,
+    /// The directory's sync configuration.
     pub config: Config,
 }
 

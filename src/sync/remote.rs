@@ -143,7 +143,9 @@ pub(super) struct Outgoing<'a> {
 /// What `push` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct PushReport {
+    /// The provider's name.
     pub provider: String,
+    /// The sync mode.
     pub mode: Mode,
     /// The plaintext root of the directory.
     pub root: String,
@@ -161,22 +163,29 @@ pub struct PushReport {
     pub head_updated: bool,
     /// Older roots unpinned (beyond `keep_versions`).
     pub unpinned: Vec<String>,
+    /// What did not stop the push but should be known.
     pub warnings: Vec<String>,
 }
 
 /// A file from the remote side that was not written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedFile {
+    /// The file's path in the directory.
     pub path: String,
+    /// Why it was left out.
     pub reason: String,
 }
 
 /// What `pull` did (or would do, with `dry_run`).
 #[derive(Debug, Clone, Serialize)]
 pub struct PullReport {
+    /// The provider's name.
     pub provider: String,
+    /// The sync mode.
     pub mode: Mode,
+    /// How local and remote versions are reconciled.
     pub strategy: Strategy,
+    /// Nothing was written: the report is the plan.
     pub dry_run: bool,
     /// The CID asked for.
     pub root: String,
@@ -203,20 +212,26 @@ pub struct PullReport {
     pub decisions: Vec<Decision>,
     /// Files written, deleted and conflict copies saved.
     pub written: usize,
+    /// Files deleted.
     pub deleted: usize,
+    /// Conflict copies saved by this pull.
     pub conflicts: Vec<ConflictCopy>,
     /// Every conflict open after the pull (a dry run: that it would leave), this
     /// pull's and those saved before, here or on another device
     /// (spec/sync.md#conflict-copies).
     pub open_conflicts: Vec<ConflictCopy>,
+    /// Files left out, and why.
     pub skipped: Vec<SkippedFile>,
+    /// What did not stop the pull but should be known.
     pub warnings: Vec<String>,
 }
 
 /// A losing version saved by a merge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConflictCopy {
+    /// The file whose version lost.
     pub path: String,
+    /// Where the losing version was saved.
     pub copy: String,
 }
 
@@ -232,6 +247,7 @@ pub struct SyncReport {
     /// Rounds of pull and push it took (more than one when another device moved the
     /// head in between).
     pub rounds: u32,
+    /// The push that ended the sync.
     pub pushed: PushReport,
     /// Every conflict open after the sync (spec/sync.md#conflict-copies).
     pub open_conflicts: Vec<ConflictCopy>,

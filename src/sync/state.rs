@@ -27,10 +27,13 @@ pub struct Base {
     /// Root the provider holds: equal to `root` in `ipfs` mode, the sealed blob's root
     /// in `encrypted-ipfs` mode.
     pub network_root: String,
+    /// The sync mode of that version.
     pub mode: Mode,
+    /// The provider it was synced with.
     pub provider: String,
     /// `push` or `pull`.
     pub via: String,
+    /// When it was synced.
     pub at: DateTime<Utc>,
     /// `encrypted-ipfs`: the fingerprint ([`crate::sync::seal::Key::fingerprint`],
     /// never the key) of the key `network_root` is sealed to. `None` in `ipfs` mode and
@@ -53,6 +56,7 @@ pub struct Pushed {
     pub car_bytes: u64,
     /// Whether only new blocks were sent.
     pub delta: bool,
+    /// When the provider accepted it.
     pub at: DateTime<Utc>,
     /// `encrypted-ipfs`: the fingerprint of the key it was sealed to (as in
     /// [`Base::key_fingerprint`]); `None` in `ipfs` mode or when written before it
@@ -64,7 +68,9 @@ pub struct Pushed {
 /// `.memdir/sync/state.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
+    /// The state file's format version.
     pub version: u32,
+    /// The last synced version; `None` when the directory never synced.
     #[serde(default)]
     pub base: Option<Base>,
     /// Per provider, oldest first: the pins memdir made and has not removed.

@@ -18,6 +18,7 @@ use crate::sync::state::{Base, Pushed, State};
 pub struct Status {
     /// The root the directory has now.
     pub local_root: String,
+    /// The last synced version, if any.
     pub base: Option<Base>,
     /// Changes since the base (everything, when never synced).
     pub unpushed: Vec<Change>,
@@ -25,6 +26,7 @@ pub struct Status {
     pub conflicts: Vec<ConflictCopy>,
     /// Pins per provider, oldest first.
     pub pushes: BTreeMap<String, Vec<Pushed>>,
+    /// What did not stop the status but should be known.
     pub warnings: Vec<String>,
 }
 
