@@ -6,10 +6,10 @@
 //! agent puts in its system prompt before every turn.
 //!
 //! ```
-//! use memdir::{ContextRequest, Draft, Memory, RecallRequest};
+//! use memdir::{ContextRequest, Draft, Kind, Memory, RecallRequest};
 //! let mem = Memory::in_memory(); // or Memory::open("memory")?
 //! mem.write(&Draft { key: "user_role".into(), name: "Role".into(),
-//!     description: "Argentina fan".into(), kind: "user".into(),
+//!     description: "Argentina fan".into(), kind: Kind::User,
 //!     body: "Plays 5-a-side on Saturdays.".into(), ..Draft::default() })?;
 //! let hits = mem.recall(&RecallRequest::new("saturday", 5))?.hits;
 //! assert_eq!(hits[0].key, "user_role");

@@ -121,7 +121,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                     .description
                     .clone()
                     .unwrap_or_else(|| format!("summary of session {}", c.id)),
-                kind: c.kind.clone(),
+                kind: c.kind.as_str().into(),
                 body,
                 ..Draft::default()
             };

@@ -106,7 +106,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         key: a.key.clone(),
         name: a.name.clone(),
         description: a.description.clone(),
-        kind: a.kind.clone(),
+        kind: a.kind.as_str().into(),
         body,
         tags: if a.tags.is_empty() {
             None

@@ -344,7 +344,7 @@ impl Memory {
             key: key.to_string(),
             name,
             description,
-            kind: p.meta.kind.to_string(),
+            kind: p.meta.kind.clone(),
             body,
             ..Draft::default()
         };

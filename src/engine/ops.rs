@@ -158,7 +158,7 @@ impl Memory {
                 .description
                 .clone()
                 .unwrap_or_else(|| p.meta.description.clone()),
-            kind: kind.to_string(),
+            kind: kind.clone(),
             body,
             tags: e.tags.clone(),
             important: e.important,

@@ -214,9 +214,14 @@ impl Memory {
             return Err(Error::Empty { field: "session" });
         }
         let key = Key::parse(&summary.key)?;
-        let kind = Kind::parse_strict(summary.kind.trim()).ok_or_else(|| Error::Type {
-            value: summary.kind.clone(),
-        })?;
+        let kind = match &summary.kind {
+            Kind::Other(value) => {
+                return Err(Error::Type {
+                    value: value.clone(),
+                });
+            }
+            k => k.clone(),
+        };
         check_draft(&key, summary)?;
         let ev = self.events()?;
         let of_session: Vec<&Event> = ev

@@ -12,8 +12,8 @@ use crate::engine::hybrid;
 use crate::error::Error;
 use crate::exchange::blob::{self, Skipped};
 use crate::exchange::merge::{Counts, Decision, Strategy};
-use crate::memory::Record;
 use crate::memory::timeline::Event;
+use crate::memory::{Kind, Record};
 use crate::retrieval::context::Block;
 use crate::store::Found;
 
@@ -129,7 +129,7 @@ pub struct Events {
 }
 
 /// A request to create or update a memory.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Draft {
     /// The memory's key (its file name without `.md`).
     pub key: String,
@@ -137,8 +137,9 @@ pub struct Draft {
     pub name: String,
     /// Its one-line description.
     pub description: String,
-    /// `user`, `feedback`, `project` or `reference`.
-    pub kind: String,
+    /// The memory's type: `user`, `feedback`, `project`, `reference` or `state`;
+    /// `write` refuses any other ([`Kind::Other`]) with `Error::Type`.
+    pub kind: Kind,
     /// Its body (Markdown).
     pub body: String,
     /// `None` keeps the existing tags (none for a new memory).
@@ -155,6 +156,27 @@ pub struct Draft {
     /// The last day the memory holds (`YYYY-MM-DD`); `None` keeps the existing
     /// value, `Some("")` clears it.
     pub valid_until: Option<String>,
+}
+
+impl Default for Draft {
+    /// An empty draft, for `..Draft::default()`. Its type is empty too
+    /// (`Kind::Other("")`): a write that does not set one is refused, as it was when
+    /// the type was text.
+    fn default() -> Draft {
+        Draft {
+            key: String::new(),
+            name: String::new(),
+            description: String::new(),
+            kind: Kind::Other(String::new()),
+            body: String::new(),
+            tags: None,
+            important: None,
+            decay: None,
+            source: None,
+            supersedes: None,
+            valid_until: None,
+        }
+    }
 }
 
 /// What a write does when the key already holds a memory (spec/cli.md#write).

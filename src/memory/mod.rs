@@ -191,6 +191,22 @@ impl Kind {
     }
 }
 
+/// A `type` value as a person or a program gives it (`"user".into()`): surrounding
+/// blanks are dropped, then it reads as [`Kind::parse`] does; a value that is no
+/// type is [`Kind::Other`], which `Memory::write` refuses.
+impl From<&str> for Kind {
+    fn from(s: &str) -> Kind {
+        Kind::parse(s.trim())
+    }
+}
+
+/// As `From<&str>`.
+impl From<String> for Kind {
+    fn from(s: String) -> Kind {
+        Kind::from(s.as_str())
+    }
+}
+
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

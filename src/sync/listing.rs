@@ -61,7 +61,7 @@ pub(super) fn base_blocks(
     state: &State,
     warnings: &mut Vec<String>,
 ) -> Option<(Cid, Blocks)> {
-    let root = state.base.as_ref()?.root_cid().ok()?;
+    let root = state.base.as_ref()?.root;
     let name = base_car_name(&root);
     let loaded = match mem.backend().read(&name, u64::MAX) {
         Ok(Some(bytes)) => {

@@ -99,7 +99,7 @@ impl Remote<'_> {
         &self,
         dag: &'a Dag,
         plain_car: &'a [u8],
-        lineage: &[String],
+        lineage: &[Cid],
         mem: &Memory,
     ) -> Result<Outgoing<'a>> {
         match self.seal {
@@ -109,11 +109,8 @@ impl Remote<'_> {
                 dag: Some(dag),
             }),
             Seal::Sealed(key) => {
-                let sealed_lineage: Vec<Cid> = lineage
-                    .iter()
-                    .take(seal::MAX_LINEAGE)
-                    .filter_map(|r| Cid::try_from(r.as_str()).ok())
-                    .collect();
+                let sealed_lineage: Vec<Cid> =
+                    lineage.iter().take(seal::MAX_LINEAGE).copied().collect();
                 let plain = Plain::new(dag.root, plain_car.to_vec()).with_lineage(sealed_lineage);
                 let sealed = seal::seal(&plain, key).map_err(|source| SyncError::Seal {
                     root: dag.root,

@@ -37,11 +37,7 @@ pub fn status(mem: &Memory) -> Result<Status> {
     let tree = backend.tree()?;
     let local_root = build(&tree, mem)?.root;
     let mut warnings = Vec::new();
-    let unpushed = if state
-        .base
-        .as_ref()
-        .is_some_and(|b| b.root == local_root.to_string())
-    {
+    let unpushed = if state.base.as_ref().is_some_and(|b| b.root == local_root) {
         Vec::new()
     } else {
         changes(&base_listing(mem, &state, &mut warnings).1, &listing(&tree))

@@ -37,7 +37,7 @@ impl MemoryServer {
                 key: a.key.clone(),
                 name: a.name,
                 description: a.description,
-                kind: a.kind,
+                kind: a.kind.into(),
                 body: a.body,
                 tags: a.tags,
                 important: a.important,
