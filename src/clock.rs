@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 
 /// Name of the environment variable that fixes the clock.
-pub const NOW_VAR: &str = "MEMDIR_NOW";
+pub(crate) const NOW_VAR: &str = "MEMDIR_NOW";
 
 /// A source of the current time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -6,10 +6,10 @@
 //! agent puts in its system prompt before every turn.
 //!
 //! ```
-//! use memdir::{ContextRequest, Draft, Memory, RecallRequest};
+//! use memdir::{ContextRequest, Draft, Kind, Memory, RecallRequest};
 //! let mem = Memory::in_memory(); // or Memory::open("memory")?
 //! mem.write(&Draft { key: "user_role".into(), name: "Role".into(),
-//!     description: "Argentina fan".into(), kind: "user".into(),
+//!     description: "Argentina fan".into(), kind: Kind::User,
 //!     body: "Plays 5-a-side on Saturdays.".into(), ..Draft::default() })?;
 //! let hits = mem.recall(&RecallRequest::new("saturday", 5))?.hits;
 //! assert_eq!(hits[0].key, "user_role");
@@ -22,44 +22,54 @@
 //! The public API is what this page re-exports ([`Memory`] and its types, [`Error`],
 //! [`Failure`], [`Filter`], [`watch`]) plus the wings an embedder drives directly:
 //! [`sync`] (push, pull, sync, status; `open` chooses provider, mode and key),
-//! [`provider`], [`ipfs`] (UnixFS and CAR), [`memory`] (the file formats) and
-//! [`exchange`] (the `memory/0.1` blob). The engine, store, retrieval, report and clock
-//! wings are private to the crate. `spec/architecture.md` describes every module and
-//! the direction of their imports.
+//! [`provider`], [`ipfs`] (UnixFS and CAR), [`memory`] (the file formats),
+//! [`exchange`] (the `memory/0.1` blob) and [`report`] (errors as a front end shows
+//! them). The engine, store, retrieval, embed, error and clock wings are private to the
+//! crate. The `memdir` binary's front ends (the command line and the MCP server) are
+//! modules of the binary, not of this library: they use only this public API.
+//! `spec/architecture.md` describes every module and the direction of their imports.
+
+#![warn(unreachable_pub, missing_docs)]
 
 #[cfg(feature = "bench")]
 pub mod bench;
-#[cfg(feature = "cli")]
-pub mod cli;
 mod clock;
 mod embed;
 mod engine;
 mod error;
 pub mod exchange;
 pub mod ipfs;
-#[cfg(feature = "mcp")]
-pub mod mcp;
 pub mod memory;
 #[cfg(feature = "sync")]
 pub mod provider;
-mod report;
+pub mod report;
+// src/retrieval/ is being reworked in parallel (the retrieval issues issue 28 names);
+// its `pub` items and docs are brought under these two lints there.
+#[allow(unreachable_pub, missing_docs)]
 mod retrieval;
 mod store;
 pub mod sync;
 
 pub use clock::Clock;
-pub use embed::{BUILTIN_DIMENSIONS, BUILTIN_MODEL};
+// Embeddings: what `[embeddings]` says (`Memory::embeddings_config`) and its provider.
+pub use embed::{
+    BUILTIN_DIMENSIONS, BUILTIN_MODEL, Config as EmbedConfig, EmbedError, Embedder,
+    Provider as EmbedProvider, redact_url,
+};
+pub use engine::access::Via;
+// The background embedding worker (`memdir mcp`, `memdir watch`).
+pub use engine::backfill;
 pub use engine::backfill::{Backfill, BackfillError};
 pub use engine::prune::{
-    ConsolidatePlan, DuplicateGroup, PruneApplied, PruneCandidate, PruneCriteria, PrunePlan,
-    PruneReason,
+    ConsolidatePlan, DEFAULT_SUPERSEDED_DAYS, DuplicateGroup, PruneApplied, PruneCandidate,
+    PruneCriteria, PrunePlan, PruneReason,
 };
 pub use engine::watch::{DEBOUNCE, Rebuild, watch};
 pub use engine::{
     Activity, ActivityQuery, CheckReport, Compacted, Context, Draft, Edit, FindReplace, Hit,
     IfExists, ImportReport, IndexOutcome, IndexOwner, Listed, MAX_GRAPH_DEPTH, Memory, Problem,
-    Recall, SearchIndexReport, SectionEdit, Severity, Snapshot, StateEntry, TimelineRepair,
-    ToolReply, WriteOutcome,
+    Recall, SearchIndexHealth, SearchIndexReport, SectionEdit, Severity, Snapshot, StateEntry,
+    TimelineRepair, ToolReply, WriteOutcome, lifecycle_mark,
 };
 // What `Memory`'s operations take and give back (one method per operation).
 pub use engine::{
@@ -72,9 +82,12 @@ pub use memory::{Decay, Key, Kind, Meta, Record};
 pub use report::Failure;
 pub use retrieval::context::{Block, DEFAULT_MAX_TOKENS};
 pub use retrieval::duplicates::{DEFAULT_THRESHOLD as CONSOLIDATE_THRESHOLD, Why as DuplicateWhy};
-pub use retrieval::filter::{Filter, FilterError, Lifecycle, parse_types};
+pub use retrieval::filter::{
+    Filter, FilterError, Lifecycle, check_salience, parse_date, parse_types,
+};
 pub use retrieval::graph::{
     Dangling, Direction, Edge, Format as GraphFormat, Graph, Node, Rendered, Step, SubjectFact,
     Walk, render as render_graph,
 };
 pub use retrieval::state::{Session, Transcript};
+pub use store::write_atomic;

@@ -1,5 +1,9 @@
 //! The `memdir` binary: parse arguments, run, map the result to an exit code.
 
+mod cli;
+#[cfg(feature = "mcp")]
+mod mcp;
+
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -13,5 +17,5 @@ fn main() {
         // environment while it changes.
         unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
     }
-    std::process::exit(memdir::cli::main());
+    std::process::exit(cli::main());
 }

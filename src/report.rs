@@ -34,7 +34,6 @@ pub enum Front {
 /// A message and an optional hint as the `error:` / `hint:` lines every memdir
 /// error is shown as; for the front ends' own errors (a tool argument, a prompt or
 /// a resource that does not exist) that are no wing's error.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub fn lines(message: &str, hint: Option<&str>) -> String {
     match hint {
         Some(h) => format!("error: {message}\nhint: {h}"),

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 /// The wings from the bottom up. A module may name `crate::<wing>` only for a wing
 /// of a lower rank, or its own; wings of one rank stay independent of each other.
+/// The last ones ([`BINARY_WINGS`]) are modules of the binary (`src/main.rs`), not of
+/// the library: they reach the library as `memdir::…`, its public API only (the
+/// compiler refuses the rest), and `crate::` names only each other.
 const WINGS: &[(&str, u32)] = &[
     ("clock", 0),
     ("memory", 1),
@@ -35,6 +38,10 @@ fn wing_of(rel: &Path) -> Option<String> {
     let wing = first.strip_suffix(".rs").unwrap_or(first);
     (wing != "lib" && wing != "main").then(|| wing.to_string())
 }
+
+/// The wings that are modules of the binary: `src/main.rs` declares them, `src/lib.rs`
+/// does not (spec/architecture.md#the-binary-and-the-library).
+const BINARY_WINGS: &[&str] = &["mcp", "cli"];
 
 fn rank(wing: &str) -> Option<u32> {
     WINGS.iter().find(|(w, _)| *w == wing).map(|(_, r)| *r)
@@ -124,6 +131,88 @@ fn wings_import_only_downward() {
         }
     }
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+/// Whether `text` (a crate root) declares the module `name` (`mod name;` or
+/// `pub mod name;`, under any `#[cfg]`).
+fn declares(text: &str, name: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim();
+        let l = l.strip_prefix("pub ").unwrap_or(l);
+        let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
+        l == format!("mod {name};")
+    })
+}
+
+/// What is wrong with where the front ends live, given the text of `lib.rs` and
+/// `main.rs`: each binary wing is a module of the binary and none of the library.
+fn front_end_misplaced(lib: &str, main: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for wing in BINARY_WINGS {
+        if declares(lib, wing) {
+            out.push(format!("src/lib.rs declares `{wing}`: the front ends are modules of the binary, using the library's public API"));
+        }
+        if !declares(main, wing) {
+            out.push(format!("src/main.rs does not declare `mod {wing};`"));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_front_ends_live_in_the_binary() {
+    // spec/architecture.md#the-binary-and-the-library (ripgrep's split): the CLI and
+    // the MCP server see only what an embedder sees.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let main = std::fs::read_to_string(src.join("main.rs")).unwrap();
+    let problems = front_end_misplaced(&lib, &main);
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+    // The check bites: the layout before the split is refused on both counts.
+    let before = front_end_misplaced(
+        "#[cfg(feature = \"cli\")]\npub mod cli;\n#[cfg(feature = \"mcp\")]\npub mod mcp;\n",
+        "fn main() {\n    std::process::exit(memdir::cli::main());\n}\n",
+    );
+    assert_eq!(before.len(), 4, "{before:?}");
+    assert!(
+        front_end_misplaced(
+            "mod clock;\n",
+            "mod cli;\n#[cfg(feature = \"mcp\")]\nmod mcp;\n"
+        )
+        .is_empty()
+    );
+}
+
+/// The lints `src/lib.rs` turns on for the library's public surface (CI's clippy runs
+/// with `-D warnings`, so each is an error there): issue 28's "a small public API".
+const LIBRARY_LINTS: &[&str] = &["unreachable_pub", "missing_docs"];
+
+/// The lints of [`LIBRARY_LINTS`] that the crate-level `#![warn(…)]` of `lib` lacks.
+fn lints_missing(lib: &str) -> Vec<&'static str> {
+    let on: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("#![warn("))
+        .flat_map(|l| l.trim_end_matches(")]").split(','))
+        .map(str::trim)
+        .collect();
+    LIBRARY_LINTS
+        .iter()
+        .copied()
+        .filter(|l| !on.contains(l))
+        .collect()
+}
+
+#[test]
+fn the_library_lints_its_public_surface() {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    assert_eq!(lints_missing(&lib), Vec::<&str>::new());
+    assert_eq!(lints_missing("//! x\nmod clock;\n"), LIBRARY_LINTS);
+    assert!(lints_missing("#![warn(missing_debug_implementations)]\n") == LIBRARY_LINTS);
+    assert_eq!(
+        lints_missing("#![warn(unreachable_pub)]\n"),
+        ["missing_docs"]
+    );
 }
 
 #[test]

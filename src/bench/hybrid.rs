@@ -19,8 +19,11 @@ use crate::retrieval::filter::Filter;
 pub struct Embeddings {
     /// `provider = "builtin"` (the rest is then left out).
     pub builtin: bool,
+    /// The endpoint (empty for the builtin model).
     pub url: String,
+    /// The model.
     pub model: String,
+    /// The length of its vectors.
     pub dimensions: usize,
     /// Per request: a batch of 64 long memories on a CPU takes tens of seconds, far
     /// over the default meant for a query.
@@ -86,7 +89,9 @@ fn hybrid_relevance(mem: &Memory, prepared: &Prepared, query: &str) -> (Option<V
 /// What the hybrid column ran on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct HybridRun {
+    /// The model.
     pub model: String,
+    /// The length of its vectors.
     pub dimensions: usize,
     /// Memories embedded ahead of time, over all stores.
     pub passages: usize,
@@ -101,13 +106,16 @@ pub struct HybridRun {
 pub struct Timing {
     /// Memories embedded ahead of time, and how long that took.
     pub passages: usize,
+    /// How long embedding the memories took.
     pub passage_time: Elapsed,
     /// Questions embedded (one request each, with nothing else), and how long.
     pub queries: usize,
+    /// How long embedding the questions took.
     pub query_time: Elapsed,
     /// Questions asked as `recall` on the configured store (`bench longmemeval`:
     /// one query embedding and the hybrid ranking each), and how long.
     pub recalls: usize,
+    /// How long the recalls took.
     pub recall_time: Elapsed,
 }
 
@@ -122,7 +130,7 @@ pub(super) struct Column<'a> {
 
 impl<'a> Column<'a> {
     /// A column that has run on nothing yet.
-    pub fn new(embeddings: &'a Embeddings) -> Column<'a> {
+    pub(crate) fn new(embeddings: &'a Embeddings) -> Column<'a> {
         Column {
             embeddings,
             run: HybridRun {
@@ -137,7 +145,7 @@ impl<'a> Column<'a> {
     /// Configures the store at `root` (opened as `mem`) with the embeddings and
     /// embeds every memory ahead of time (what `memdir index --embeddings` does); an
     /// endpoint that cannot embed them fails the run.
-    pub fn embed_store(&mut self, mem: &Memory, root: &Path) -> Result<(), BenchError> {
+    pub(crate) fn embed_store(&mut self, mem: &Memory, root: &Path) -> Result<(), BenchError> {
         self.embeddings.configure(root)?;
         let start = Instant::now();
         let summary = mem
@@ -152,7 +160,7 @@ impl<'a> Column<'a> {
     /// The hybrid relevance of every memory of `prepared` to `query` (one query
     /// embedding, timed), and whether it ran hybrid with a vector for every memory;
     /// the caller counts a question that did not as a fallback.
-    pub fn relevance(
+    pub(crate) fn relevance(
         &mut self,
         mem: &Memory,
         prepared: &Prepared,

@@ -24,46 +24,72 @@ pub enum BenchError {
     /// Building or reading a memory directory failed.
     #[error(transparent)]
     Memory(#[from] crate::error::Error),
+    /// A data file could not be read.
     #[error("{}: {source}", .path.display())]
     Read {
+        /// The file.
         path: PathBuf,
+        /// The underlying I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// A data file is not valid JSON.
     #[error("{}: not valid JSON: {source}", .path.display())]
     Json {
+        /// The file.
         path: PathBuf,
+        /// The JSON error.
         #[source]
         source: serde_json::Error,
     },
+    /// A data file that is not of the shape the benchmark reads.
     #[error("{}: {what} (is this the LoCoMo `locomo10.json`?)", .path.display())]
-    Shape { path: PathBuf, what: String },
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
     /// The hybrid column's memories could not be embedded.
     #[error("embedding a benchmark store: {source}")]
     Embed {
+        /// The embedding error.
         #[source]
         source: crate::embed::EmbedError,
     },
     /// A line of a JSON-lines file that is not the JSON it should be.
     #[error("{}:{line}: {source}", .path.display())]
     Line {
+        /// The file.
         path: PathBuf,
+        /// The line.
         line: usize,
+        /// The JSON error.
         #[source]
         source: serde_json::Error,
     },
     /// A LongMemEval question that does not hold together.
     #[error("{}: question {question}: {what} (is this LongMemEval's S or M set?)", .path.display())]
     Question {
+        /// The file.
         path: PathBuf,
+        /// The question's id.
         question: String,
+        /// What is wrong with it.
         what: String,
     },
     /// A paraphrase set that does not hold together.
     #[error("{}: {what}", .path.display())]
-    Set { path: PathBuf, what: String },
+    Set {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// A temporary directory for a benchmark store could not be created.
     #[error("a temporary directory could not be created: {source}")]
     TempDir {
+        /// The underlying I/O error.
         #[source]
         source: std::io::Error,
     },

@@ -27,23 +27,31 @@ pub const DEFAULT_K: usize = 3;
 /// One memory of the set.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Item {
+    /// The memory's key.
     pub key: String,
+    /// Its name.
     pub name: String,
+    /// Its description.
     pub description: String,
+    /// Its body.
     pub body: String,
 }
 
 /// One question and the key of the memory that answers it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Probe {
+    /// The question.
     pub question: String,
+    /// The key of the memory that answers it.
     pub evidence: String,
 }
 
 /// The whole set.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Set {
+    /// The memories.
     pub memories: Vec<Item>,
+    /// The questions.
     pub questions: Vec<Probe>,
 }
 
@@ -68,7 +76,9 @@ pub fn load(path: &Path) -> Result<Set, BenchError> {
 /// Where one question's evidence ranked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
+    /// The question.
     pub question: String,
+    /// The key of the memory that answers it.
     pub evidence: String,
     /// Its 1-based rank among the keyword hits, if it was one of the first `k`.
     pub keyword_rank: Option<usize>,
@@ -82,17 +92,23 @@ pub struct Outcome {
 /// The benchmark's results.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
+    /// The benchmark's name.
     pub benchmark: String,
+    /// Memories in the set.
     pub memories: usize,
+    /// Questions asked.
     pub questions: usize,
+    /// How many hits count (recall@k).
     pub k: usize,
     /// Share of questions whose evidence is among the first `k` keyword hits.
     pub keyword_recall: f64,
     /// The same with hybrid ranking.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid_recall: Option<f64>,
+    /// The hybrid column's embeddings and timings, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<HybridRun>,
+    /// Each question's outcome.
     pub outcomes: Vec<Outcome>,
 }
 

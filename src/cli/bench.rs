@@ -4,11 +4,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::Out;
-use crate::bench::hybrid::{BENCH_EMBED_TIMEOUT_MS, Embeddings, HybridRun, Timing};
-use crate::bench::locomo::{self, DEFAULT_BUDGETS, Report};
-use crate::bench::{LostSteps, longmemeval};
-use crate::error::Error;
-use crate::report::Failure;
+use memdir::Error;
+use memdir::bench::hybrid::{BENCH_EMBED_TIMEOUT_MS, Embeddings, HybridRun, Timing};
+use memdir::bench::locomo::{self, DEFAULT_BUDGETS, Report};
+use memdir::bench::{LostSteps, longmemeval};
+use memdir::report::Failure;
 
 /// Measure memdir on a public benchmark.
 #[derive(Debug, clap::Subcommand)]
@@ -35,7 +35,7 @@ pub struct ParaphraseArgs {
     #[arg(long, value_name = "PATH")]
     pub data: PathBuf,
     /// How many hits the evidence must be among.
-    #[arg(long, default_value_t = crate::bench::paraphrase::DEFAULT_K)]
+    #[arg(long, default_value_t = memdir::bench::paraphrase::DEFAULT_K)]
     pub k: usize,
     #[command(flatten)]
     pub embed: EmbedArgs,
@@ -75,8 +75,8 @@ impl EmbedArgs {
             return Some(Embeddings {
                 builtin: true,
                 url: String::new(),
-                model: crate::embed::BUILTIN_MODEL.into(),
-                dimensions: crate::embed::BUILTIN_DIMENSIONS,
+                model: memdir::BUILTIN_MODEL.into(),
+                dimensions: memdir::BUILTIN_DIMENSIONS,
                 timeout_ms: self.embed_timeout_ms,
             });
         }
@@ -196,8 +196,8 @@ fn run_paraphrase(a: &ParaphraseArgs, out: &mut Out) -> Result<i32, Failure> {
         return Err(Error::Usage("--k must be at least 1").into());
     }
     let start = Instant::now();
-    let set = crate::bench::paraphrase::load(&a.data)?;
-    let r = crate::bench::paraphrase::run(&set, a.k, a.embed.embeddings().as_ref())?;
+    let set = memdir::bench::paraphrase::load(&a.data)?;
+    let r = memdir::bench::paraphrase::run(&set, a.k, a.embed.embeddings().as_ref())?;
     out.note(&format!(
         "bench: {} questions in {:.1} s",
         r.questions,
@@ -245,7 +245,7 @@ fn run_chats(a: &ChatsArgs, out: &mut Out) -> Result<i32, Failure> {
         return Err(Error::Usage("--conversations must be at least 1").into());
     }
     let start = Instant::now();
-    let conversations = crate::bench::chats::generate(a.seed, a.conversations);
+    let conversations = memdir::bench::chats::generate(a.seed, a.conversations);
     let embeddings = a.embed.embeddings();
     let (report, timing) = locomo::run_with(
         "chats",

@@ -1,9 +1,9 @@
 //! `memdir check`: report (and with --fix, repair) problems.
 
 use super::Out;
-use crate::engine::{Memory, Severity};
-use crate::memory::printable::escape_line as esc;
-use crate::report::Failure;
+use memdir::memory::printable::escape_line as esc;
+use memdir::report::Failure;
+use memdir::{Memory, Severity};
 
 /// Report malformed memory files and timeline lines, with path:line.
 #[derive(Debug, clap::Args)]

@@ -3,9 +3,9 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::error::Error;
-use crate::report::Failure;
+use memdir::Error;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// Print the IPFS root CID of the directory (unixfs-v1-2025 profile), offline.
 #[derive(Debug, clap::Args)]
@@ -18,8 +18,8 @@ what `ipfs add -r` with the unixfs-v1-2025 profile or ipfs-unixfs-importer compu
 pub struct Args {}
 
 pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let tree = mem.backend().tree()?;
-    let root = crate::ipfs::unixfs::root_cid(&tree).map_err(|e| Error::Unixfs {
+    let tree = mem.tree()?;
+    let root = memdir::ipfs::unixfs::root_cid(&tree).map_err(|e| Error::Unixfs {
         path: mem.root(),
         source: Box::new(e),
     })?;

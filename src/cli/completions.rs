@@ -75,6 +75,6 @@ fn write_pages(cmd: clap::Command, dir: &Path) -> std::io::Result<()> {
 }
 
 fn fail(message: &str, out: &mut Out) -> i32 {
-    out.warn(&crate::report::lines(message, None));
-    crate::error::Class::Input.exit_code()
+    out.warn(&memdir::report::lines(message, None));
+    memdir::Class::Input.exit_code()
 }

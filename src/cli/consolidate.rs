@@ -2,9 +2,9 @@
 //! merge with `supersedes` (spec/cli.md#consolidate). memdir never merges by itself.
 
 use super::Out;
-use crate::engine::Memory;
-use crate::report::Failure;
-use crate::retrieval::duplicates::DEFAULT_THRESHOLD;
+use memdir::CONSOLIDATE_THRESHOLD as DEFAULT_THRESHOLD;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// Group exact and near duplicates (changes nothing).
 #[derive(Debug, clap::Args)]
@@ -27,7 +27,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let crate::engine::Loaded {
+    let memdir::Loaded {
         value: plan,
         problems,
     } = mem.consolidate_plan(a.threshold)?;
@@ -39,9 +39,9 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let mut s = String::new();
     for g in &plan.groups {
         let why = match g.why {
-            crate::retrieval::duplicates::Why::Exact => "exact".to_string(),
-            crate::retrieval::duplicates::Why::Near => format!("near {:.3}", g.similarity),
-            crate::retrieval::duplicates::Why::Name => "name".to_string(),
+            memdir::DuplicateWhy::Exact => "exact".to_string(),
+            memdir::DuplicateWhy::Near => format!("near {:.3}", g.similarity),
+            memdir::DuplicateWhy::Name => "name".to_string(),
         };
         s.push_str(&format!("{why}: {}\n", g.keys.join(", ")));
     }

@@ -2,9 +2,9 @@
 
 use super::Out;
 use super::filter::FilterArgs;
-use crate::engine::Memory;
-use crate::report::Failure;
-use crate::retrieval::context::DEFAULT_MAX_TOKENS;
+use memdir::DEFAULT_MAX_TOKENS;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// Print the context block: MEMORY.md, then memories by rank, then recent events.
 #[derive(Debug, clap::Args)]
@@ -33,7 +33,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let c = mem.context(&crate::engine::ContextRequest {
+    let c = mem.context(&memdir::ContextRequest {
         max_tokens: a.max_tokens,
         query: a.query.clone(),
         filter: a.filter.filter()?,

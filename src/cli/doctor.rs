@@ -14,13 +14,11 @@ use serde_json::json;
 
 use super::Out;
 use super::output::shell_quote;
-use crate::embed;
-use crate::engine::Memory;
-use crate::memory::layout::{INDEX_FILE, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
-use crate::memory::printable::escape_line;
-use crate::report::{Failure, Front};
-use crate::store::Backend;
-use crate::sync::config::Config;
+use memdir::memory::layout::INDEX_FILE;
+use memdir::memory::printable::escape_line;
+use memdir::report::{Failure, Front};
+use memdir::sync::config::Config;
+use memdir::{EmbedProvider, Memory, SearchIndexHealth};
 
 /// Check the memory directory, its configuration, the sync key and provider, the
 /// embeddings and the search index, and say what to do about each problem.
@@ -125,14 +123,15 @@ fn checks(mem: &Memory) -> Vec<Check> {
         return checks;
     }
     checks.extend(permissions(&root));
-    let backend = mem.backend();
-    let config = match Config::load(backend) {
+    let config = match Config::load(mem) {
         Ok(c) => {
+            let path = mem.config_path();
             checks.push(Check::ok(
                 "config",
-                match crate::store::config::read(backend) {
-                    Ok(Some(f)) => format!("{} parses", f.path.display()),
-                    _ => "no .memdir/config.toml: local mode, keyword recall (the defaults)".into(),
+                if path.is_file() {
+                    format!("{} parses", path.display())
+                } else {
+                    "no .memdir/config.toml: local mode, keyword recall (the defaults)".into()
                 },
             ));
             c
@@ -144,13 +143,13 @@ fn checks(mem: &Memory) -> Vec<Check> {
                 "; sync and embeddings not checked: until it parses, sync commands refuse and recall ranks by keywords",
             );
             checks.push(c);
-            checks.push(index(backend));
+            checks.push(index(mem));
             return checks;
         }
     };
     sync_checks(&config, &mut checks);
-    checks.push(embeddings(backend));
-    checks.push(index(backend));
+    checks.push(embeddings(mem));
+    checks.push(index(mem));
     checks
 }
 
@@ -261,7 +260,7 @@ fn sync_checks(config: &Config, checks: &mut Vec<Check>) {
                 config.channel()
             ),
         ));
-        if config.mode == crate::sync::config::Mode::EncryptedIpfs {
+        if config.mode == memdir::sync::config::Mode::EncryptedIpfs {
             checks.push(remote::key(config));
         }
         checks.push(remote::provider(config));
@@ -281,15 +280,15 @@ fn sync_checks(config: &Config, checks: &mut Vec<Check>) {
 mod remote {
     //! The key and provider checks (feature `sync`).
 
-    // Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+    // Errors carry CIDs by value; see the note in `memdir::ipfs::car`.
     #![allow(clippy::result_large_err)]
 
     use super::{Check, PROBE_LIMIT, bounded};
-    use crate::provider::{self, Blocking, ProviderError, Settings};
-    use crate::report::Failure;
-    use crate::sync::SyncError;
-    use crate::sync::config::Config;
-    use crate::sync::seal::KeyFileError;
+    use memdir::provider::{self, Blocking, ProviderError, Settings};
+    use memdir::report::Failure;
+    use memdir::sync::SyncError;
+    use memdir::sync::config::Config;
+    use memdir::sync::seal::KeyFileError;
 
     /// The encrypted-ipfs key: where it is, that it opens, that only its owner may read it.
     pub fn key(config: &Config) -> Check {
@@ -297,7 +296,7 @@ mod remote {
             .filter(|p| !p.is_empty())
             .map(std::path::PathBuf::from)
             .or_else(|| config.key_file.clone())
-            .or_else(crate::sync::default_key_path);
+            .or_else(memdir::sync::default_key_path);
         let Some(path) = path else {
             return Check::fail(
                 "key",
@@ -315,7 +314,7 @@ mod remote {
                 )),
             );
         }
-        match crate::sync::seal::read_key_file(&path) {
+        match memdir::sync::seal::read_key_file(&path) {
             Ok(_) => Check::ok(
                 "key",
                 format!("{} (only its owner may read it)", path.display()),
@@ -382,20 +381,13 @@ mod remote {
 
 /// The `[embeddings]` table: off, the builtin model compiled in, or an endpoint
 /// that answers one short request with vectors of the configured length.
-fn embeddings(backend: &Backend) -> Check {
-    let file = match crate::store::config::read(backend) {
-        Ok(f) => f,
-        Err(e) => return Check::failure("embeddings", e.into()),
-    };
-    let Some(file) = file else {
-        return Check::ok("embeddings", "off (keyword recall)");
-    };
-    let config = match embed::Config::from_section(file.embeddings(), &file.path) {
+fn embeddings(mem: &Memory) -> Check {
+    let config = match mem.embeddings_config() {
         Ok(None) => return Check::ok("embeddings", "off (keyword recall)"),
         Ok(Some(c)) => c,
         Err(e) => return Check::failure("embeddings", e.into()),
     };
-    if config.provider == embed::Provider::Builtin {
+    if config.provider == EmbedProvider::Builtin {
         return match config.embedder() {
             Ok(_) => Check::ok("embeddings", format!("builtin model {}", config.model)),
             Err(e) => Check::fail(
@@ -408,7 +400,7 @@ fn embeddings(backend: &Backend) -> Check {
     let mut probe = config.clone();
     // The endpoint retries within twice its timeout: half the limit each.
     probe.timeout = probe.timeout.min(PROBE_LIMIT / 2);
-    let url = embed::redact_url(&config.url);
+    let url = memdir::redact_url(&config.url);
     let answer = bounded(move || {
         probe
             .embedder()
@@ -433,26 +425,21 @@ fn embeddings(backend: &Backend) -> Check {
 }
 
 /// The search index under `.memdir/cache/`: present and readable, or built on first use.
-fn index(backend: &Backend) -> Check {
-    let cache = crate::store::cache::Cache::load(backend, false);
-    let bytes = cache.main_bytes + cache.delta_bytes;
-    if bytes > 0 {
-        return Check::ok(
+fn index(mem: &Memory) -> Check {
+    match mem.search_index_health() {
+        SearchIndexHealth::Readable { bytes } => Check::ok(
             "index",
             format!("search index readable ({:.1} KB)", bytes as f64 / 1e3),
-        );
-    }
-    if backend.is_file(SEARCH_INDEX_FILE) || backend.is_file(SEARCH_DELTA_FILE) {
-        Check::warn(
+        ),
+        SearchIndexHealth::Unreadable => Check::warn(
             "index",
             "the search index cannot be read (corrupt or from another version); the next query rebuilds it",
             "memdir index --search (rebuilds it now)",
-        )
-    } else {
-        Check::ok(
+        ),
+        SearchIndexHealth::Missing => Check::ok(
             "index",
             "no search index yet; the first query builds it (`memdir index --search` builds it now)",
-        )
+        ),
     }
 }
 

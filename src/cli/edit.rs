@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::{Edit, FindReplace, Memory, SectionEdit};
-use crate::report::Failure;
+use memdir::report::Failure;
+use memdir::{Edit, FindReplace, Memory, SectionEdit};
 
 /// Change part of a memory: add to its body, replace a section or a phrase, or
 /// change some fields; everything not given is kept.
@@ -120,9 +120,9 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         decay: a.decay.clone(),
         source: a.source.clone(),
     };
-    let crate::engine::Written { outcome, index } = mem.edit(&a.key, &edit)?;
+    let memdir::Written { outcome, index } = mem.edit(&a.key, &edit)?;
     out.index_backup(&mem.root(), &index);
-    let key = crate::memory::Key::parse(&a.key)?;
+    let key = memdir::memory::Key::parse(&a.key)?;
     if out.is_json() {
         out.json(&json!({"key": key, "outcome": outcome}));
     } else {

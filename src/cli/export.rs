@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::error::Error;
-use crate::report::Failure;
+use memdir::Error;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// Write the memories as a memory/0.1 blob (default) or an MCP memory.jsonl.
 #[derive(Debug, clap::Args)]
@@ -32,7 +32,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let crate::engine::Export { text, problems } = match a.format.as_str() {
+    let memdir::Export { text, problems } = match a.format.as_str() {
         "mcp-memory" => mem.export_mcp_memory()?,
         _ => mem.export()?,
     };
@@ -48,7 +48,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .ok_or(Error::Usage("-o needs a file name"))?;
-            crate::store::Backend::Dir(dir.to_path_buf()).write_atomic(name, text.as_bytes())?;
+            memdir::write_atomic(dir, name, text.as_bytes())?;
             if out.is_json() {
                 out.json(&json!({"path": path, "bytes": text.len()}));
             } else {

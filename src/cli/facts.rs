@@ -1,11 +1,11 @@
 //! `memdir facts`: list the `- pred:: literal` facts of the memories.
 
-use crate::memory::printable::escape_line as esc;
+use memdir::memory::printable::escape_line as esc;
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// List facts: body lines `- predicate:: value` whose value is not a link.
 #[derive(Debug, clap::Args)]
@@ -24,7 +24,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let crate::engine::Loaded {
+    let memdir::Loaded {
         value: facts,
         problems,
     } = mem.facts(a.subject.as_deref(), a.predicate.as_deref())?;

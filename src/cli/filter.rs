@@ -4,9 +4,9 @@
 
 use chrono::NaiveDate;
 
-use crate::error::Error;
-use crate::memory::Kind;
-use crate::retrieval::filter::{self, Filter, FilterError};
+use memdir::Error;
+use memdir::memory::Kind;
+use memdir::{Filter, FilterError};
 
 /// Which memories the command considers, decided before anything is ranked.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -55,12 +55,12 @@ fn parse_tag(s: &str) -> Result<String, FilterError> {
 }
 
 fn parse_date(s: &str) -> Result<NaiveDate, FilterError> {
-    filter::parse_date(s)
+    memdir::parse_date(s)
 }
 
 fn parse_salience(s: &str) -> Result<f64, FilterError> {
     let bad = || FilterError::Salience { value: s.into() };
-    filter::check_salience(s.trim().parse().map_err(|_| bad())?).map_err(|_| bad())
+    memdir::check_salience(s.trim().parse().map_err(|_| bad())?).map_err(|_| bad())
 }
 
 impl FilterArgs {

@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::report::Failure;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -18,7 +18,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let crate::engine::Forgotten { event, index } = mem.forget(&a.key, a.reason.as_deref())?;
+    let memdir::Forgotten { event, index } = mem.forget(&a.key, a.reason.as_deref())?;
     out.index_backup(&mem.root(), &index);
     let key = event.field_str("key").unwrap_or(&a.key).to_string();
     if out.is_json() {

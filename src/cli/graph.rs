@@ -3,9 +3,9 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::report::Failure;
-use crate::retrieval::graph::{Direction, Format, render};
+use memdir::Memory;
+use memdir::report::Failure;
+use memdir::{Direction, GraphFormat as Format, render_graph as render};
 
 /// Walk the links around a memory breadth-first and print the memories reached.
 #[derive(Debug, clap::Args)]
@@ -55,7 +55,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     } else {
         Direction::Both
     };
-    let crate::engine::Loaded {
+    let memdir::Loaded {
         value: walk,
         problems,
     } = mem.graph(&a.key, usize::from(a.depth), a.rel.as_deref(), dir)?;

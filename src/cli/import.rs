@@ -2,16 +2,16 @@
 //! (spec/import-formats.md). Reads the input (a file, standard input or a folder);
 //! the exchange wing converts it and the engine plans and writes.
 
-use crate::memory::printable::escape_line as esc;
+use memdir::memory::printable::escape_line as esc;
 use std::path::{Path, PathBuf};
 
 use super::{Out, input};
-use crate::engine::Memory;
-use crate::error::Error;
-use crate::exchange::blob::MAX_BLOB_BYTES;
-use crate::exchange::foreign::{ForeignError, Format, Source, SourceFile};
-use crate::exchange::merge::{Action, Strategy};
-use crate::report::Failure;
+use memdir::Error;
+use memdir::Memory;
+use memdir::exchange::blob::MAX_BLOB_BYTES;
+use memdir::exchange::foreign::{ForeignError, Format, Source, SourceFile};
+use memdir::exchange::merge::{Action, Strategy};
+use memdir::report::Failure;
 
 /// Import memories: a memory/0.1 blob, a Claude Code memory folder, an MCP memory.jsonl or a basic-memory project.
 #[derive(Debug, clap::Args)]
@@ -75,7 +75,7 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Failure> {
 /// in path order, within the blob bounds: as many files and bytes as one blob may
 /// hold, each file no larger than a memory file.
 fn read_folder(dir: &Path) -> Result<Vec<SourceFile>, Failure> {
-    use crate::exchange::blob::{MAX_FILE_BYTES, MAX_FILES};
+    use memdir::exchange::blob::{MAX_FILE_BYTES, MAX_FILES};
     let mut out = Vec::new();
     let mut total = 0usize;
     let walk = walkdir::WalkDir::new(dir)

@@ -1,8 +1,8 @@
 //! `memdir index`: rebuild MEMORY.md, and with `--search` the search index.
 
 use super::Out;
-use crate::engine::Memory;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::report::Failure;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -3,10 +3,10 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::error::Error;
-use crate::report::Failure;
-use crate::sync::config::{Config, Mode, PROVIDERS};
+use memdir::Error;
+use memdir::Memory;
+use memdir::report::Failure;
+use memdir::sync::config::{Config, Mode, PROVIDERS};
 
 /// Create the memory directory (MEMORY.md, timeline/, .memdir/).
 #[derive(Debug, clap::Args)]
@@ -40,7 +40,7 @@ pub struct Args {
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     if a.channel
         .as_deref()
-        .is_some_and(|ch| !crate::memory::layout::valid_channel(ch))
+        .is_some_and(|ch| !memdir::memory::layout::valid_channel(ch))
     {
         return Err(
             Error::Usage("--channel must be 1-64 characters of a-z, 0-9, `-` and `_`").into(),
@@ -49,7 +49,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     // The configuration is read (and refused when invalid) before anything is created.
     let mut config = None;
     if a.mode.is_some() || a.provider.is_some() || a.channel.is_some() || a.claude_code {
-        config = Some(Config::load(mem.backend())?);
+        config = Some(Config::load(mem)?);
     }
     // With --claude-code the key is written first, so that `init` itself leaves the
     // agent's MEMORY.md alone.
@@ -57,8 +57,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         && a.claude_code
     {
         c.index = Some("agent".into());
-        mem.backend().create()?;
-        c.save(mem.backend())?;
+        mem.create()?;
+        c.save(mem)?;
     }
     let created = mem.init()?;
     let root = mem.root();
@@ -72,7 +72,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         if let Some(ch) = &a.channel {
             c.channel = Some(ch.clone());
         }
-        c.save(mem.backend())?;
+        c.save(mem)?;
         config = Some(c);
     }
     if out.is_json() {

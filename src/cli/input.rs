@@ -8,7 +8,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::Path;
 
-use crate::error::Error;
+use memdir::Error;
 
 /// Reads a regular file of at most `limit` bytes, refusing anything else before
 /// reading it: it opens without waiting (O_NONBLOCK, so a FIFO with no writer does not
@@ -99,8 +99,27 @@ fn open_regular(path: &Path) -> Result<File, Error> {
     }
     // Reads of a regular file never wait; the flag is cleared all the same, so the
     // file reads as any other.
-    crate::store::set_blocking(&f);
+    set_blocking(&f);
     Ok(f)
+}
+
+/// Clears O_NONBLOCK on a file found to be regular, whose reads never wait anyway,
+/// so it behaves as any other (the library's store does the same for its files).
+fn set_blocking(f: &File) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = f.as_raw_fd();
+        // SAFETY: `fd` is open for the whole call; F_GETFL/F_SETFL take no pointer.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 && flags & libc::O_NONBLOCK != 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = f;
 }
 
 /// What a file that is not a regular file is, in a few words.

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::error::Error;
-use crate::report::Failure;
+use memdir::Error;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// Create a new X25519 key pair for encrypted-ipfs sync and print the public key.
 #[derive(Debug, clap::Args)]
@@ -36,13 +36,13 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let path = a
         .out
         .clone()
-        .or_else(crate::sync::default_key_path)
+        .or_else(memdir::sync::default_key_path)
         .ok_or(Error::Usage("no HOME to put the key in; pass --out PATH"))?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         create_private_dir(parent)?;
     }
-    let key = crate::sync::seal::generate_key();
-    crate::sync::seal::write_key_file(&path, &key, &mem.root())?;
+    let key = memdir::sync::seal::generate_key();
+    memdir::sync::seal::write_key_file(&path, &key, &mem.root())?;
     let public = data_encoding::BASE64.encode(&key.public_bytes());
     // A warning, not a note: it prints under -q too.
     out.warn(&format!(

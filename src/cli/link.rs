@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::{KnowledgeGraph, Memory, Written};
-use crate::report::Failure;
+use memdir::report::Failure;
+use memdir::{KnowledgeGraph, Memory, Written};
 
 /// Link memory A to B with a relation: adds the line `- REL:: [[B]]` to A's body.
 #[derive(Debug, clap::Args)]

@@ -1,12 +1,12 @@
 //! `memdir list`: memories in rank order.
 
-use crate::memory::printable::escape_line as esc;
+use memdir::memory::printable::escape_line as esc;
 use serde_json::json;
 
 use super::Out;
 use super::filter::FilterArgs;
-use crate::engine::Memory;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::report::Failure;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -20,11 +20,11 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let crate::engine::List {
+    let memdir::List {
         memories: items,
         problems,
         index,
-    } = mem.list(&crate::engine::ListRequest::new().with_filter(a.filter.filter()?))?;
+    } = mem.list(&memdir::ListRequest::new().with_filter(a.filter.filter()?))?;
     out.problems(&mem.root(), &problems);
     out.index_backup(&mem.root(), &index);
     if out.is_json() {
@@ -60,7 +60,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             i.updated,
             i.score,
             name,
-            crate::engine::lifecycle_mark(&i.superseded_by, i.expired)
+            memdir::lifecycle_mark(&i.superseded_by, i.expired)
         ));
     }
     if items.is_empty() {

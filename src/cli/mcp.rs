@@ -3,13 +3,13 @@
 use std::path::{Path, PathBuf};
 
 use super::Out;
-use crate::engine::Memory;
 use crate::mcp::http::{self, HttpOptions, Token};
 use crate::mcp::manifest::{self, Mode};
 use crate::mcp::publish::Target;
 use crate::mcp::{Config, DEFAULT_MAX_TOKENS};
-use crate::memory::layout::{MAX_MANIFEST, MAX_TOKEN_FILE};
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::memory::layout::{MAX_MANIFEST, MAX_TOKEN_FILE};
+use memdir::report::Failure;
 
 /// The environment variable that may hold the bearer token of `--http`.
 pub const TOKEN_VAR: &str = "MEMDIR_MCP_TOKEN";
@@ -158,12 +158,12 @@ pub fn run(mem: &Memory, a: &Args, create: bool, out: &mut Out) -> Result<i32, F
     {
         Ok(h) => h,
         Err((message, hint)) => {
-            out.warn(&crate::report::lines(&message, Some(&hint)));
+            out.warn(&memdir::report::lines(&message, Some(&hint)));
             return Ok(2);
         }
     };
     let (served, sync) = open_served(&dir, &cfg, create, out)?;
-    let in_memory = !matches!(served.backend(), crate::store::Backend::Dir(_));
+    let in_memory = served.dir().is_none();
     if !in_memory {
         out.note(&push_note(&served, &sync));
     }
@@ -195,7 +195,7 @@ fn read_manifest(
             }
             // An explicit manifest must be readable; a discovered one is only a hint.
             Err(msg) if a.manifest.is_some() => {
-                out.warn(&crate::report::lines(
+                out.warn(&memdir::report::lines(
                     &format!("{}: {msg}", path.display()),
                     None,
                 ));
@@ -224,18 +224,18 @@ fn open_served(
             out.note(
                 "memdir mcp: mode none: serving an in-memory store; nothing is written to disk",
             );
-            Memory::in_memory().with_clock(crate::clock::Clock::from_env()?)
+            Memory::in_memory().with_clock(memdir::Clock::from_env()?)
         }
         other => {
             match other {
                 Some(Mode::Sync(m)) => {
                     sync = Target {
-                        mode: crate::sync::config::Mode::parse(m),
+                        mode: memdir::sync::config::Mode::parse(m),
                         provider: cfg.provider.clone(),
                     };
                 }
                 Some(Mode::Local) => {
-                    sync.mode = Some(crate::sync::config::Mode::Local);
+                    sync.mode = Some(memdir::sync::config::Mode::Local);
                 }
                 Some(Mode::Unknown(m)) => out.warn(&format!(
                     "memdir mcp: warning: unknown memory mode `{m}` (expected none, local, ipfs or encrypted-ipfs); serving the local directory"
@@ -246,7 +246,7 @@ fn open_served(
             let m = Memory::open(dir)?.keep_warm();
             if !dir.exists() {
                 if !create {
-                    return Err(crate::error::Error::NoDir {
+                    return Err(memdir::Error::NoDir {
                         path: dir.to_path_buf(),
                     }
                     .into());
@@ -273,12 +273,12 @@ fn serve(
 ) -> Result<(), crate::mcp::ServeError> {
     // The directory as an absolute path, so a person sees which one a client's
     // relative `--dir` named.
-    let root = match served.backend() {
-        crate::store::Backend::Dir(p) => std::path::absolute(p).unwrap_or_else(|_| p.clone()),
-        _ => served.root(),
+    let root = match served.dir() {
+        Some(p) => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
+        None => served.root(),
     };
     let max_tokens = config.max_tokens;
-    let shown = crate::memory::printable::escape_line(&root.display().to_string());
+    let shown = memdir::memory::printable::escape_line(&root.display().to_string());
     match http {
         None => {
             out.note(&format!(
@@ -308,7 +308,7 @@ fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
     match result {
         Ok(()) => 0,
         Err(crate::mcp::ServeError::Http(e)) => {
-            out.warn(&crate::report::lines(&e.to_string(), Some(e.hint())));
+            out.warn(&memdir::report::lines(&e.to_string(), Some(e.hint())));
             if matches!(e, http::HttpError::Bind { .. }) {
                 1
             } else {
@@ -316,7 +316,7 @@ fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
             }
         }
         Err(e) => {
-            out.warn(&crate::report::lines(&e.to_string(), None));
+            out.warn(&memdir::report::lines(&e.to_string(), None));
             1
         }
     }
@@ -326,7 +326,7 @@ fn exit_code(result: Result<(), crate::mcp::ServeError>, out: &mut Out) -> i32 {
 fn push_note(mem: &Memory, sync: &Target) -> String {
     let mode = match sync.mode {
         Some(m) => Ok(m),
-        None => crate::sync::config::Config::load(mem.backend()).map(|c| c.mode),
+        None => memdir::sync::config::Config::load(mem).map(|c| c.mode),
     };
     match mode {
         Ok(m) if m.syncs() => format!(

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::Out;
 use super::output::shell_quote;
-use crate::error::Class;
+use memdir::Class;
 
 /// The name the entry is written under in every client's configuration.
 pub const SERVER_NAME: &str = "memdir";
@@ -82,7 +82,7 @@ pub fn run(dir: &Path, a: &ConfigArgs, out: &mut Out) -> i32 {
     match config(dir, a, out) {
         Ok(()) => 0,
         Err(r) => {
-            out.warn(&crate::report::lines(&r.message, r.hint.as_deref()));
+            out.warn(&memdir::report::lines(&r.message, r.hint.as_deref()));
             if out.is_json() {
                 out.json(&json!({"error": {
                     "message": r.message,

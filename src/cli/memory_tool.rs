@@ -5,12 +5,12 @@ use serde_json::json;
 
 use super::Out;
 use super::input::read_stdin_text;
-use crate::engine::Memory;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// The most standard input read for one command: a memory file's limit, with room
 /// for JSON escapes.
-const STDIN_LIMIT: u64 = 4 * crate::memory::layout::MAX_MEMORY_FILE;
+const STDIN_LIMIT: u64 = 4 * memdir::memory::layout::MAX_MEMORY_FILE;
 
 /// Run one memory-tool command (JSON on standard input) and print the reply.
 #[derive(Debug, clap::Args)]

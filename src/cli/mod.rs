@@ -58,8 +58,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::engine::Memory;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::report::Failure;
 pub use output::{Out, Verbosity};
 
 /// Durable, human-editable memory for AI agents.
@@ -280,12 +280,7 @@ fn first_index_build(command: &Command, mem: &Memory, out: &mut Out) {
             | Command::Export(_)
             | Command::Index(_)
     );
-    if loads
-        && mem.root().is_dir()
-        && !mem
-            .backend()
-            .is_file(crate::memory::layout::SEARCH_INDEX_FILE)
-    {
+    if loads && mem.root().is_dir() && !mem.has_search_index() {
         out.spinner("building the search index (first use; later runs reuse it)");
     }
 }
@@ -299,7 +294,7 @@ fn open_store(cli: &Cli) -> Result<Memory, Failure> {
     let mem = Memory::open(&dir)?;
     if uses_store(&cli.command) && !dir.exists() {
         if !cli.create {
-            return Err(crate::error::Error::NoDir { path: dir }.into());
+            return Err(memdir::Error::NoDir { path: dir }.into());
         }
         mem.init()?;
     }
@@ -332,7 +327,7 @@ fn expand_home(path: &std::path::Path, home: Option<&std::path::Path>) -> Result
         Some("") => "",
         Some(r) if r.starts_with('/') => r.trim_start_matches('/'),
         _ => {
-            return Err(crate::error::Error::Argument {
+            return Err(memdir::Error::Argument {
                 arg: "--dir".into(),
                 message: format!(
                     "`{text}`: memdir expands only a leading `~` or `~/` (to HOME), not `~user`; give the full path"
@@ -342,7 +337,7 @@ fn expand_home(path: &std::path::Path, home: Option<&std::path::Path>) -> Result
         }
     };
     let Some(home) = home.filter(|h| !h.as_os_str().is_empty()) else {
-        return Err(crate::error::Error::Argument {
+        return Err(memdir::Error::Argument {
             arg: "--dir".into(),
             message: format!(
                 "`{text}`: HOME is not set, so `~` cannot be expanded; give the full path"
@@ -363,7 +358,7 @@ fn say_where(mem: &Memory, out: &mut Out) {
         return;
     }
     let root = mem.root();
-    let state = if root.join(crate::memory::layout::INDEX_FILE).is_file() {
+    let state = if root.join(memdir::memory::layout::INDEX_FILE).is_file() {
         "a memory directory"
     } else if root.is_dir() {
         "no MEMORY.md yet"
@@ -371,9 +366,7 @@ fn say_where(mem: &Memory, out: &mut Out) {
         "does not exist yet"
     };
     out.verbose(&format!("directory {} ({state})", root.display()));
-    let config = mem
-        .backend()
-        .display_path(crate::memory::layout::CONFIG_FILE);
+    let config = mem.config_path();
     out.verbose(&format!(
         "config {} ({})",
         config.display(),

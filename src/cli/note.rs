@@ -3,9 +3,9 @@
 use serde_json::{Map, Value};
 
 use super::Out;
-use crate::engine::Memory;
-use crate::error::Error;
-use crate::report::Failure;
+use memdir::Error;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// Append an event to today's timeline file.
 #[derive(Debug, clap::Args)]

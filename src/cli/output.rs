@@ -11,9 +11,9 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::engine::{Problem, Severity};
-use crate::memory::printable::{escape_json, escape_line, escape_text};
-use crate::report::{Failure, Front};
+use memdir::memory::printable::{escape_json, escape_line, escape_text};
+use memdir::report::{Failure, Front};
+use memdir::{Problem, Severity};
 
 /// How much goes to stderr besides results, warnings and errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -117,7 +117,7 @@ impl Out {
 
     /// Says on stderr that a hand-edited MEMORY.md was saved before being replaced
     /// (every command that can rebuild the index says it the same way).
-    pub fn index_backup(&mut self, root: &Path, outcome: &crate::engine::IndexOutcome) {
+    pub fn index_backup(&mut self, root: &Path, outcome: &memdir::IndexOutcome) {
         if let Some(b) = &outcome.backup {
             self.note(&format!(
                 "note: MEMORY.md had been edited by hand; your version is saved as {}",
@@ -189,6 +189,7 @@ impl Out {
 
     /// Prints an error that did not fail the command as `warning:` lines on stderr:
     /// what it means for the user, then the error's own lines.
+    #[cfg(feature = "sync")]
     pub fn warn_error(&mut self, context: &str, e: &Failure) {
         self.done();
         eprintln!("warning: {}", escape_text(context));

@@ -1,17 +1,17 @@
 //! `memdir prune`: list memories that could go (`--plan`), or forget exactly that
 //! plan (`--apply`); nothing is pruned automatically (spec/cli.md#prune).
 
-use crate::memory::printable::escape_line as esc;
+use memdir::memory::printable::escape_line as esc;
 use std::path::PathBuf;
 
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::engine::prune::{DEFAULT_SUPERSEDED_DAYS, PruneCriteria, PrunePlan};
-use crate::error::Error;
-use crate::memory::layout::MAX_PLAN_FILE;
-use crate::report::Failure;
+use memdir::Error;
+use memdir::Memory;
+use memdir::memory::layout::MAX_PLAN_FILE;
+use memdir::report::Failure;
+use memdir::{DEFAULT_SUPERSEDED_DAYS, PruneCriteria, PrunePlan};
 
 /// List prune candidates, or forget exactly the planned ones.
 #[derive(Debug, clap::Args)]
@@ -61,7 +61,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         cap: a.cap,
     };
     if a.plan {
-        let crate::engine::Loaded {
+        let memdir::Loaded {
             value: plan,
             problems,
         } = mem.prune_plan(&criteria)?;

@@ -1,19 +1,19 @@
 //! `memdir pull CID`: download, verify, merge.
 
-// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+// Errors carry CIDs by value; see the note in `memdir::ipfs::car`.
 #![allow(clippy::result_large_err)]
 
 use cid::Cid;
 
 use super::Out;
 use super::remote::{self, RemoteArgs};
-use crate::engine::Memory;
-use crate::error::Error;
-use crate::exchange::merge::Strategy;
-use crate::memory::printable::escape_line as escape;
-use crate::report::Failure;
-use crate::sync::PullReport;
-use crate::sync::plan::Outcome;
+use memdir::Error;
+use memdir::Memory;
+use memdir::exchange::merge::Strategy;
+use memdir::memory::printable::escape_line as escape;
+use memdir::report::Failure;
+use memdir::sync::PullReport;
+use memdir::sync::plan::Outcome;
 
 /// Download a pushed version by CID, verify every block, and merge it in.
 #[derive(Debug, clap::Args)]
@@ -67,7 +67,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     })?;
     let bar = remote::Bar::new(out);
     let r = out.timed("pull", || {
-        crate::sync::pull(
+        memdir::sync::pull(
             mem,
             &opened.remote(&bar),
             &root,
@@ -88,7 +88,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
 
 /// Prints the conflicts open after a pull or a sync (none: nothing), so that the
 /// device whose edit lost hears of it too (spec/sync.md#conflict-copies).
-pub fn print_open(open: &[crate::sync::ConflictCopy], out: &mut Out) {
+pub fn print_open(open: &[memdir::sync::ConflictCopy], out: &mut Out) {
     if open.is_empty() {
         return;
     }

@@ -1,15 +1,15 @@
 //! `memdir push`: upload the directory and print its root CID.
 
-// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+// Errors carry CIDs by value; see the note in `memdir::ipfs::car`.
 #![allow(clippy::result_large_err)]
 
 use serde_json::json;
 
 use super::Out;
 use super::remote::{self, RemoteArgs};
-use crate::engine::Memory;
-use crate::report::Failure;
-use crate::sync::PushReport;
+use memdir::Memory;
+use memdir::report::Failure;
+use memdir::sync::PushReport;
 
 /// Upload the directory to a provider and print the root CID to pull it by.
 #[derive(Debug, clap::Args)]
@@ -36,13 +36,13 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    mem.backend().create()?;
+    mem.create()?;
     let opened = out.timed("open the provider", || {
         remote::open(mem, &a.remote, None, None)
     })?;
     let bar = remote::Bar::new(out);
     let r = out.timed("push", || {
-        crate::sync::push(mem, &opened.remote(&bar), a.force)
+        memdir::sync::push(mem, &opened.remote(&bar), a.force)
     })?;
     drop(bar);
     drop(opened);

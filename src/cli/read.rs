@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::report::Failure;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -19,7 +19,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             &json!({"key": r.key, "hash": r.hash(), "meta": r.meta.to_json(), "body": r.body}),
         );
     } else {
-        out.text(&crate::memory::frontmatter::render(&r.meta, &r.body));
+        out.text(&memdir::memory::frontmatter::render(&r.meta, &r.body));
     }
     Ok(0)
 }

@@ -4,8 +4,8 @@ use serde_json::json;
 
 use super::Out;
 use super::filter::FilterArgs;
-use crate::engine::Memory;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// Find memories relevant to a query.
 #[derive(Debug, clap::Args)]
@@ -32,7 +32,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let recall = mem.recall(&crate::engine::RecallRequest {
+    let recall = mem.recall(&memdir::RecallRequest {
         query: a.query.clone(),
         limit: a.limit,
         filter: a.filter.filter()?,

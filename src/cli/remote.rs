@@ -1,17 +1,17 @@
 //! What push, pull, sync and the push after a write share on the command line: the
-//! `--provider` / `--mode` flags, handed to the library's [`crate::sync::open`], and
+//! `--provider` / `--mode` flags, handed to the library's [`memdir::sync::open`], and
 //! transfer progress drawn on a terminal.
 
-// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+// Errors carry CIDs by value; see the note in `memdir::ipfs::car`.
 #![allow(clippy::result_large_err)]
 
 use clap::ValueEnum;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::provider::{Direction, Progress, Waiting};
-use crate::sync::config::Mode;
-use crate::sync::{Choice, Opened, SyncError};
+use memdir::Memory;
+use memdir::provider::{Direction, Progress, Waiting};
+use memdir::sync::config::Mode;
+use memdir::sync::{Choice, Opened, SyncError};
 
 /// `--mode` on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -44,14 +44,14 @@ pub struct RemoteArgs {
 }
 
 /// Opens the provider named by `--provider`, the configuration, or `fallback`
-/// (the library's policy: [`crate::sync::open`]).
+/// (the library's policy: [`memdir::sync::open`]).
 pub fn open(
     mem: &Memory,
     args: &RemoteArgs,
     fallback: Option<&str>,
     gateway: Option<&str>,
 ) -> Result<Opened, SyncError> {
-    crate::sync::open(
+    memdir::sync::open(
         mem,
         &Choice {
             provider: args.provider.clone(),
@@ -106,7 +106,7 @@ impl Progress for Bar {
                 w.provider,
                 w.elapsed.as_secs(),
                 w.deadline.as_secs(),
-                crate::provider::DEADLINE_VAR
+                memdir::provider::DEADLINE_VAR
             );
             self.bar.suspend(|| eprintln!("{line}"));
         }
@@ -126,7 +126,7 @@ pub fn push_after_write(mem: &Memory, offline: bool, out: &mut Out) {
     if offline {
         return;
     }
-    match crate::sync::push_after_write(mem, &Bar::new(out)) {
+    match memdir::sync::push_after_write(mem, &Bar::new(out)) {
         Ok(None) => {}
         Ok(Some(r)) if r.up_to_date => {}
         Ok(Some(r)) => {

@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::report::Failure;
 
 /// Move a memory to a new key (its file is renamed; its content is unchanged).
 #[derive(Debug, clap::Args)]
@@ -26,7 +26,7 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let crate::engine::Renamed { event, index } = mem.rename(&a.old, &a.new)?;
+    let memdir::Renamed { event, index } = mem.rename(&a.old, &a.new)?;
     out.index_backup(&mem.root(), &index);
     let from = event.field_str("from").unwrap_or(&a.old).to_string();
     let to = event.field_str("to").unwrap_or(&a.new).to_string();

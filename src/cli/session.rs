@@ -1,16 +1,16 @@
 //! `memdir sessions` and `memdir session show|compact` (spec/cli.md#sessions).
 
-use crate::memory::printable::escape_line;
+use memdir::memory::printable::escape_line;
 use std::path::PathBuf;
 
 use serde_json::json;
 
 use super::Out;
-use crate::engine::{Draft, Memory};
-use crate::error::Error;
-use crate::memory::layout::MAX_BODY;
-use crate::report::Failure;
-use crate::retrieval::context::DEFAULT_MAX_TOKENS;
+use memdir::DEFAULT_MAX_TOKENS;
+use memdir::Error;
+use memdir::memory::layout::MAX_BODY;
+use memdir::report::Failure;
+use memdir::{Draft, Memory};
 
 /// List the sessions of the timeline: id, first and last time, event count, types.
 #[derive(Debug, clap::Args)]
@@ -68,7 +68,7 @@ pub struct Compact {
 }
 
 pub fn list(mem: &Memory, _a: &ListArgs, out: &mut Out) -> Result<i32, Failure> {
-    let crate::engine::Sessions { sessions, problems } = mem.sessions()?;
+    let memdir::Sessions { sessions, problems } = mem.sessions()?;
     out.problems(&mem.root(), &problems);
     if out.is_json() {
         out.json(&sessions);
@@ -121,12 +121,11 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                     .description
                     .clone()
                     .unwrap_or_else(|| format!("summary of session {}", c.id)),
-                kind: c.kind.clone(),
+                kind: c.kind.as_str().into(),
                 body,
                 ..Draft::default()
             };
-            let done =
-                mem.compact_session(&c.id, &draft, None, &crate::engine::IfExists::Replace)?;
+            let done = mem.compact_session(&c.id, &draft, None, &memdir::IfExists::Replace)?;
             if out.is_json() {
                 out.json(&done);
             } else {

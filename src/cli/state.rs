@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{Out, input};
-use crate::engine::Memory;
-use crate::error::Error;
-use crate::memory::layout::MAX_BODY;
-use crate::report::Failure;
+use memdir::Error;
+use memdir::Memory;
+use memdir::memory::layout::MAX_BODY;
+use memdir::report::Failure;
 
 /// Get, set, list or unset agent state (the memories `state_<key>.md`, type `state`).
 #[derive(Debug, clap::Subcommand)]
@@ -99,7 +99,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             }
         }
         Args::List => {
-            let crate::engine::States { entries, problems } = mem.states()?;
+            let memdir::States { entries, problems } = mem.states()?;
             out.problems(&mem.root(), &problems);
             if out.is_json() {
                 out.json(&entries);
@@ -126,8 +126,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
                     };
                     s.push_str(&format!(
                         "{}{flags}: {}{more}\n",
-                        crate::memory::printable::escape_line(&e.key),
-                        crate::memory::printable::escape_line(first)
+                        memdir::memory::printable::escape_line(&e.key),
+                        memdir::memory::printable::escape_line(first)
                     ));
                 }
                 if entries.is_empty() {

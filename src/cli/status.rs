@@ -3,10 +3,10 @@
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::memory::printable::escape_line as escape;
-use crate::report::Failure;
-use crate::sync::config::{Config, Mode};
+use memdir::Memory;
+use memdir::memory::printable::escape_line as escape;
+use memdir::report::Failure;
+use memdir::sync::config::{Config, Mode};
 
 /// Show the sync status (offline): what is unpushed, what is in conflict.
 #[derive(Debug, clap::Args)]
@@ -18,8 +18,8 @@ blob's (what the network holds) and the plaintext one (what only your devices kn
 pub struct Args {}
 
 pub fn run(mem: &Memory, _a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    let config = Config::load(mem.backend())?;
-    let st = crate::sync::status(mem)?;
+    let config = Config::load(mem)?;
+    let st = memdir::sync::status(mem)?;
     for w in &st.warnings {
         out.warn(&format!("warning: {w}"));
     }

@@ -1,15 +1,15 @@
 //! `memdir sync`: pull the provider's latest version, merge, push.
 
-// Errors carry CIDs by value; see the note in `crate::ipfs::car`.
+// Errors carry CIDs by value; see the note in `memdir::ipfs::car`.
 #![allow(clippy::result_large_err)]
 
 use serde_json::json;
 
 use super::Out;
 use super::remote::{self, RemoteArgs};
-use crate::engine::Memory;
-use crate::exchange::merge::Strategy;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::exchange::merge::Strategy;
+use memdir::report::Failure;
 
 /// Pull the provider's latest version (its head), merge it in, push the result.
 #[derive(Debug, clap::Args)]
@@ -36,13 +36,13 @@ pub struct Args {
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     let from = a.cid.as_deref().map(super::pull::parse_cid).transpose()?;
-    mem.backend().create()?;
+    mem.create()?;
     let opened = out.timed("open the provider", || {
         remote::open(mem, &a.remote, None, None)
     })?;
     let bar = remote::Bar::new(out);
     let r = out.timed("sync", || {
-        crate::sync::sync(
+        memdir::sync::sync(
             mem,
             &opened.remote(&bar),
             from.as_ref(),

@@ -4,9 +4,9 @@ use chrono::NaiveDate;
 use serde_json::{Value, json};
 
 use super::Out;
-use crate::engine::{ActivityQuery, Memory};
-use crate::report::Failure;
-use crate::retrieval::filter::{self, FilterError};
+use memdir::FilterError;
+use memdir::report::Failure;
+use memdir::{ActivityQuery, Memory};
 
 /// The default number of events `timeline` prints.
 pub const DEFAULT_LIMIT: u64 = 20;
@@ -32,7 +32,7 @@ pub struct Args {
 }
 
 fn parse_date(s: &str) -> Result<NaiveDate, FilterError> {
-    filter::parse_date(s)
+    memdir::parse_date(s)
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {

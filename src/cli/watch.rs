@@ -6,9 +6,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::Out;
-use crate::engine::Memory;
-use crate::engine::backfill;
-use crate::report::Failure;
+use memdir::Memory;
+use memdir::backfill;
+use memdir::report::Failure;
 
 /// Rebuild the index whenever memory files change; runs until interrupted.
 #[derive(Debug, clap::Args)]
@@ -41,7 +41,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             backfill::run(mem, &nudges, embed_stop, &mut |why| {
                 eprintln!(
                     "warning: embeddings: {}; retrying in the background with backoff (nothing is embedded meanwhile; MEMORY.md is still rebuilt)",
-                    crate::memory::printable::escape_text(why)
+                    memdir::memory::printable::escape_text(why)
                 );
             })
         });
@@ -60,7 +60,7 @@ fn watch_store(
     nudge: &backfill::Nudge,
 ) -> Result<i32, Failure> {
     let root = mem.root();
-    crate::engine::watch::watch(mem, stop, a.seconds.map(Duration::from_secs), |r| {
+    memdir::watch(mem, stop, a.seconds.map(Duration::from_secs), |r| {
         nudge.nudge();
         out.problems(&root, &r.problems);
         if out.is_json() {

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{Out, input};
-use crate::engine::{Draft, IfExists, Memory};
-use crate::memory::layout::MAX_BODY;
-use crate::report::Failure;
+use memdir::memory::layout::MAX_BODY;
+use memdir::report::Failure;
+use memdir::{Draft, IfExists, Memory};
 
 /// Create a memory (or replace one with --replace or --expect HASH).
 #[derive(Debug, clap::Args)]
@@ -89,7 +89,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
             }
             let text = input::read_stdin_text(MAX_BODY as u64)?;
             if text.trim().is_empty() && !a.allow_empty {
-                return Err(crate::error::Error::Usage(
+                return Err(memdir::Error::Usage(
                     "the body from standard input is empty; pass --body, --body-file, or --allow-empty to write an empty body",
                 )
                 .into());
@@ -106,7 +106,7 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         key: a.key.clone(),
         name: a.name.clone(),
         description: a.description.clone(),
-        kind: a.kind.clone(),
+        kind: a.kind.as_str().into(),
         body,
         tags: if a.tags.is_empty() {
             None
@@ -135,9 +135,9 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         },
         valid_until: a.valid_until.clone(),
     };
-    let crate::engine::Written { outcome, index } = mem.write_if(&draft, &if_exists)?;
+    let memdir::Written { outcome, index } = mem.write_if(&draft, &if_exists)?;
     out.index_backup(&mem.root(), &index);
-    let key = crate::memory::Key::parse(&a.key)?;
+    let key = memdir::memory::Key::parse(&a.key)?;
     if out.is_json() {
         out.json(&json!({"key": key, "outcome": outcome}));
     } else {

@@ -19,13 +19,13 @@ const BUDGET_CHUNK: usize = 8;
 
 /// The builtin model: its id and length are [`BUILTIN_MODEL`] and
 /// [`BUILTIN_DIMENSIONS`] (a test holds them to the crate's own).
-pub struct Builtin {
+pub(crate) struct Builtin {
     encoder: pocket_encoder::Encoder,
 }
 
 impl Builtin {
     /// Loads the weights (once per process; later calls share them).
-    pub fn new() -> Result<Builtin, EmbedError> {
+    pub(crate) fn new() -> Result<Builtin, EmbedError> {
         let encoder = pocket_encoder::Encoder::new().map_err(failed)?;
         Ok(Builtin { encoder })
     }

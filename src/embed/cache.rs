@@ -27,7 +27,7 @@ const MAX_NORM: f64 = 1.8e19;
 /// What is wrong with `v` as a vector of `dimensions` values, `None` when nothing is:
 /// the wrong length, a value that is not a finite number, all zeros (no direction to
 /// compare), or a length whose square overflows an f32 (every similarity would be 0).
-pub fn vector_problem(v: &[f32], dimensions: usize) -> Option<String> {
+pub(crate) fn vector_problem(v: &[f32], dimensions: usize) -> Option<String> {
     if v.len() != dimensions {
         return Some(format!("has {} dimensions, not {dimensions}", v.len()));
     }
@@ -47,14 +47,14 @@ pub fn vector_problem(v: &[f32], dimensions: usize) -> Option<String> {
 }
 
 /// The SHA-256 of a text.
-pub fn text_hash(text: &str) -> [u8; 32] {
+pub(crate) fn text_hash(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
 /// Vectors of one model, by text hash: one block of rows, so that a ranking that
 /// compares the query with every vector reads memory in order.
 #[derive(Debug, Default)]
-pub struct Vectors {
+pub(crate) struct Vectors {
     dimensions: usize,
     /// The row of each text hash.
     rows: HashMap<[u8; 32], usize>,
@@ -69,7 +69,7 @@ pub struct Vectors {
 }
 
 /// The cache file of `model` with `dimensions`, relative to the memory directory.
-pub fn file(model: &str, dimensions: usize) -> String {
+pub(crate) fn file(model: &str, dimensions: usize) -> String {
     let h = Sha256::digest(format!("{model}\n{dimensions}").as_bytes());
     let hex: String = h[..8].iter().map(|b| format!("{b:02x}")).collect();
     vectors_file(&hex)
@@ -77,7 +77,7 @@ pub fn file(model: &str, dimensions: usize) -> String {
 
 impl Vectors {
     /// An empty cache for vectors of `dimensions`.
-    pub fn new(dimensions: usize) -> Vectors {
+    pub(crate) fn new(dimensions: usize) -> Vectors {
         Vectors {
             dimensions,
             rows: HashMap::new(),
@@ -90,7 +90,7 @@ impl Vectors {
 
     /// The cache a file's bytes hold (`None`: no file); anything that does not
     /// decode is an empty cache.
-    pub fn from_bytes(bytes: Option<&[u8]>, dimensions: usize) -> Vectors {
+    pub(crate) fn from_bytes(bytes: Option<&[u8]>, dimensions: usize) -> Vectors {
         bytes
             .and_then(|b| Vectors::decode(b, dimensions))
             .unwrap_or_else(|| Vectors::new(dimensions))
@@ -157,24 +157,24 @@ impl Vectors {
     }
 
     /// The vector of a text hash.
-    pub fn get(&self, hash: &[u8; 32]) -> Option<&[f32]> {
+    pub(crate) fn get(&self, hash: &[u8; 32]) -> Option<&[f32]> {
         self.rows.get(hash).map(|&r| self.row(r))
     }
 
     /// The vector of a text hash and its length ([`crate::retrieval::hybrid::norm`]).
-    pub fn get_normed(&self, hash: &[u8; 32]) -> Option<(&[f32], f64)> {
+    pub(crate) fn get_normed(&self, hash: &[u8; 32]) -> Option<(&[f32], f64)> {
         self.rows.get(hash).map(|&r| (self.row(r), self.norms[r]))
     }
 
     /// Keeps a vector (one [`vector_problem`] refuses is dropped).
-    pub fn insert(&mut self, hash: [u8; 32], v: Vec<f32>) {
+    pub(crate) fn insert(&mut self, hash: [u8; 32], v: Vec<f32>) {
         if vector_problem(&v, self.dimensions).is_none() {
             self.put(hash, v);
         }
     }
 
     /// Keeps only the hashes in `live` (vectors of texts no memory has any more go).
-    pub fn retain(&mut self, live: impl IntoIterator<Item = [u8; 32]>) {
+    pub(crate) fn retain(&mut self, live: impl IntoIterator<Item = [u8; 32]>) {
         let live: HashSet<[u8; 32]> = live.into_iter().collect();
         if self.rows.keys().all(|k| live.contains(k)) {
             return;
@@ -200,7 +200,7 @@ impl Vectors {
     /// keeps its first place), so that a pass over them reads memory straight through;
     /// returns each one's row for [`Vectors::row_normed`]. The vectors, the file's
     /// encoding and [`Vectors::generation`] are unchanged.
-    pub fn arrange(&mut self, hashes: &[[u8; 32]]) -> Vec<Option<usize>> {
+    pub(crate) fn arrange(&mut self, hashes: &[[u8; 32]]) -> Vec<Option<usize>> {
         let mut next = Vectors::new(self.dimensions);
         next.data.reserve(self.data.len());
         next.norms.reserve(self.norms.len());
@@ -231,33 +231,33 @@ impl Vectors {
     }
 
     /// The row of a text hash (for [`Vectors::row_normed`]).
-    pub fn row_of(&self, hash: &[u8; 32]) -> Option<usize> {
+    pub(crate) fn row_of(&self, hash: &[u8; 32]) -> Option<usize> {
         self.rows.get(hash).copied()
     }
 
     /// The vector in `row` (from [`Vectors::arrange`]) and its length.
-    pub fn row_normed(&self, row: usize) -> (&[f32], f64) {
+    pub(crate) fn row_normed(&self, row: usize) -> (&[f32], f64) {
         (self.row(row), self.norms[row])
     }
 
     /// Changes with every vector added, replaced or dropped.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation
     }
 
     /// How many vectors it holds.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.rows.len()
     }
 
     /// The length of every vector.
-    pub fn dimensions(&self) -> usize {
+    pub(crate) fn dimensions(&self) -> usize {
         self.dimensions
     }
 
     /// Adds the vectors of `other` this cache lacks (what another process wrote),
     /// keeping its own; dirty when `other` lacks some of this cache's.
-    pub fn merge(&mut self, other: Vectors) {
+    pub(crate) fn merge(&mut self, other: Vectors) {
         if other.dimensions != self.dimensions {
             return;
         }
@@ -275,7 +275,7 @@ impl Vectors {
 
     /// The file's bytes when the cache changed since it was last encoded (it is then
     /// clean: a caller that fails to write them marks it with [`Vectors::touch`]).
-    pub fn encode_if_dirty(&mut self) -> Option<Vec<u8>> {
+    pub(crate) fn encode_if_dirty(&mut self) -> Option<Vec<u8>> {
         if !self.dirty {
             return None;
         }
@@ -296,7 +296,7 @@ impl Vectors {
     }
 
     /// Marks the cache as changed (its last encoding was not written).
-    pub fn touch(&mut self) {
+    pub(crate) fn touch(&mut self) {
         self.dirty = true;
     }
 }

@@ -9,10 +9,10 @@
 //! never written anywhere. Must not rank: `retrieval::hybrid` fuses, the engine decides.
 
 #[cfg(feature = "embed-builtin")]
-pub mod builtin;
-pub mod cache;
+pub(crate) mod builtin;
+pub(crate) mod cache;
 #[cfg(feature = "sync")]
-pub mod openai;
+pub(crate) mod openai;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,69 +20,110 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The default environment variable holding the API key.
-pub const DEFAULT_KEY_VAR: &str = "MEMDIR_EMBED_API_KEY";
+pub(crate) const DEFAULT_KEY_VAR: &str = "MEMDIR_EMBED_API_KEY";
 
 /// The default time one request may take.
-pub const DEFAULT_TIMEOUT_MS: u64 = 2000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 2000;
 
 /// The default most texts embedded on the query path of one recall (the rest wait
 /// for the next call or `memdir index --embeddings`): with the query, one request.
-pub const DEFAULT_QUERY_BUDGET: usize = 63;
+pub(crate) const DEFAULT_QUERY_BUDGET: usize = 63;
 
 /// The default texts per request.
-pub const BATCH: usize = 64;
+pub(crate) const BATCH: usize = 64;
 
 /// An embedding failed or is not configured right.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
+    /// `[embeddings]` is not valid.
     #[error("{path}: [embeddings]: {reason}")]
-    Config { path: PathBuf, reason: String },
+    Config {
+        /// The configuration file.
+        path: PathBuf,
+        /// What is wrong with the section.
+        reason: String,
+    },
     /// The configuration file itself could not be read or parsed (so `[embeddings]`
     /// cannot be known).
     #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
     ConfigFile {
+        /// The configuration file.
         path: PathBuf,
+        /// The line, when the error has one.
         line: Option<usize>,
+        /// What is wrong.
         message: String,
     },
+    /// The endpoint could not be reached or its answer not read.
     #[error("embedding endpoint {url}: {reason}")]
-    Endpoint { url: String, reason: String },
+    Endpoint {
+        /// The endpoint, redacted.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The endpoint answered with an HTTP error status.
     #[error("embedding endpoint {url} answered HTTP {status}")]
-    Status { url: String, status: u16 },
+    Status {
+        /// The endpoint, redacted.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The endpoint did not answer in time.
     #[error("embedding endpoint {url} timed out after {ms} ms")]
-    Timeout { url: String, ms: u64 },
+    Timeout {
+        /// The endpoint, redacted.
+        url: String,
+        /// The timeout in milliseconds.
+        ms: u64,
+    },
     /// An embedder answered a vector that cannot be compared (spec/ranking.md#hybrid-recall):
     /// nothing of that answer is kept.
     #[error(
         "embedding model {model} at {endpoint}: the vector of text {index} (of {count}, counted from 0) {problem}; none of this answer was kept"
     )]
     Invalid {
+        /// The model.
         model: String,
+        /// The endpoint, redacted (`builtin` for the builtin model).
         endpoint: String,
+        /// Which text's vector is wrong, counted from 0.
         index: usize,
+        /// How many texts were sent.
         count: usize,
+        /// What is wrong with the vector.
         problem: String,
     },
+    /// The endpoint answered with a number of vectors other than the number of texts.
     #[error("embedding endpoint {url}: expected {expected} vectors, got {got}")]
     Count {
+        /// The endpoint, redacted.
         url: String,
+        /// How many vectors were expected.
         expected: usize,
+        /// How many it sent.
         got: usize,
     },
+    /// An endpoint configured in a build without the `sync` feature.
     #[error("embeddings need the `sync` feature (reqwest), which this build leaves out")]
     NotBuilt,
     #[error(
         "the builtin embedding model needs the `embed-builtin` feature, which this build leaves out"
     )]
+    /// The builtin model configured in a build without the `embed-builtin` feature.
     NoBuiltin,
+    /// The builtin model failed.
     #[error("builtin embedding model: {reason}")]
-    Builtin { reason: String },
+    Builtin {
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// `url` as it may be shown (in a fallback reason, a warning, a log): without the
 /// userinfo (`http://user:secret@host` → `http://host`), and without the query and
 /// fragment, where some services take a key. Text that is not a URL is kept whole.
-#[cfg_attr(not(feature = "sync"), allow(dead_code))]
 pub fn redact_url(url: &str) -> String {
     let (scheme, rest) = match url.find("://") {
         Some(i) => (&url[..i + 3], &url[i + 3..]),
@@ -97,7 +138,7 @@ pub fn redact_url(url: &str) -> String {
 
 /// `text` with every occurrence of `secret` replaced (a key a server echoed back).
 #[cfg_attr(not(feature = "sync"), allow(dead_code))]
-pub fn scrub(text: &str, secret: Option<&str>) -> String {
+pub(crate) fn scrub(text: &str, secret: Option<&str>) -> String {
     match secret.filter(|s| s.len() >= 4) {
         Some(s) => text.replace(s, "[redacted]"),
         None => text.to_string(),
@@ -156,20 +197,24 @@ pub const BUILTIN_DIMENSIONS: usize = 384;
 /// The `[embeddings]` section, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
+    /// Where vectors come from.
     pub provider: Provider,
     /// The endpoint: a base URL (`/v1/embeddings` is appended unless it ends so);
     /// empty for the builtin model.
     pub url: String,
+    /// The model's name (the builtin model's id for `builtin`).
     pub model: String,
+    /// The length of its vectors.
     pub dimensions: usize,
-    /// The environment variable holding the API key ([`DEFAULT_KEY_VAR`]).
+    /// The environment variable holding the API key (`MEMDIR_EMBED_API_KEY` unless set).
     pub api_key_env: String,
+    /// How long one request may take.
     pub timeout: Duration,
     /// The similarity a vector-only hit must reach.
     pub floor: f32,
     /// Most texts embedded on the query path of one call.
     pub query_budget: usize,
-    /// Texts per request ([`BATCH`]).
+    /// Texts per request (64 unless set).
     pub batch_size: usize,
 }
 
@@ -264,7 +309,8 @@ impl Config {
         }))
     }
 
-    /// The provider this configuration names, its answers checked ([`Checked`]).
+    /// The provider this configuration names, its answers checked (one vector
+    /// per text, each checked before it is used or cached).
     pub fn embedder(&self) -> Result<Box<dyn Embedder>, EmbedError> {
         let endpoint = match self.provider {
             Provider::OpenAi => redact_url(&self.url),
@@ -306,7 +352,7 @@ impl Config {
 /// vector per text (a prefix for [`Embedder::embed_within`], never empty), each one
 /// [`cache::vector_problem`] accepts. A bad vector fails the whole call with
 /// [`EmbedError::Invalid`].
-pub struct Checked {
+pub(crate) struct Checked {
     inner: Box<dyn Embedder>,
     /// The endpoint as errors show it ([`redact_url`]), or `builtin`.
     endpoint: String,

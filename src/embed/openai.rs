@@ -21,11 +21,11 @@ use serde_json::json;
 use super::{Config, EmbedError, Embedder, redact_url, scrub};
 
 /// Retries after the first attempt of one batch.
-pub const RETRIES: u32 = 2;
+pub(crate) const RETRIES: u32 = 2;
 
 /// The client.
 #[derive(Clone)]
-pub struct OpenAi {
+pub(crate) struct OpenAi {
     url: String,
     /// `url` as errors show it.
     shown: String,
@@ -50,7 +50,7 @@ struct Item {
 
 impl OpenAi {
     /// A client for `config`.
-    pub fn new(config: &Config) -> Result<OpenAi, EmbedError> {
+    pub(crate) fn new(config: &Config) -> Result<OpenAi, EmbedError> {
         let base = config.url.trim_end_matches('/');
         let url = if base.ends_with("/embeddings") {
             base.to_string()

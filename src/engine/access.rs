@@ -16,7 +16,7 @@ use crate::memory::layout::{ACCESS_LOG_FILE, ACCESS_LOG_OLD_FILE};
 use crate::store::Backend;
 
 /// Size past which the log is rotated (the two parts together stay under about twice it).
-pub const MAX_LOG_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_LOG_BYTES: u64 = 1024 * 1024;
 
 /// Longest line written; keys are at most a few hundred bytes, so this holds, and it
 /// stays under `PIPE_BUF` (4096 on Linux) so appends of whole lines never interleave.
@@ -38,6 +38,7 @@ pub enum Via {
 }
 
 impl Via {
+    /// The name the access log records the read path as.
     pub fn as_str(self) -> &'static str {
         match self {
             Via::Read => "read",
@@ -50,7 +51,7 @@ impl Via {
 }
 
 /// Appends one line per key, in one write. Failures are ignored.
-pub fn record<'a>(
+pub(crate) fn record<'a>(
     backend: &Backend,
     now: DateTime<Utc>,
     keys: impl Iterator<Item = &'a str>,
@@ -79,7 +80,7 @@ pub fn record<'a>(
 
 /// The newest `ts` per key, from both parts of the log. Unreadable files and
 /// malformed lines are skipped.
-pub fn last_reads(backend: &Backend) -> HashMap<String, String> {
+pub(crate) fn last_reads(backend: &Backend) -> HashMap<String, String> {
     let mut out: HashMap<String, String> = HashMap::new();
     for rel in [ACCESS_LOG_OLD_FILE, ACCESS_LOG_FILE] {
         let Ok(Some(bytes)) = backend.read(rel, 4 * MAX_LOG_BYTES) else {

@@ -39,8 +39,10 @@ const SAVE_EVERY: usize = 16;
 /// Why a round stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum BackfillError {
+    /// The embedding provider failed.
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    /// The memories could not be loaded.
     #[error("loading the memories: {0}")]
     Store(#[from] crate::error::Error),
 }
@@ -187,6 +189,7 @@ pub fn run(mem: &Memory, nudges: &Receiver<()>, stop: &AtomicBool, log: &mut dyn
 pub struct Nudge(SyncSender<()>);
 
 impl Nudge {
+    /// Wakes the worker for a round; a nudge already waiting is enough.
     pub fn nudge(&self) {
         // A full channel already holds a nudge; a closed one has no worker to wake.
         match self.0.try_send(()) {

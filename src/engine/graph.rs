@@ -46,7 +46,7 @@ impl Memory {
             key: key.to_string(),
             name: p.meta.name.clone(),
             description: p.meta.description.clone(),
-            kind: p.meta.kind.to_string(),
+            kind: p.meta.kind.clone(),
             body,
             ..Draft::default()
         };

@@ -71,7 +71,7 @@ pub struct Summary {
 }
 
 /// The text of a memory that is embedded: name, description and body.
-pub fn text_of(r: &Record) -> String {
+pub(crate) fn text_of(r: &Record) -> String {
     format!("{}\n{}\n{}", r.meta.name, r.meta.description, r.body)
 }
 
@@ -281,7 +281,7 @@ pub(crate) fn text_hash_of(r: &Record) -> [u8; 32] {
 /// [`State::finish`] (fuses; needs the records again, no network). A warm store
 /// uses [`State::prepare_warm`] and [`State::finish_warm`] with the vectors and
 /// text hashes it keeps; a one-shot call reads the cache file and hashes here.
-pub enum State<'a> {
+pub(crate) enum State<'a> {
     /// No `[embeddings]`: keyword ranking, nothing to report.
     Off,
     /// Keyword ranking, and why.
@@ -310,7 +310,7 @@ pub enum State<'a> {
 
 impl<'a> State<'a> {
     /// Reads `[embeddings]` of `backend`'s configuration and makes the provider.
-    pub fn start(backend: &'a Backend) -> State<'a> {
+    pub(crate) fn start(backend: &'a Backend) -> State<'a> {
         let config = match config(backend) {
             Ok(None) => return State::Off,
             Ok(Some(c)) => c,
@@ -332,13 +332,13 @@ impl<'a> State<'a> {
     }
 
     /// Whether [`State::prepare`] and [`State::fetch`] have work to do.
-    pub fn wants_records(&self) -> bool {
+    pub(crate) fn wants_records(&self) -> bool {
         matches!(self, State::Planned { .. })
     }
 
     /// Reads the cache and notes the memories without a vector, at most
     /// `query_budget` of them.
-    pub fn prepare(&mut self, records: &[Record]) {
+    pub(crate) fn prepare(&mut self, records: &[Record]) {
         if let State::Planned {
             config,
             backend,
@@ -386,7 +386,7 @@ impl<'a> State<'a> {
 
     /// Embeds the query and the prepared memories in one call and keeps their vectors
     /// (written to the cache file here when it was read here).
-    pub fn fetch(&mut self, query: &str) {
+    pub(crate) fn fetch(&mut self, query: &str) {
         let State::Planned {
             config,
             embedder,
@@ -432,7 +432,11 @@ impl<'a> State<'a> {
 
     /// The relevance to rank by: `keyword` unchanged (and no report) when off,
     /// fused with vector similarity when fetched, else `keyword` and the reason.
-    pub fn finish(&self, records: &[Record], keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
+    pub(crate) fn finish(
+        &self,
+        records: &[Record],
+        keyword: Vec<f64>,
+    ) -> (Vec<f64>, Option<Report>) {
         match self {
             State::Fetched {
                 vectors: Some(v),
@@ -535,7 +539,7 @@ fn fallback(keyword: Vec<f64>, why: String) -> (Vec<f64>, Option<Report>) {
 
 /// Embeds every memory without a cached vector and drops vectors no memory has,
 /// calling `progress(done, total)` before the first batch and after each.
-pub fn index(
+pub(crate) fn index(
     backend: &Backend,
     records: &[Record],
     progress: &mut dyn FnMut(usize, usize),

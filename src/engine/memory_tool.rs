@@ -25,7 +25,9 @@ use crate::store::Entry;
 /// is an error (the tool result's `is_error`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolReply {
+    /// The text the model reads.
     pub text: String,
+    /// Whether the command failed.
     pub is_error: bool,
 }
 
@@ -342,7 +344,7 @@ impl Memory {
             key: key.to_string(),
             name,
             description,
-            kind: p.meta.kind.to_string(),
+            kind: p.meta.kind.clone(),
             body,
             ..Draft::default()
         };

@@ -10,18 +10,19 @@
 //! of its own: `load`, `events`, `index` (MEMORY.md), `write`, `query`, `check` and
 //! `exchange`, with the public result types in `types`.
 
-pub mod access;
+pub(crate) mod access;
 pub mod backfill;
 mod check;
 mod events;
 mod exchange;
+mod files;
 mod graph;
-pub mod hybrid;
+pub(crate) mod hybrid;
 mod index;
 mod load;
 mod memory_tool;
 mod ops;
-pub mod prune;
+pub(crate) mod prune;
 mod query;
 mod repair;
 mod requests;
@@ -30,9 +31,10 @@ mod state;
 mod testing;
 mod types;
 mod warm;
-pub mod watch;
+pub(crate) mod watch;
 mod write;
 
+pub use files::SearchIndexHealth;
 pub use graph::MAX_DEPTH as MAX_GRAPH_DEPTH;
 pub use index::IndexOwner;
 pub use memory_tool::ToolReply;
@@ -43,14 +45,13 @@ pub use requests::{
     RecallRequest, Renamed, Sessions, States, Written,
 };
 pub use state::{Compacted, StateEntry};
+pub(crate) use types::Events;
 pub(crate) use types::found_problem;
-pub use types::{
-    CheckReport, Context, Draft, Events, Hit, IfExists, ImportReport, IndexOutcome, Listed,
-    Problem, Recall, SearchIndexReport, Severity, Snapshot, WriteOutcome,
-};
-// Used by the CLI and the MCP server only (the `Display` of `Hit` calls it in place).
-#[cfg(any(feature = "cli", feature = "mcp"))]
 pub use types::lifecycle_mark;
+pub use types::{
+    CheckReport, Context, Draft, Hit, IfExists, ImportReport, IndexOutcome, Listed, Problem,
+    Recall, SearchIndexReport, Severity, Snapshot, WriteOutcome,
+};
 
 // The helpers the other engine modules reach as `super::…` / `crate::engine::…`.
 use events::check_event_size;
@@ -168,9 +169,9 @@ impl Memory {
     }
 
     /// The store's backend, for the wings inside the crate that need the raw files
-    /// (sync, the front ends). Not public: a program outside the crate writes through
-    /// `Memory`'s methods, under the lock.
-    #[cfg_attr(not(any(feature = "cli", feature = "mcp")), allow(dead_code))]
+    /// (sync). Not public: a program outside the crate (the `memdir` binary too)
+    /// writes through `Memory`'s methods, under the lock, and reads through the
+    /// read-only ones of `engine::files`.
     pub(crate) fn backend(&self) -> &Backend {
         &self.backend
     }

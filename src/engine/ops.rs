@@ -29,7 +29,9 @@ pub struct SectionEdit {
 /// Replace every occurrence of `find` with `replace`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FindReplace {
+    /// The text to find.
     pub find: String,
+    /// What replaces it.
     pub replace: String,
     /// When given, the edit applies only if `find` occurs exactly this many times.
     pub expected_count: Option<usize>,
@@ -43,17 +45,23 @@ pub struct Edit {
     pub append: Option<String>,
     /// Added before the body, on its own line.
     pub prepend: Option<String>,
+    /// Replaces the body of one Markdown section.
     pub replace_section: Option<SectionEdit>,
+    /// Replaces text found in the body.
     pub find_replace: Option<FindReplace>,
+    /// Replaces the name.
     pub name: Option<String>,
+    /// Replaces the description.
     pub description: Option<String>,
     /// `user`, `feedback`, `project` or `reference`.
     pub kind: Option<String>,
     /// Replaces the tags.
     pub tags: Option<Vec<String>>,
+    /// Replaces `important`.
     pub important: Option<bool>,
     /// `never` or `<N>d`.
     pub decay: Option<String>,
+    /// Replaces `source`.
     pub source: Option<String>,
 }
 
@@ -109,9 +117,11 @@ pub struct ActivityQuery {
 /// Recent timeline events, newest first.
 #[derive(Debug, Clone, Default)]
 pub struct Activity {
+    /// The events, newest first.
     pub events: Vec<Event>,
     /// More events match than were returned (the limit or the size bound cut them).
     pub more: bool,
+    /// What was wrong with the timeline files read.
     pub problems: Vec<Problem>,
 }
 
@@ -148,7 +158,7 @@ impl Memory {
                 .description
                 .clone()
                 .unwrap_or_else(|| p.meta.description.clone()),
-            kind: kind.to_string(),
+            kind: kind.clone(),
             body,
             tags: e.tags.clone(),
             important: e.important,

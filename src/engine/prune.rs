@@ -52,13 +52,27 @@ impl Default for PruneCriteria {
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum PruneReason {
     /// Its `valid_until` day has passed.
-    Expired { valid_until: String },
+    Expired {
+        /// The day it was valid until.
+        valid_until: String,
+    },
     /// Superseded for more than the criteria's days.
-    Superseded { by: Vec<String>, days: i64 },
+    Superseded {
+        /// The keys of the memories that supersede it.
+        by: Vec<String>,
+        /// For how many days it has been superseded.
+        days: i64,
+    },
     /// Its rank score is below the threshold.
-    Below { score: f64 },
+    Below {
+        /// Its rank score.
+        score: f64,
+    },
     /// It ranks beyond the cap.
-    BeyondCap { rank: usize },
+    BeyondCap {
+        /// Its place in the rank order (1 is first).
+        rank: usize,
+    },
 }
 
 impl std::fmt::Display for PruneReason {
@@ -79,18 +93,26 @@ impl std::fmt::Display for PruneReason {
 /// One prune candidate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PruneCandidate {
+    /// The memory's key.
     pub key: String,
+    /// Its name.
     pub name: String,
+    /// Its rank score.
     pub score: f64,
+    /// Why it would be forgotten (every criterion it meets).
     pub reasons: Vec<PruneReason>,
 }
 
 /// A prune plan: the criteria, the day it was judged on, and the candidates by key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PrunePlan {
+    /// The criteria the plan was made with.
     pub criteria: PruneCriteria,
+    /// The day the plan was made for.
     pub today: NaiveDate,
+    /// How many memories were considered.
     pub memories: usize,
+    /// The memories the plan would forget.
     pub candidates: Vec<PruneCandidate>,
 }
 
@@ -176,6 +198,7 @@ fn plan_of(records: &[Record], now: chrono::DateTime<chrono::Utc>, c: &PruneCrit
 /// What `prune --apply` forgot.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PruneApplied {
+    /// The keys forgotten.
     pub forgot: Vec<String>,
     /// The `forgot` events, in the order appended.
     #[serde(skip)]
@@ -185,7 +208,9 @@ pub struct PruneApplied {
 /// A group of `consolidate --plan`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DuplicateGroup {
+    /// Why the memories are grouped: exact, near or same name.
     pub why: Why,
+    /// The lowest similarity of a pair in the group (1 for exact copies).
     pub similarity: f64,
     /// Keys, newest `updated` first (the first is the natural one to keep).
     pub keys: Vec<String>,
@@ -194,8 +219,11 @@ pub struct DuplicateGroup {
 /// The `consolidate --plan` result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConsolidatePlan {
+    /// The similarity a near group must reach.
     pub threshold: f64,
+    /// How many memories were compared.
     pub memories: usize,
+    /// The groups found.
     pub groups: Vec<DuplicateGroup>,
 }
 

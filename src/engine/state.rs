@@ -27,10 +27,13 @@ pub struct StateEntry {
     pub key: String,
     /// The memory key of its file (`state_mood`).
     pub file_key: String,
+    /// Its value (the file's body).
     pub value: String,
     /// `limit:` in characters, when set.
     pub limit: Option<usize>,
+    /// `read_only: true`: `set_state` refuses to change it.
     pub read_only: bool,
+    /// When it last changed, as written in its frontmatter.
     pub updated: String,
 }
 
@@ -50,6 +53,7 @@ impl StateEntry {
 /// What `session compact` did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Compacted {
+    /// The session compacted.
     pub session: String,
     /// The summary memory.
     pub key: String,
@@ -57,6 +61,7 @@ pub struct Compacted {
     pub through: String,
     /// Events of the session up to `through`.
     pub events: usize,
+    /// Whether the summary memory was created or updated.
     pub outcome: WriteOutcome,
 }
 
@@ -209,9 +214,14 @@ impl Memory {
             return Err(Error::Empty { field: "session" });
         }
         let key = Key::parse(&summary.key)?;
-        let kind = Kind::parse_strict(summary.kind.trim()).ok_or_else(|| Error::Type {
-            value: summary.kind.clone(),
-        })?;
+        let kind = match &summary.kind {
+            Kind::Other(value) => {
+                return Err(Error::Type {
+                    value: value.clone(),
+                });
+            }
+            k => k.clone(),
+        };
         check_draft(&key, summary)?;
         let ev = self.events()?;
         let of_session: Vec<&Event> = ev

@@ -12,8 +12,8 @@ use crate::engine::hybrid;
 use crate::error::Error;
 use crate::exchange::blob::{self, Skipped};
 use crate::exchange::merge::{Counts, Decision, Strategy};
-use crate::memory::Record;
 use crate::memory::timeline::Event;
+use crate::memory::{Kind, Record};
 use crate::retrieval::context::Block;
 use crate::store::Found;
 
@@ -55,8 +55,11 @@ pub enum Severity {
 pub struct Problem {
     /// Path relative to the memory directory.
     pub path: String,
+    /// The line in the file, when the problem has one.
     pub line: Option<usize>,
+    /// Whether it is an error or a warning.
     pub severity: Severity,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -109,9 +112,11 @@ pub struct SearchIndexReport {
 /// The memories of a store and the problems met loading them.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// The memories that loaded, in key order.
     pub records: Vec<Record>,
     /// File text of each record, by key, exactly as read (for export and resources).
     pub texts: BTreeMap<String, String>,
+    /// What was wrong with the files that did not load, or loaded with warnings.
     pub problems: Vec<Problem>,
 }
 
@@ -124,13 +129,18 @@ pub struct Events {
 }
 
 /// A request to create or update a memory.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Draft {
+    /// The memory's key (its file name without `.md`).
     pub key: String,
+    /// Its name.
     pub name: String,
+    /// Its one-line description.
     pub description: String,
-    /// `user`, `feedback`, `project` or `reference`.
-    pub kind: String,
+    /// The memory's type: `user`, `feedback`, `project`, `reference` or `state`;
+    /// `write` refuses any other ([`Kind::Other`]) with `Error::Type`.
+    pub kind: Kind,
+    /// Its body (Markdown).
     pub body: String,
     /// `None` keeps the existing tags (none for a new memory).
     pub tags: Option<Vec<String>>,
@@ -146,6 +156,27 @@ pub struct Draft {
     /// The last day the memory holds (`YYYY-MM-DD`); `None` keeps the existing
     /// value, `Some("")` clears it.
     pub valid_until: Option<String>,
+}
+
+impl Default for Draft {
+    /// An empty draft, for `..Draft::default()`. Its type is empty too
+    /// (`Kind::Other("")`): a write that does not set one is refused, as it was when
+    /// the type was text.
+    fn default() -> Draft {
+        Draft {
+            key: String::new(),
+            name: String::new(),
+            description: String::new(),
+            kind: Kind::Other(String::new()),
+            body: String::new(),
+            tags: None,
+            important: None,
+            decay: None,
+            source: None,
+            supersedes: None,
+            valid_until: None,
+        }
+    }
 }
 
 /// What a write does when the key already holds a memory (spec/cli.md#write).
@@ -171,7 +202,9 @@ pub enum IfExists {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WriteOutcome {
+    /// The key held no memory: a new file.
     Created,
+    /// The memory changed.
     Updated,
     /// Identical content: nothing was touched.
     Unchanged,
@@ -200,12 +233,18 @@ pub struct IndexOutcome {
 /// One memory in a listing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Listed {
+    /// The memory's key.
     pub key: String,
+    /// Its type.
     #[serde(rename = "type")]
     pub kind: String,
+    /// Its name.
     pub name: String,
+    /// Its one-line description.
     pub description: String,
+    /// When it last changed, as written in its frontmatter.
     pub updated: String,
+    /// Its rank score (salience × recency).
     pub score: f64,
     /// Keys of the memories that supersede this one (listed only with
     /// `include_superseded`; spec/ranking.md#superseded-and-expired).
@@ -222,7 +261,9 @@ pub struct Listed {
 /// The result of a recall: hits, the problems met loading, and the ranking that ran.
 #[derive(Debug, Clone)]
 pub struct Recall {
+    /// The hits, best first.
     pub hits: Vec<Hit>,
+    /// What was wrong with files of the store (the hits are from the rest).
     pub problems: Vec<Problem>,
     /// `None` when embeddings are not configured (keyword ranking, nothing to say).
     pub embeddings: Option<hybrid::Report>,
@@ -231,7 +272,9 @@ pub struct Recall {
 /// A context block, the problems met loading, and the ranking that ran.
 #[derive(Debug, Clone)]
 pub struct Context {
+    /// The context block.
     pub block: Block,
+    /// What was wrong with files of the store (the block is built from the rest).
     pub problems: Vec<Problem>,
     /// `None` without `[embeddings]` or without a query (nothing to say).
     pub embeddings: Option<hybrid::Report>,
@@ -240,14 +283,20 @@ pub struct Context {
 /// One recall hit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
+    /// The memory's key.
     pub key: String,
+    /// Its type.
     #[serde(rename = "type")]
     pub kind: String,
+    /// Its name.
     pub name: String,
+    /// Its one-line description.
     pub description: String,
+    /// When it last changed, as written in its frontmatter.
     pub updated: String,
     /// Relevance blended with salience and recency (spec/ranking.md).
     pub score: f64,
+    /// Relevance to the query alone.
     pub relevance: f64,
     /// Keys of the memories that supersede this one (only with `include_superseded`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -296,8 +345,11 @@ impl std::fmt::Display for Hit {
 /// The result of `check`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
+    /// How many memories loaded.
     pub memories: usize,
+    /// How many timeline events were read.
     pub events: usize,
+    /// Everything found wrong, in file order.
     pub problems: Vec<Problem>,
     /// What `--fix` repaired.
     pub fixed: Vec<String>,
@@ -318,11 +370,16 @@ impl CheckReport {
 pub struct ImportReport {
     /// The input format (`blob`, `claude-code`, `mcp-memory`, `basic-memory`).
     pub format: &'static str,
+    /// How local and incoming memories of one key are reconciled.
     pub strategy: Strategy,
+    /// Nothing was written (`--dry-run`): the report is the plan.
     pub dry_run: bool,
+    /// How many memories the plan adds, updates, skips and so on.
     #[serde(flatten)]
     pub counts: Counts,
+    /// Timeline events added.
     pub events_added: usize,
+    /// The decision for each incoming memory.
     pub plan: Vec<Decision>,
     /// What was skipped and why (the count is `skipped`).
     pub skipped_items: Vec<Skipped>,

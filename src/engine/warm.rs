@@ -100,18 +100,18 @@ pub(crate) fn now_ns() -> i64 {
 }
 
 impl Warm {
-    pub fn records(&self) -> &[Record] {
+    pub(crate) fn records(&self) -> &[Record] {
         &self.records
     }
 
-    pub fn corpus(&self) -> &Corpus {
+    pub(crate) fn corpus(&self) -> &Corpus {
         &self.corpus
     }
 
     /// The texts without a vector in the cache file `rel` of `dimensions` (read
     /// through `backend`), each once, in store order (the background worker's list,
     /// `backfill`).
-    pub fn missing_vectors(
+    pub(crate) fn missing_vectors(
         &mut self,
         backend: &Backend,
         rel: &str,
@@ -130,7 +130,7 @@ impl Warm {
 
     /// Keeps vectors embedded by the background worker (dropped when the cache
     /// now loaded is another model's).
-    pub fn add_vectors(&mut self, rel: &str, vectors: Vec<([u8; 32], Vec<f32>)>) {
+    pub(crate) fn add_vectors(&mut self, rel: &str, vectors: Vec<([u8; 32], Vec<f32>)>) {
         if let Some(l) = self.vectors.as_mut().filter(|l| l.rel() == rel) {
             for (h, v) in vectors {
                 l.vectors.insert(h, v);
@@ -140,7 +140,7 @@ impl Warm {
 
     /// Drops the vectors of texts no memory has any more from the vectors of the
     /// cache file `rel` (those of another model's cache are left alone).
-    pub fn prune_vectors(&mut self, rel: &str) {
+    pub(crate) fn prune_vectors(&mut self, rel: &str) {
         self.hash();
         if let Some(l) = self.vectors.as_mut().filter(|l| l.rel() == rel) {
             l.vectors.retain(self.hashes.iter().copied());
@@ -156,13 +156,13 @@ impl Warm {
     }
 
     /// Hybrid ranking's first step on this store ([`hybrid::State::prepare_warm`]).
-    pub fn prepare_hybrid(&mut self, hy: &mut hybrid::State) {
+    pub(crate) fn prepare_hybrid(&mut self, hy: &mut hybrid::State) {
         self.hash();
         hy.prepare_warm(&self.records, &self.hashes, &mut self.vectors);
     }
 
     /// Hybrid ranking's last step on this store ([`hybrid::State::finish_warm`]).
-    pub fn finish_hybrid(
+    pub(crate) fn finish_hybrid(
         &mut self,
         hy: &mut hybrid::State,
         keyword: Vec<f64>,
@@ -171,13 +171,13 @@ impl Warm {
         hy.finish_warm(&self.records, &self.hashes, &mut self.vectors, keyword)
     }
 
-    pub fn problems(&self) -> &[Problem] {
+    pub(crate) fn problems(&self) -> &[Problem] {
         &self.problems
     }
 
     /// MEMORY.md for the records, rebuilt on disk when it is stale: checked against
     /// the file only when the records or the file changed since the last check.
-    pub fn index_text(&mut self, mem: &Memory) -> Result<&str> {
+    pub(crate) fn index_text(&mut self, mem: &Memory) -> Result<&str> {
         let stat = mem.backend.stat(INDEX_FILE);
         if self.index_text.is_none() || stat.is_none() || stat != self.index_stat {
             let (text, _) = mem.refresh_index_if_stale(&self.records)?;

@@ -26,6 +26,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(150);
 pub struct Rebuild {
     /// The files whose change triggered the rebuild.
     pub changed: Vec<PathBuf>,
+    /// What the rebuild of MEMORY.md did.
     pub outcome: IndexOutcome,
     /// Problems met loading the store, if any (a malformed file a person is editing).
     pub problems: Vec<crate::engine::Problem>,

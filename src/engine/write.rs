@@ -36,9 +36,14 @@ impl Memory {
     /// succeeds. A refused write changed nothing.
     pub fn write_if(&self, d: &Draft, if_exists: &IfExists) -> Result<Written> {
         let key = Key::parse(&d.key)?;
-        let kind = Kind::parse_strict(d.kind.trim()).ok_or_else(|| Error::Type {
-            value: d.kind.clone(),
-        })?;
+        let kind = match &d.kind {
+            Kind::Other(value) => {
+                return Err(Error::Type {
+                    value: value.clone(),
+                });
+            }
+            k => k.clone(),
+        };
         let decay = parse_decay(d.decay.as_deref())?;
         check_draft(&key, d)?;
         // A bad `index` key is refused before the directory's folders are made.
@@ -378,6 +383,50 @@ mod tests {
     use crate::engine::testing::{NOW, at, dir_store, draft};
     use crate::engine::{Memory, WriteOutcome};
     use crate::error::Error;
+
+    // A draft's type is a `Kind` (issue 28: typed fields): the five types write, any
+    // other is refused with the value as given, and a draft that sets none is refused
+    // as it was when the type was text.
+    #[test]
+    fn a_drafts_type_is_a_kind() {
+        use crate::engine::Draft;
+        use crate::memory::Kind;
+        let mem = Memory::in_memory().with_clock(at(NOW));
+        for (i, kind) in [Kind::User, Kind::Feedback, Kind::Project, Kind::Reference]
+            .into_iter()
+            .enumerate()
+        {
+            let mut d = draft(&format!("m{i}"), "user", "x\n");
+            d.kind = kind.clone();
+            mem.write(&d).unwrap();
+            assert_eq!(mem.read(&format!("m{i}")).unwrap().meta.kind, kind);
+        }
+        let mut d = draft("padded", "user", "x\n");
+        d.kind = " project ".into();
+        assert_eq!(d.kind, Kind::Project);
+        mem.write(&d).unwrap();
+        d.kind = "bogus".into();
+        assert_eq!(d.kind, Kind::Other("bogus".into()));
+        let e = mem.write(&d).unwrap_err();
+        assert!(
+            matches!(&e, Error::Type { value } if value == "bogus"),
+            "{e}"
+        );
+        let e = mem
+            .write(&Draft {
+                key: "untyped".into(),
+                name: "n".into(),
+                description: "d".into(),
+                body: "b".into(),
+                ..Draft::default()
+            })
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Type { value } if value.is_empty()),
+            "{e}"
+        );
+        assert!(mem.read("untyped").is_err());
+    }
 
     // spec/cli.md#commands (`write`, `read`): what is written reads back.
     #[test]

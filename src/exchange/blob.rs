@@ -29,28 +29,57 @@ pub const MAX_EVENTS: usize = 1_000_000;
 /// Why a blob was refused as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BlobError {
+    /// The blob is over the size limit.
     #[error("the blob is {size} bytes, over the limit of {MAX_BLOB_BYTES}")]
-    TooLarge { size: usize },
+    TooLarge {
+        /// Its size in bytes.
+        size: usize,
+    },
+    /// The blob is not valid JSON.
     #[error("the blob is not valid JSON: {0}")]
     Json(String),
+    /// The blob is not a JSON object.
     #[error("the blob is not a JSON object")]
     NotAnObject,
+    /// The blob's `version` is not `memory/0.1`.
     #[error("unsupported blob version {0:?} (expected \"memory/0.1\")")]
     Version(String),
+    /// A files field that is not an object of file name to text.
     #[error("`{0}` must be a JSON object of file name to file text")]
     FilesShape(&'static str),
+    /// `timeline` is not an array.
     #[error("`timeline` must be a JSON array of events")]
     TimelineShape,
+    /// A file name that could escape the directory or is not a memory file name.
     #[error("unsafe file name {name:?} in the blob: {why}")]
-    UnsafeName { name: String, why: &'static str },
+    UnsafeName {
+        /// The name.
+        name: String,
+        /// Why it is unsafe.
+        why: &'static str,
+    },
+    /// A file whose content is not text.
     #[error("file {name:?} in the blob is not text")]
-    NotText { name: String },
+    NotText {
+        /// The file's name.
+        name: String,
+    },
+    /// A file over the size limit of one file.
     #[error("file {name:?} in the blob is {size} bytes, over the limit of {MAX_FILE_BYTES}")]
-    FileTooLarge { name: String, size: usize },
+    FileTooLarge {
+        /// The file's name.
+        name: String,
+        /// Its size in bytes.
+        size: usize,
+    },
+    /// More files or events than the limit.
     #[error("the blob has {count} {what}, over the limit of {limit}")]
     TooMany {
+        /// What there are too many of.
         what: &'static str,
+        /// How many there are.
         count: usize,
+        /// The limit.
         limit: usize,
     },
 }
@@ -58,9 +87,11 @@ pub enum BlobError {
 /// A memory file from a blob that passed validation.
 #[derive(Debug, Clone)]
 pub struct IncomingFile {
+    /// The memory's key (its file name without `.md`).
     pub key: Key,
     /// The text to write: the blob's (with a final newline), or its YAML rewrite.
     pub text: String,
+    /// The text read.
     pub parsed: Parsed,
 }
 
@@ -69,21 +100,27 @@ pub struct IncomingFile {
 pub struct Skipped {
     /// File name, or `timeline[N]`.
     pub item: String,
+    /// Why it was skipped.
     pub reason: String,
 }
 
 /// A file from the blob that was rewritten as YAML, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Converted {
+    /// The file's name.
     pub item: String,
+    /// Why it was rewritten.
     pub reason: String,
 }
 
 /// A decoded, validated blob.
 #[derive(Debug, Clone, Default)]
 pub struct Incoming {
+    /// The memory files.
     pub files: Vec<IncomingFile>,
+    /// The timeline events.
     pub events: Vec<Event>,
+    /// What was skipped, and why.
     pub skipped: Vec<Skipped>,
     /// Files with a value read the three.ws way rather than as YAML; they are
     /// imported rewritten as YAML (spec/cli.md#import).

@@ -25,30 +25,48 @@ pub const DESCRIPTION_CHARS: usize = 200;
 /// One command of the tool, read from the JSON the model sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
+    /// `view`: a file's numbered lines, or a folder's listing.
     View {
+        /// The tool path.
         path: String,
         /// `[start, end]`, 1-based, `end` −1 for the end of the file.
         view_range: Option<(i64, i64)>,
     },
+    /// `create`: write a file whole.
     Create {
+        /// The tool path.
         path: String,
+        /// The file's text.
         file_text: String,
     },
+    /// `str_replace`: replace the one occurrence of a text.
     StrReplace {
+        /// The tool path.
         path: String,
+        /// The text to find, exactly once.
         old_str: String,
+        /// What replaces it.
         new_str: String,
     },
+    /// `insert`: insert text after a line.
     Insert {
+        /// The tool path.
         path: String,
+        /// The line after which the text goes (0: at the start).
         insert_line: i64,
+        /// The text inserted.
         insert_text: String,
     },
+    /// `delete`: remove a file.
     Delete {
+        /// The tool path.
         path: String,
     },
+    /// `rename`: move a file to a new path.
     Rename {
+        /// The tool path of the file.
         old_path: String,
+        /// Its new tool path.
         new_path: String,
     },
 }
@@ -57,55 +75,128 @@ pub enum Command {
 /// what memdir does not allow (each names the path and what to do instead).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
+    /// A command that cannot be read from its JSON.
     #[error("Invalid memory tool command: {detail}")]
-    Command { detail: String },
+    Command {
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A path outside `/memories`.
     #[error("Path must start with /memories, got: {path}")]
-    Prefix { path: String },
+    Prefix {
+        /// The tool path.
+        path: String,
+    },
+    /// A path that would escape `/memories` (`..`).
     #[error("Path {path} would escape /memories directory")]
-    Escape { path: String },
+    Escape {
+        /// The tool path.
+        path: String,
+    },
+    /// A path through a symbolic link.
     #[error("Path would escape /memories directory via symlink")]
     Symlink,
+    /// A path that does not exist (`view`, `str_replace`, `insert`).
     #[error("The path {path} does not exist. Please provide a valid path.")]
-    Missing { path: String },
+    Missing {
+        /// The tool path.
+        path: String,
+    },
+    /// A path that does not exist (`delete`, `rename`).
     #[error("The path {path} does not exist")]
-    Gone { path: String },
+    Gone {
+        /// The tool path.
+        path: String,
+    },
+    /// A path that is not a file.
     #[error("The path {path} is not a file.")]
-    NotAFile { path: String },
+    NotAFile {
+        /// The tool path.
+        path: String,
+    },
+    /// A `create` of a file that exists.
     #[error("File {path} already exists")]
-    Exists { path: String },
+    Exists {
+        /// The tool path.
+        path: String,
+    },
+    /// A `rename` onto a path that exists.
     #[error("The destination {path} already exists")]
-    Destination { path: String },
+    Destination {
+        /// The tool path.
+        path: String,
+    },
+    /// A `delete` of `/memories` itself.
     #[error("Cannot delete the /memories directory itself")]
     DeleteRoot,
+    /// A `rename` of `/memories` itself.
     #[error("Cannot rename the /memories directory itself")]
     RenameRoot,
+    /// A `str_replace` whose text does not occur.
     #[error("No replacement was performed, old_str `{old}` did not appear verbatim in {path}.")]
-    NoMatch { old: String, path: String },
+    NoMatch {
+        /// The text to find.
+        old: String,
+        /// The tool path.
+        path: String,
+    },
+    /// A `str_replace` whose text occurs more than once.
     #[error(
         "No replacement was performed. Multiple occurrences of old_str `{old}` in lines: {}. Please ensure it is unique",
         lines.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
     )]
-    Multiple { old: String, lines: Vec<usize> },
+    Multiple {
+        /// The text to find.
+        old: String,
+        /// The lines it occurs on.
+        lines: Vec<usize>,
+    },
+    /// An `insert` line outside the file.
     #[error("Invalid `insert_line` parameter: {line}. It should be within the range [0, {max}].")]
-    InsertLine { line: i64, max: usize },
+    InsertLine {
+        /// The line given.
+        line: i64,
+        /// The file's number of lines (the largest line accepted).
+        max: usize,
+    },
+    /// A file over the most lines the tool views.
     #[error("File {path} exceeds maximum line limit of 999,999 lines.")]
-    TooLong { path: String },
+    TooLong {
+        /// The tool path.
+        path: String,
+    },
+    /// A path that is not a memory file directly in `/memories`.
     #[error(
         "{path} is not a memory file: memdir keeps each memory as /memories/<key>.md directly in /memories, where <key> is 1 to 100 lowercase letters, digits, `_` or `-`, starting with a letter or digit (e.g. /memories/user_preferences.md)"
     )]
-    NotAMemory { path: String },
+    NotAMemory {
+        /// The tool path.
+        path: String,
+    },
+    /// A change to memdir's MEMORY.md.
     #[error(
         "{path} is memdir's index of the memory files, rebuilt after every change: view it, but change the memory files instead"
     )]
-    Index { path: String },
+    Index {
+        /// The tool path.
+        path: String,
+    },
+    /// A change to the agent's own MEMORY.md.
     #[error(
         "{path} is the agent's own index (Claude Code keeps it, memdir never changes it): view it; the memory tool changes the memory files only"
     )]
-    AgentIndex { path: String },
+    AgentIndex {
+        /// The tool path.
+        path: String,
+    },
+    /// Text with a carriage return.
     #[error(
         "The {field} holds a carriage return (\\r): memdir keeps memory files with \\n line endings; send the text with \\n only"
     )]
-    CarriageReturn { field: &'static str },
+    CarriageReturn {
+        /// The argument that holds it.
+        field: &'static str,
+    },
 }
 
 /// Where a tool path points in the memory directory.

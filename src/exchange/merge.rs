@@ -24,6 +24,7 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// Reads `merge` or `replace`.
     pub fn parse(s: &str) -> Option<Strategy> {
         match s {
             "merge" => Some(Strategy::Merge),
@@ -52,7 +53,9 @@ pub enum Action {
 /// One line of the plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Decision {
+    /// The memory's key.
     pub key: String,
+    /// What happens to it.
     pub action: Action,
 }
 
@@ -258,14 +261,20 @@ pub fn sort_for_export<T>(files: &mut [(String, T)], order: &[String]) {
 /// Counts of each action, for the import report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
+    /// Memories added.
     pub added: usize,
+    /// Memories updated (incoming won).
     pub updated: usize,
+    /// Memories kept (local won).
     pub kept: usize,
+    /// Memories already the same.
     pub unchanged: usize,
+    /// Items skipped, and memories forgotten here that were not brought back.
     pub skipped: usize,
 }
 
 impl Counts {
+    /// The counts of a plan, with `skipped` items skipped before planning.
     pub fn of(plan: &[Decision], skipped: usize) -> Counts {
         let n = |a: Action| plan.iter().filter(|d| d.action == a).count();
         Counts {

@@ -5,11 +5,11 @@
 //! text) instead of trusting file events: an editor's save arrives as several
 //! events, our own writes echo back, and a file that turns malformed leaves the list.
 //! Comparing states turns all of that into exactly the notifications a client needs.
-//! A background thread runs the directory watcher (`crate::engine::watch`) and calls
+//! A background thread runs the directory watcher (`memdir::watch`) and calls
 //! [`Tracker::refresh`] after each batch; tools that change memories call it too, so
 //! the client hears of its own writes at once and the watcher's echo finds nothing new.
 
-use crate::memory::printable::escape_line;
+use memdir::memory::printable::escape_line;
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::AtomicBool;
@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 
 use super::uri;
-use crate::engine::Memory;
-use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
+use memdir::Memory;
+use memdir::memory::layout::MAX_MEMORY_FILE;
 
 /// One notification to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ fn state(mem: &Memory) -> Option<BTreeMap<String, u64>> {
         .iter()
         .map(|(key, text)| (uri::for_key(key), hash(text)))
         .collect();
-    if let Ok(Some(index)) = mem.backend().read_text(INDEX_FILE, MAX_MEMORY_FILE) {
+    if let Ok(Some(index)) = mem.index_text(MAX_MEMORY_FILE) {
         out.insert(uri::INDEX.to_string(), hash(&index));
     }
     Some(out)
@@ -138,15 +138,15 @@ pub fn watch(
     hub: &Hub,
     stop: &AtomicBool,
     armed: std::sync::mpsc::Sender<()>,
-) -> crate::error::Result<()> {
+) -> memdir::Result<()> {
     // A file a person is still editing stays malformed for a while: report each
     // problem once, not after every save.
-    let mut reported: Vec<crate::engine::Problem> = Vec::new();
-    crate::engine::watch::watch(mem, stop, None, |rebuild| {
+    let mut reported: Vec<memdir::Problem> = Vec::new();
+    memdir::watch(mem, stop, None, |rebuild| {
         for p in rebuild.problems.iter().filter(|p| !reported.contains(p)) {
             let level = match p.severity {
-                crate::engine::Severity::Error => "error",
-                crate::engine::Severity::Warning => "warning",
+                memdir::Severity::Error => "error",
+                memdir::Severity::Warning => "warning",
             };
             // The path and message come from the file: one line, no control character.
             eprintln!(

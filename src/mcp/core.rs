@@ -11,9 +11,9 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
 use super::changes::Hub;
-use crate::engine::Memory;
-use crate::error::Error;
-use crate::report::{Failure, Front};
+use memdir::Error;
+use memdir::Memory;
+use memdir::report::{Failure, Front};
 
 /// The largest `max_tokens` of `memory_context`.
 pub const MAX_CONTEXT_TOKENS: usize = 1_000_000;
@@ -93,7 +93,7 @@ impl MemoryServer {
         match tokio::task::spawn_blocking(move || f(&shared)).await {
             Ok(Ok((text, doc))) => tool_ok(text, doc),
             Ok(Err(e)) => tool_error(e.into()),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(memdir::report::lines(
                 &format!("internal error in memdir: {e}"),
                 None,
             ))]),
@@ -102,6 +102,6 @@ impl MemoryServer {
 }
 
 /// A timeline event as the JSON object of its line.
-pub(super) fn event_json(e: &crate::memory::timeline::Event) -> Value {
+pub(super) fn event_json(e: &memdir::memory::timeline::Event) -> Value {
     serde_json::from_str(&e.encode()).unwrap_or_default()
 }

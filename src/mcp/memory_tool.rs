@@ -83,7 +83,7 @@ impl MemoryServer {
                 CallToolResult::error(vec![ContentBlock::text(reply.text)])
             }
             Ok(reply) => CallToolResult::success(vec![ContentBlock::text(reply.text)]),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(memdir::report::lines(
                 &format!("internal error in memdir: {e}"),
                 None,
             ))]),

@@ -41,12 +41,11 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, RoleServer, ServerInitializeError};
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::engine::Memory;
-use crate::engine::backfill::Backfill;
-use crate::store::Backend;
 use changes::{Change, Hub};
 pub use core::MemoryServer;
 use core::Shared;
+use memdir::Backfill;
+use memdir::Memory;
 
 /// The default budget of `memory_context` when neither `--max-tokens` nor the
 /// manifest's `maxTokens` says: a block that fits comfortably in any model's prompt.
@@ -200,11 +199,11 @@ impl Running {
             hub: hub.clone(),
             max_tokens: config.max_tokens,
             subscriptions: Mutex::new(BTreeSet::new()),
-            publisher: match mem.backend() {
-                Backend::Dir(_) => {
+            publisher: match mem.dir() {
+                Some(_) => {
                     publish::Publisher::start(mem.clone(), config.sync.clone(), config.push_delay)
                 }
-                _ => publish::Publisher::disabled(),
+                None => publish::Publisher::disabled(),
             },
             notify_each_session,
         });
@@ -212,9 +211,9 @@ impl Running {
         // With [embeddings], memories without a vector are embedded in the background
         // after each change the hub announces (a tool's write or a file event), so the
         // query path rarely embeds any (spec/ranking.md#hybrid-recall). Idle otherwise.
-        let backfill = matches!(mem.backend(), Backend::Dir(_)).then(|| {
+        let backfill = mem.dir().is_some().then(|| {
             let worker = Backfill::spawn(mem.clone(), |why| {
-                let why = crate::memory::printable::escape_text(why);
+                let why = memdir::memory::printable::escape_text(why);
                 eprintln!(
                     "memdir mcp: warning: embeddings: {why}; retrying in the background with backoff (recall and memory_context rank by keywords meanwhile)"
                 );
@@ -233,12 +232,12 @@ impl Running {
         });
 
         let stop = Arc::new(AtomicBool::new(false));
-        let watcher = (config.watch && matches!(mem.backend(), Backend::Dir(_))).then(|| {
+        let watcher = (config.watch && mem.dir().is_some()).then(|| {
             let (mem, hub, stop) = (mem.clone(), hub.clone(), stop.clone());
             let (armed_tx, armed) = std::sync::mpsc::channel();
             let thread = std::thread::spawn(move || {
                 if let Err(e) = changes::watch(&mem, &hub, &stop, armed_tx) {
-                    let e = crate::memory::printable::escape_text(&e.to_string());
+                    let e = memdir::memory::printable::escape_text(&e.to_string());
                     eprintln!(
                         "memdir mcp: warning: {e}; clients will not be told about edits made outside this server"
                     );

@@ -17,13 +17,10 @@ use serde_json::{Value, json};
 
 use super::core::{MemoryServer, event_json, in_range};
 use super::uri;
-use crate::engine::{
-    ActivityQuery, Edit, FindReplace, Loaded, RecallRequest, SectionEdit, WriteOutcome,
-};
-use crate::error::Error;
-use crate::memory::Key;
-use crate::retrieval::filter;
-use crate::retrieval::graph::{self, Direction};
+use memdir::Direction;
+use memdir::Error;
+use memdir::memory::Key;
+use memdir::{ActivityQuery, Edit, FindReplace, Loaded, RecallRequest, SectionEdit, WriteOutcome};
 
 /// `recent_activity`'s limit when none is given.
 pub const ACTIVITY_DEFAULT_LIMIT: usize = 20;
@@ -254,7 +251,7 @@ impl MemoryServer {
             let since = a
                 .since
                 .as_deref()
-                .map(filter::parse_date)
+                .map(memdir::parse_date)
                 .transpose()
                 .map_err(|source| Error::Filter {
                     arg: "since".into(),
@@ -320,7 +317,7 @@ impl MemoryServer {
     )]
     async fn fetch(&self, Parameters(a): Parameters<FetchArgs>) -> CallToolResult {
         self.run(move |s| {
-            let r = s.mem.read_via(&a.id, crate::engine::access::Via::McpRead)?;
+            let r = s.mem.read_via(&a.id, memdir::Via::McpRead)?;
             let doc = json!({
                 "id": r.key,
                 "title": r.meta.name,
@@ -344,7 +341,7 @@ impl MemoryServer {
     )]
     async fn related(&self, Parameters(a): Parameters<RelatedArgs>) -> CallToolResult {
         self.run(move |s| {
-            let depth = in_range("depth", a.depth, 1, crate::engine::MAX_GRAPH_DEPTH)?;
+            let depth = in_range("depth", a.depth, 1, memdir::MAX_GRAPH_DEPTH)?;
             let dir = match a.direction.as_deref() {
                 None => Direction::Both,
                 Some(d) => Direction::parse(d).ok_or_else(|| Error::Argument {
@@ -362,7 +359,7 @@ impl MemoryServer {
                 value: walk,
                 problems,
             } = s.mem.graph(&a.key, depth, a.rel.as_deref(), dir)?;
-            let shown = graph::render(&walk, graph::Format::Text, max);
+            let shown = memdir::render_graph(&walk, memdir::GraphFormat::Text, max);
             let w = walk.truncated(shown.shown);
             let doc = json!({
                 "start": w.start,

@@ -15,9 +15,8 @@ use rmcp::model::{
 use serde_json::{Map, Value};
 
 use super::core::Shared;
-use crate::engine::ListRequest;
-use crate::error::Error;
-use crate::store::{Found, found_name};
+use memdir::Error;
+use memdir::ListRequest;
 
 /// The URI template of one memory.
 pub const KEY_TEMPLATE: &str = "memory://{key}";
@@ -68,7 +67,7 @@ pub fn list() -> Vec<Prompt> {
 
 fn unknown_prompt(name: &str) -> McpError {
     McpError::invalid_params(
-        crate::report::lines(
+        memdir::report::lines(
             &format!("no prompt `{name}`"),
             Some("the prompts are remember_conversation and review_memories"),
         ),
@@ -86,7 +85,7 @@ fn arguments(
     for (k, v) in &args {
         if !known.contains(&k.as_str()) {
             return Err(McpError::invalid_params(
-                crate::report::lines(
+                memdir::report::lines(
                     &format!(
                         "prompt `{prompt}` takes no argument `{k}`; it takes {}",
                         known.join(", ")
@@ -98,7 +97,7 @@ fn arguments(
         }
         if !v.is_string() && !v.is_null() {
             return Err(McpError::invalid_params(
-                crate::report::lines(
+                memdir::report::lines(
                     &format!("prompt `{prompt}`: argument `{k}` must be a string"),
                     None,
                 ),
@@ -196,7 +195,8 @@ pub fn get(
         "review_memories" => {
             let a = arguments(name, args, &["type"])?;
             let text = review_text(s, arg(&a, "type")).map_err(|e| {
-                let (lines, _) = crate::report::Failure::from(e).report(crate::report::Front::Mcp);
+                let (lines, _) =
+                    memdir::report::Failure::from(e).report(memdir::report::Front::Mcp);
                 McpError::invalid_params(lines.join("\n"), None)
             })?;
             ("Review and consolidate memories", text)
@@ -232,24 +232,13 @@ pub fn complete(s: &Shared, req: &CompleteRequestParams) -> Result<CompletionInf
             if req.argument.name != "key" {
                 return Ok(CompletionInfo::default());
             }
-            let keys = s
-                .mem
-                .backend()
-                .scan_memories()
-                .map_err(|e| {
-                    McpError::internal_error(crate::report::lines(&e.to_string(), None), None)
-                })?
-                .iter()
-                .filter(|f| matches!(f, Found::File(_)))
-                .map(|f| {
-                    let n = found_name(f);
-                    n[..n.len() - 3].to_string()
-                })
-                .collect();
+            let keys = s.mem.memory_file_keys().map_err(|e| {
+                McpError::internal_error(memdir::report::lines(&e.to_string(), None), None)
+            })?;
             Ok(matching(keys, value))
         }
         Reference::Resource(r) => Err(McpError::invalid_params(
-            crate::report::lines(
+            memdir::report::lines(
                 &format!("no resource template {}", r.uri),
                 Some(&format!("the template is {KEY_TEMPLATE}")),
             ),

@@ -7,17 +7,17 @@
 //! never waits for the network. A failed push leaves the change local, is logged on
 //! stderr and kept as the last attempt, which the `sync_status` tool shows. The
 //! `sync` tool takes the same network slot, so a background push and a sync never
-//! run at once. It must not decide merges or speak HTTP: `crate::sync` does.
+//! run at once. It must not decide merges or speak HTTP: `memdir::sync` does.
 
-use crate::memory::printable::escape_text;
+use memdir::memory::printable::escape_text;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::Memory;
-use crate::sync::config::Mode;
+use memdir::Memory;
+use memdir::sync::config::Mode;
 
 /// How long after the last write the push starts.
 pub const PUSH_DELAY: Duration = Duration::from_secs(2);
@@ -132,6 +132,7 @@ impl Publisher {
     }
 
     /// Whether this server serves a directory that can sync at all.
+    #[cfg(not(feature = "sync"))]
     pub fn has_directory(&self) -> bool {
         self.inner.is_some()
     }
@@ -267,8 +268,8 @@ fn push(i: &Inner) -> Option<Attempt> {
             })
         }
         Err(e) => {
-            let f = crate::report::Failure::from(e);
-            let (lines, doc) = f.report(crate::report::Front::Mcp);
+            let f = memdir::report::Failure::from(e);
+            let (lines, doc) = f.report(memdir::report::Front::Mcp);
             eprintln!(
                 "memdir mcp: warning: the change is saved locally but was not pushed (the sync tool retries)"
             );
@@ -295,17 +296,17 @@ fn push(_: &Inner) -> Option<Attempt> {
 /// The mode in force: the manifest's, else the configuration file's.
 #[cfg(feature = "sync")]
 #[allow(clippy::result_large_err)]
-pub fn mode(mem: &Memory, target: &Target) -> Result<Mode, crate::sync::SyncError> {
+pub fn mode(mem: &Memory, target: &Target) -> Result<Mode, memdir::sync::SyncError> {
     Ok(match target.mode {
         Some(m) => m,
-        None => crate::sync::config::Config::load(mem.backend())?.mode,
+        None => memdir::sync::config::Config::load(mem)?.mode,
     })
 }
 
 /// The library's choice of provider and mode for this target.
 #[cfg(feature = "sync")]
-pub fn choice(target: &Target) -> crate::sync::Choice {
-    crate::sync::Choice {
+pub fn choice(target: &Target) -> memdir::sync::Choice {
+    memdir::sync::Choice {
         provider: target.provider.clone(),
         mode: target.mode.filter(|m| m.syncs()),
         ..Default::default()
@@ -318,11 +319,11 @@ pub fn choice(target: &Target) -> crate::sync::Choice {
 fn push_now(
     mem: &Memory,
     target: &Target,
-) -> Result<Option<crate::sync::PushReport>, crate::sync::SyncError> {
+) -> Result<Option<memdir::sync::PushReport>, memdir::sync::SyncError> {
     if !mode(mem, target)?.syncs() {
         return Ok(None);
     }
-    let opened = crate::sync::open(mem, &choice(target))?;
-    let report = crate::sync::push(mem, &opened.remote(&crate::provider::NoProgress), false)?;
+    let opened = memdir::sync::open(mem, &choice(target))?;
+    let report = memdir::sync::push(mem, &opened.remote(&memdir::provider::NoProgress), false)?;
     Ok(Some(report))
 }

@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::core::{MAX_CONTEXT_TOKENS, MemoryServer, in_range};
-use crate::engine::WriteOutcome;
-use crate::error::Error;
+use memdir::Error;
+use memdir::WriteOutcome;
 
 /// Arguments of `get_state`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -123,7 +123,7 @@ impl MemoryServer {
             let max = in_range(
                 "max_tokens",
                 a.max_tokens,
-                crate::retrieval::context::DEFAULT_MAX_TOKENS,
+                memdir::DEFAULT_MAX_TOKENS,
                 MAX_CONTEXT_TOKENS,
             )?;
             if a.session.trim().is_empty() {

@@ -1,7 +1,7 @@
 //! The `sync` and `sync_status` tools: one sync round (pull, merge, push) on demand,
 //! and what is synced, unpushed and pending (spec/mcp.md#sync).
 //!
-//! `sync` runs `memdir sync` (the library's [`crate::sync::sync`]) on the blocking
+//! `sync` runs `memdir sync` (the library's [`memdir::sync::sync`]) on the blocking
 //! pool while holding the publisher's network slot; its result is what the command
 //! prints, with `--json` as structured content, and its errors are the CLI's (same
 //! message, hint and exit class). Both refuse with "sync is not configured" when the
@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::core::{MemoryServer, Shared};
-use crate::error::Class;
+use memdir::Class;
 
 /// Arguments of `sync`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -33,7 +33,7 @@ pub struct SyncArgs {
 /// Why the sync tools cannot run at all.
 fn not_configured(why: &str, hint: &str) -> CallToolResult {
     let message = format!("sync is not configured: {why}");
-    let mut r = CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+    let mut r = CallToolResult::error(vec![ContentBlock::text(memdir::report::lines(
         &message,
         Some(hint),
     ))]);
@@ -96,7 +96,7 @@ impl MemoryServer {
         let shared = self.shared().clone();
         match tokio::task::spawn_blocking(move || run_sync(&shared, a)).await {
             Ok(r) => r,
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(memdir::report::lines(
                 &format!("internal error in memdir: {e}"),
                 None,
             ))]),
@@ -112,7 +112,7 @@ impl MemoryServer {
         let shared = self.shared().clone();
         match tokio::task::spawn_blocking(move || run_status(&shared)).await {
             Ok(r) => r,
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(memdir::report::lines(
                 &format!("internal error in memdir: {e}"),
                 None,
             ))]),
@@ -142,7 +142,7 @@ fn unsupported(s: &Shared) -> CallToolResult {
 }
 
 #[cfg(feature = "sync")]
-fn failure(e: impl Into<crate::report::Failure>) -> CallToolResult {
+fn failure(e: impl Into<memdir::report::Failure>) -> CallToolResult {
     super::core::tool_error(e.into())
 }
 
@@ -162,12 +162,12 @@ fn run_sync(s: &Shared, a: SyncArgs) -> CallToolResult {
         Err(e) => return failure(e),
     };
     let result = s.publisher.exclusive(
-        || -> Result<crate::sync::SyncReport, crate::sync::SyncError> {
-            s.mem.backend().create()?;
-            let opened = crate::sync::open(&s.mem, &super::publish::choice(&target))?;
-            crate::sync::sync(
+        || -> Result<memdir::sync::SyncReport, memdir::sync::SyncError> {
+            s.mem.create()?;
+            let opened = memdir::sync::open(&s.mem, &super::publish::choice(&target))?;
+            memdir::sync::sync(
                 &s.mem,
-                &opened.remote(&crate::provider::NoProgress),
+                &opened.remote(&memdir::provider::NoProgress),
                 from.as_ref(),
                 strategy,
             )
@@ -188,15 +188,15 @@ fn run_sync(s: &Shared, a: SyncArgs) -> CallToolResult {
 #[cfg(feature = "sync")]
 fn sync_arguments(
     a: &SyncArgs,
-) -> Result<(crate::exchange::merge::Strategy, Option<cid::Cid>), crate::error::Error> {
-    use crate::exchange::merge::Strategy;
+) -> Result<(memdir::exchange::merge::Strategy, Option<cid::Cid>), memdir::Error> {
+    use memdir::exchange::merge::Strategy;
 
     let strategy = match a.strategy.as_deref() {
         None => Strategy::default(),
         Some(t) => match Strategy::parse(t) {
             Some(st) => st,
             None => {
-                return Err(crate::error::Error::Argument {
+                return Err(memdir::Error::Argument {
                     arg: "strategy".into(),
                     message: format!("`{t}` is not a strategy; expected merge or replace"),
                 });
@@ -207,7 +207,7 @@ fn sync_arguments(
         None => None,
         Some(Ok(c)) => Some(c),
         Some(Err(_)) => {
-            return Err(crate::error::Error::Argument {
+            return Err(memdir::Error::Argument {
                 arg: "cid".into(),
                 message: format!("`{}` is not a CID", a.cid.as_deref().unwrap_or_default()),
             });
@@ -218,7 +218,7 @@ fn sync_arguments(
 
 /// The text content of a `sync` result: what was pulled, then what was pushed.
 #[cfg(feature = "sync")]
-fn sync_text(r: &crate::sync::SyncReport) -> String {
+fn sync_text(r: &memdir::sync::SyncReport) -> String {
     let mut text = Vec::new();
     match (&r.pulled, &r.behind) {
         (Some(p), _) => {
@@ -272,7 +272,7 @@ fn sync_text(r: &crate::sync::SyncReport) -> String {
 /// The lines naming the open conflicts (none: nothing), in `sync` and `sync_status`
 /// (spec/sync.md#conflict-copies).
 #[cfg(feature = "sync")]
-fn open_lines(open: &[crate::sync::ConflictCopy], text: &mut Vec<String>) {
+fn open_lines(open: &[memdir::sync::ConflictCopy], text: &mut Vec<String>) {
     if open.is_empty() {
         return;
     }
@@ -283,15 +283,15 @@ fn open_lines(open: &[crate::sync::ConflictCopy], text: &mut Vec<String>) {
     for c in open {
         text.push(format!(
             "  {}: the other version is {}",
-            crate::memory::printable::escape_line(&c.path),
-            crate::memory::printable::escape_line(&c.copy)
+            memdir::memory::printable::escape_line(&c.path),
+            memdir::memory::printable::escape_line(&c.copy)
         ));
     }
 }
 
 /// The structured content of a `sync` result.
 #[cfg(feature = "sync")]
-fn sync_doc(r: &crate::sync::SyncReport) -> Value {
+fn sync_doc(r: &memdir::sync::SyncReport) -> Value {
     let mut doc = json!({"pushed": r.pushed, "open_conflicts": r.open_conflicts});
     if let Some(p) = &r.pulled {
         doc["pulled"] = serde_json::to_value(p).unwrap_or_default();
@@ -307,18 +307,18 @@ fn sync_doc(r: &crate::sync::SyncReport) -> Value {
 
 #[cfg(feature = "sync")]
 fn run_status(s: &Shared) -> CallToolResult {
-    use crate::sync::config::Config;
+    use memdir::sync::config::Config;
 
     let Some(target) = s.publisher.target().cloned() else {
         return not_configured(NONE_WHY, NONE_HINT);
     };
-    let config = match Config::load(s.mem.backend()) {
+    let config = match Config::load(&s.mem) {
         Ok(c) => c,
         Err(e) => return failure(e),
     };
     let mode = target.mode.unwrap_or(config.mode);
     let provider = target.provider.clone().or(config.provider.clone());
-    let st = match crate::sync::status(&s.mem) {
+    let st = match memdir::sync::status(&s.mem) {
         Ok(st) => st,
         Err(e) => return failure(e),
     };

@@ -8,8 +8,10 @@
 /// Why a body edit cannot apply. Nothing is written when one is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
+    /// No section has the heading.
     #[error("no section headed `{heading}`{}", list_headings(.headings))]
     NoSection {
+        /// The heading asked for.
         heading: String,
         /// The headings the body has, as written (without `#`).
         headings: Vec<String>,
@@ -17,17 +19,33 @@ pub enum EditError {
     #[error(
         "the heading `{heading}` appears {count} times; give its level (e.g. `## {heading}`) or make it unique"
     )]
-    AmbiguousSection { heading: String, count: usize },
+    /// The heading names more than one section.
+    AmbiguousSection {
+        /// The heading.
+        heading: String,
+        /// How many sections it names.
+        count: usize,
+    },
+    /// An empty heading.
     #[error("the heading to replace is empty")]
     EmptyHeading,
+    /// An empty text to find.
     #[error("the text to find is empty")]
     EmptyFind,
+    /// The text to find does not occur.
     #[error("the text to find ({}) does not occur in the body", quote(.find))]
-    NotFound { find: String },
+    NotFound {
+        /// The text to find.
+        find: String,
+    },
+    /// The text to find occurs a number of times other than expected.
     #[error("the text to find ({}) occurs {}, expected {expected}", quote(.find), times(*.found))]
     Count {
+        /// The text to find.
         find: String,
+        /// How many times it occurs.
         found: usize,
+        /// How many times it was expected to.
         expected: usize,
     },
 }

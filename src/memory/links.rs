@@ -32,21 +32,26 @@ pub enum Origin {
 /// A link from a memory, as written (the target is not resolved).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Link {
+    /// The relation (`links_to` for a bare `[[link]]`, the field for a frontmatter value).
     pub rel: String,
     /// The target as written, without `|label` or `#heading`.
     pub target: String,
+    /// The `(context)` after a typed link, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
     /// The body line (1-based), `None` for a frontmatter field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
+    /// Where it was written.
     pub origin: Origin,
 }
 
 /// A `- pred:: literal` line: a fact whose subject is the memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fact {
+    /// The predicate.
     pub predicate: String,
+    /// The literal value.
     pub value: String,
     /// The body line (1-based).
     pub line: usize,
@@ -280,15 +285,30 @@ pub enum LinkEditError {
     #[error(
         "relation `{rel}` must be snake_case: a lowercase letter, then a-z, 0-9 or `_` (at most {MAX_REL_LEN})"
     )]
-    Rel { rel: String },
+    /// A relation that is not snake_case.
+    Rel {
+        /// The relation.
+        rel: String,
+    },
     #[error(
         "target `{target}` cannot be written in a link (empty, a line break, `[`, `]`, `|` or `#`)"
     )]
-    Target { target: String },
+    /// A target that cannot be written in a link.
+    Target {
+        /// The target.
+        target: String,
+    },
+    /// A context with a line break or a parenthesis.
     #[error("context cannot hold a line break, `(` or `)`")]
     Context,
+    /// An unlink of a line that is not there.
     #[error("no `- {rel}:: [[{target}]]` line to remove")]
-    NotLinked { rel: String, target: String },
+    NotLinked {
+        /// The relation.
+        rel: String,
+        /// The target.
+        target: String,
+    },
 }
 
 fn check_edit(rel: &str, target: &str) -> Result<(), LinkEditError> {

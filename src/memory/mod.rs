@@ -37,14 +37,23 @@ pub struct Key(String);
 /// Why a key was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
+    /// The key is empty.
     #[error("key is empty")]
     Empty,
+    /// The key is longer than the limit.
     #[error("key `{key}` is longer than {MAX_KEY_LEN} characters")]
-    TooLong { key: String },
+    TooLong {
+        /// The key.
+        key: String,
+    },
     #[error(
         "key `{key}` must start with a lowercase letter or digit and contain only a-z, 0-9, `_` and `-`"
     )]
-    Pattern { key: String },
+    /// The key has a character outside the pattern or starts with `_` or `-`.
+    Pattern {
+        /// The key.
+        key: String,
+    },
 }
 
 impl Key {
@@ -90,6 +99,7 @@ impl Key {
         Key::parse(&self.0).is_ok_and(|k| k.0 == self.0)
     }
 
+    /// The key as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -109,9 +119,13 @@ impl fmt::Display for Key {
 /// The `type` of a memory.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
+    /// `type: user`.
     User,
+    /// `type: feedback`.
     Feedback,
+    /// `type: project`.
     Project,
+    /// `type: reference`.
     Reference,
     /// Agent state (`state_<key>.md`, spec/memory-format.md#agent-state): salience 1,
     /// no decay, shown right after the index in the context block.
@@ -142,6 +156,7 @@ impl Kind {
         }
     }
 
+    /// The type as written in frontmatter (`user`, `feedback`, …, or the other value).
     pub fn as_str(&self) -> &str {
         match self {
             Kind::User => "user",
@@ -173,6 +188,22 @@ impl Kind {
             Kind::State => 4,
             Kind::Other(_) => 5,
         }
+    }
+}
+
+/// A `type` value as a person or a program gives it (`"user".into()`): surrounding
+/// blanks are dropped, then it reads as [`Kind::parse`] does; a value that is no
+/// type is [`Kind::Other`], which `Memory::write` refuses.
+impl From<&str> for Kind {
+    fn from(s: &str) -> Kind {
+        Kind::parse(s.trim())
+    }
+}
+
+/// As `From<&str>`.
+impl From<String> for Kind {
+    fn from(s: String) -> Kind {
+        Kind::from(s.as_str())
     }
 }
 
@@ -225,7 +256,9 @@ impl fmt::Display for Decay {
 /// that rewriting a memory does not change how a person wrote its `created` date.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
+    /// The instant.
     pub at: DateTime<Utc>,
+    /// The text it was written as.
     pub text: String,
 }
 
@@ -292,14 +325,23 @@ impl Stamp {
 /// Frontmatter of a memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Meta {
+    /// A short name.
     pub name: String,
+    /// The one-line description the index lists.
     pub description: String,
+    /// The memory's type.
     pub kind: Kind,
+    /// When it was created.
     pub created: Stamp,
+    /// When it last changed.
     pub updated: Stamp,
+    /// Where it came from, if recorded.
     pub source: Option<String>,
+    /// Its recency half-life (`decay`), when set.
     pub decay: Option<Decay>,
+    /// Its tags.
     pub tags: Vec<String>,
+    /// `important: true`: salience 1, and never pruned.
     pub important: bool,
     /// Keys of the memories this one replaces (`supersedes:`; spec/memory-format.md#supersedes),
     /// as written in the file.
@@ -367,6 +409,7 @@ impl Meta {
 /// spec/memory-format.md#session-summaries).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summarizes {
+    /// The session summarized.
     pub session: String,
     /// The time of the newest event the summary covers.
     pub through: DateTime<Utc>,
@@ -412,7 +455,9 @@ impl Meta {
 /// A memory loaded from a file: key, frontmatter and body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
+    /// The memory's key.
     pub key: Key,
+    /// Its frontmatter.
     pub meta: Meta,
     /// The Markdown body, without the blank line that separates it from the
     /// frontmatter and without trailing white space.

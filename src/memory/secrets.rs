@@ -15,22 +15,39 @@
 /// The kinds of secret memdir recognizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecretKind {
+    /// An OpenAI-style API key (`sk-…`).
     OpenAiKey,
+    /// An Anthropic API key (`sk-ant-…`).
     AnthropicKey,
+    /// A GitHub token (`ghp_…`, `github_pat_…`).
     GitHubToken,
+    /// A GitLab token (`glpat-…`).
     GitLabToken,
+    /// An AWS access key id (`AKIA…`).
     AwsAccessKey,
+    /// An AWS secret access key.
     AwsSecretKey,
+    /// A PEM or PGP private key.
     PrivateKey,
+    /// A JSON Web Token.
     Jwt,
+    /// A Slack token (`xox…`).
     SlackToken,
+    /// A Slack webhook URL.
     SlackWebhook,
+    /// A Google API key (`AIza…`).
     GoogleApiKey,
+    /// A Stripe secret key (`sk_live_…`, `sk_test_…`).
     StripeKey,
+    /// A Hugging Face token (`hf_…`).
     HuggingFaceToken,
+    /// An npm token (`npm_…`).
     NpmToken,
+    /// An Azure account key (`AccountKey=…`).
     AzureKey,
+    /// A URL with a password (`scheme://user:password@…`).
     UrlCredentials,
+    /// A memdir key file's secret (`secret: …`).
     MemdirKey,
 }
 

@@ -14,31 +14,40 @@ pub const MAX_TYPE_LEN: usize = 64;
 /// One timeline event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
+    /// When it happened.
     pub ts: DateTime<Utc>,
+    /// Its type (`type` in the JSON line).
     pub kind: String,
+    /// Its other fields.
     pub fields: Map<String, Value>,
 }
 
 /// Why an event was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EventError {
+    /// A field memdir sets itself (`ts`, `type`) given as an event field.
     #[error("event field `{0}` is reserved: memdir sets `ts` and `type` itself")]
     Reserved(String),
     #[error(
         "event type `{0}` must be 1 to {MAX_TYPE_LEN} characters of a-z, A-Z, 0-9, `_`, `-`, `.` or `:`"
     )]
+    /// An event type outside the allowed characters or length.
     BadType(String),
 }
 
 /// Why a timeline line could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LineError {
+    /// Not valid JSON.
     #[error("not valid JSON: {0}")]
     Json(String),
+    /// Not a JSON object.
     #[error("not a JSON object")]
     NotAnObject,
+    /// `ts` missing or not an RFC 3339 timestamp.
     #[error("missing or invalid `ts` (an RFC 3339 timestamp is required)")]
     BadTs,
+    /// `type` missing or invalid.
     #[error("missing or invalid `type`")]
     BadType,
 }

@@ -19,24 +19,24 @@ use crate::clock::Clock;
 use crate::ipfs::car::CarLimits;
 
 /// Environment variable: S3 access key id.
-pub const KEY_VAR: &str = "FILEBASE_KEY";
+pub(crate) const KEY_VAR: &str = "FILEBASE_KEY";
 /// Environment variable: S3 secret access key.
-pub const SECRET_VAR: &str = "FILEBASE_SECRET";
+pub(crate) const SECRET_VAR: &str = "FILEBASE_SECRET";
 /// Environment variable: the (IPFS) bucket.
-pub const BUCKET_VAR: &str = "FILEBASE_BUCKET";
+pub(crate) const BUCKET_VAR: &str = "FILEBASE_BUCKET";
 /// Environment variable: S3 endpoint (default `https://s3.filebase.com`).
-pub const ENDPOINT_VAR: &str = "FILEBASE_ENDPOINT";
+pub(crate) const ENDPOINT_VAR: &str = "FILEBASE_ENDPOINT";
 /// Environment variable: object key prefix (default `memdir/`).
-pub const PREFIX_VAR: &str = "FILEBASE_PREFIX";
+pub(crate) const PREFIX_VAR: &str = "FILEBASE_PREFIX";
 /// Environment variable: gateway tried first for pulls (default `https://ipfs.filebase.io`).
-pub const GATEWAY_VAR: &str = "FILEBASE_GATEWAY";
+pub(crate) const GATEWAY_VAR: &str = "FILEBASE_GATEWAY";
 
 const NAME: &str = "filebase";
 const DEFAULT_ENDPOINT: &str = "https://s3.filebase.com";
 const DEFAULT_GATEWAY: &str = "https://ipfs.filebase.io";
 const DEFAULT_PREFIX: &str = "memdir/";
 /// Filebase's S3 API lives in this region.
-pub const REGION: &str = "us-east-1";
+pub(crate) const REGION: &str = "us-east-1";
 const SERVICE: &str = "s3";
 const CAR_TYPE: &str = "application/vnd.ipld.car";
 

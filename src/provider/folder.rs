@@ -21,7 +21,7 @@ use super::{
 use crate::ipfs::car::{self, CarLimits};
 
 /// Environment variable: the folder.
-pub const FOLDER_VAR: &str = "MEMDIR_FOLDER";
+pub(crate) const FOLDER_VAR: &str = "MEMDIR_FOLDER";
 
 const NAME: &str = "folder";
 

@@ -14,9 +14,10 @@ use super::{
 use crate::ipfs::car::{self, CarError, CarLimits};
 
 /// Environment variable: comma-separated gateway base URLs.
-pub const GATEWAYS_VAR: &str = "MEMDIR_GATEWAYS";
+pub(crate) const GATEWAYS_VAR: &str = "MEMDIR_GATEWAYS";
 /// Public trustless gateways used when nothing else is configured.
-pub const DEFAULT_GATEWAYS: [&str; 2] = ["https://trustless-gateway.link", "https://ipfs.io"];
+pub(crate) const DEFAULT_GATEWAYS: [&str; 2] =
+    ["https://trustless-gateway.link", "https://ipfs.io"];
 
 /// What we ask for: a CARv1, depth-first, no duplicates (the gateway may still
 /// send any order; the reader does not rely on it).

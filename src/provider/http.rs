@@ -15,9 +15,9 @@ use crate::ipfs::car::{self, CarError, CarLimits};
 use crate::ipfs::unixfs::{cid_problem, is_supported_cid};
 
 /// Environment variable: request timeout in seconds.
-pub const TIMEOUT_VAR: &str = "MEMDIR_HTTP_TIMEOUT";
+pub(crate) const TIMEOUT_VAR: &str = "MEMDIR_HTTP_TIMEOUT";
 /// Environment variable: attempts per request (1 = no retries).
-pub const ATTEMPTS_VAR: &str = "MEMDIR_HTTP_ATTEMPTS";
+pub(crate) const ATTEMPTS_VAR: &str = "MEMDIR_HTTP_ATTEMPTS";
 
 /// Most bytes of an error body kept for the error message.
 const ERROR_BODY_LIMIT: usize = 2048;
@@ -120,7 +120,7 @@ pub(crate) struct Call<'a> {
 }
 
 impl Call<'_> {
-    pub fn new(method: Method, url: Url) -> Call<'static> {
+    pub(crate) fn new(method: Method, url: Url) -> Call<'static> {
         Call {
             method,
             url,
@@ -141,7 +141,7 @@ pub(crate) struct Http {
 }
 
 impl Http {
-    pub fn new(provider: &'static str, cfg: &HttpConfig) -> Result<Http, ProviderError> {
+    pub(crate) fn new(provider: &'static str, cfg: &HttpConfig) -> Result<Http, ProviderError> {
         // reqwest is built without a crypto provider (Cargo.toml: ring, not aws-lc-rs,
         // which builds C for minutes); a provider an embedder installed stays.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -163,12 +163,17 @@ impl Http {
         })
     }
 
-    pub fn with_transient(mut self, transient: Transient) -> Http {
+    pub(crate) fn with_transient(mut self, transient: Transient) -> Http {
         self.transient = transient;
         self
     }
 
-    pub fn timeout_error(&self, method: &Method, url: &Url, after: Duration) -> ProviderError {
+    pub(crate) fn timeout_error(
+        &self,
+        method: &Method,
+        url: &Url,
+        after: Duration,
+    ) -> ProviderError {
         ProviderError::Timeout {
             provider: self.provider.to_string(),
             method: method.to_string(),
@@ -177,7 +182,7 @@ impl Http {
         }
     }
 
-    pub fn bad_response(&self, method: &Method, url: &Url, detail: String) -> ProviderError {
+    pub(crate) fn bad_response(&self, method: &Method, url: &Url, detail: String) -> ProviderError {
         ProviderError::BadResponse {
             provider: self.provider.to_string(),
             method: method.to_string(),
@@ -201,7 +206,7 @@ impl Http {
     /// Connection failures, timeouts and transient statuses are retried up to
     /// the configured attempts with exponential backoff; other statuses
     /// (401, 403, 404, ...) fail at once.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         call: Call<'_>,
         build: impl Fn(RequestBuilder) -> RequestBuilder,
@@ -251,7 +256,7 @@ impl Http {
     }
 
     /// Reads a whole (small) answer body, bounded.
-    pub async fn body(
+    pub(crate) async fn body(
         &self,
         method: &Method,
         url: &Url,
@@ -281,7 +286,7 @@ impl Http {
     }
 
     /// Reads and parses a JSON answer.
-    pub async fn json(
+    pub(crate) async fn json(
         &self,
         method: &Method,
         url: &Url,
@@ -297,7 +302,7 @@ impl Http {
     ///
     /// A network failure mid-stream is a remote error (the caller may retry);
     /// anything the reader rejects on its own is an integrity error.
-    pub async fn verify_car(
+    pub(crate) async fn verify_car(
         &self,
         method: &Method,
         url: &Url,
@@ -397,7 +402,7 @@ pub(crate) enum CarFailure {
 }
 
 impl CarFailure {
-    pub fn into_error(self) -> ProviderError {
+    pub(crate) fn into_error(self) -> ProviderError {
         match self {
             CarFailure::Remote(e) | CarFailure::Integrity { error: e, .. } => e,
         }

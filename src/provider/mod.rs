@@ -292,7 +292,10 @@ pub enum HeadSwap {
     Moved,
     /// The head had moved since it was read (another device pushed): it was left as
     /// it is and names `found`.
-    Changed { found: Option<Cid> },
+    Changed {
+        /// The head found instead of the one expected.
+        found: Option<Cid>,
+    },
 }
 
 mod blocking;

@@ -18,19 +18,19 @@ use super::{
 use crate::ipfs::car::CarLimits;
 
 /// Environment variable: the API key's JWT.
-pub const JWT_VAR: &str = "PINATA_JWT";
+pub(crate) const JWT_VAR: &str = "PINATA_JWT";
 /// Environment variable: API base URL (default `https://api.pinata.cloud`).
-pub const API_URL_VAR: &str = "PINATA_API_URL";
+pub(crate) const API_URL_VAR: &str = "PINATA_API_URL";
 /// Environment variable: uploads base URL (default `https://uploads.pinata.cloud`).
-pub const UPLOAD_URL_VAR: &str = "PINATA_UPLOAD_URL";
+pub(crate) const UPLOAD_URL_VAR: &str = "PINATA_UPLOAD_URL";
 /// Environment variable: optional dedicated gateway, tried first for pulls.
-pub const GATEWAY_VAR: &str = "PINATA_GATEWAY";
+pub(crate) const GATEWAY_VAR: &str = "PINATA_GATEWAY";
 
 const NAME: &str = "pinata";
 const DEFAULT_API: &str = "https://api.pinata.cloud";
 const DEFAULT_UPLOAD: &str = "https://uploads.pinata.cloud";
 /// Neutral name for every upload: the store's name never leaves the device.
-pub const UPLOAD_NAME: &str = "memdir.car";
+pub(crate) const UPLOAD_NAME: &str = "memdir.car";
 
 /// A Pinata account.
 #[derive(Clone)]

@@ -24,15 +24,15 @@ use super::{
 use crate::ipfs::car::CarLimits;
 
 /// Environment variable: the bridge's `X-Auth-Secret` header value.
-pub const SECRET_VAR: &str = "WEB3_STORAGE_TOKEN";
+pub(crate) const SECRET_VAR: &str = "WEB3_STORAGE_TOKEN";
 /// Environment variable: the bridge's `Authorization` header value (a UCAN delegation).
-pub const AUTH_VAR: &str = "STORACHA_AUTH";
+pub(crate) const AUTH_VAR: &str = "STORACHA_AUTH";
 /// Environment variable: the space DID (`did:key:...`).
-pub const SPACE_VAR: &str = "STORACHA_SPACE";
+pub(crate) const SPACE_VAR: &str = "STORACHA_SPACE";
 /// Environment variable: bridge endpoint (default `https://up.storacha.network/bridge`).
-pub const URL_VAR: &str = "STORACHA_BRIDGE_URL";
+pub(crate) const URL_VAR: &str = "STORACHA_BRIDGE_URL";
 /// Environment variable: gateway tried first for pulls (default `https://w3s.link`).
-pub const GATEWAY_VAR: &str = "STORACHA_GATEWAY";
+pub(crate) const GATEWAY_VAR: &str = "STORACHA_GATEWAY";
 
 const NAME: &str = "storacha";
 const DEFAULT_BRIDGE: &str = "https://up.storacha.network/bridge";

@@ -18,7 +18,7 @@ const CONFIG_HINT: &str = "keys: mode (local, ipfs, encrypted-ipfs), provider, c
 /// The configuration file as read: its text (wings that point at a line need it)
 /// and its TOML table.
 #[derive(Debug, Clone)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     /// The file, for messages.
     pub path: PathBuf,
     pub text: String,
@@ -31,8 +31,11 @@ pub enum ConfigError {
     /// The file is not valid: a TOML error, an unknown key or a bad value.
     #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
     Invalid {
+        /// The configuration file.
         path: PathBuf,
+        /// The line, when the error has one.
         line: Option<usize>,
+        /// What is wrong.
         message: String,
     },
     /// The file could not be read.
@@ -71,7 +74,7 @@ impl ConfigError {
 }
 
 /// Reads and parses the directory's configuration: `Ok(None)` when there is none.
-pub fn read(backend: &Backend) -> Result<Option<ConfigFile>, ConfigError> {
+pub(crate) fn read(backend: &Backend) -> Result<Option<ConfigFile>, ConfigError> {
     let Some(text) = backend.read_text(CONFIG_FILE, MAX_CONFIG)? else {
         return Ok(None);
     };
@@ -84,7 +87,7 @@ pub fn read(backend: &Backend) -> Result<Option<ConfigFile>, ConfigError> {
 impl ConfigFile {
     /// The value under `embeddings`, when there is one: the embed wing checks that it
     /// is a table and validates its keys.
-    pub fn embeddings(&self) -> Option<&toml::Value> {
+    pub(crate) fn embeddings(&self) -> Option<&toml::Value> {
         self.table.get("embeddings")
     }
 }

@@ -562,9 +562,9 @@ fn open_nofollow(path: &Path) -> std::io::Result<File> {
 }
 
 /// Clears O_NONBLOCK on a file found to be regular, whose reads and writes never wait
-/// anyway, so it behaves as any other (for every file opened without waiting, the
-/// store's and the CLI's alike).
-pub(crate) fn set_blocking(f: &File) {
+/// anyway, so it behaves as any other (every file the store opens without waiting;
+/// the binary's `cli::input` keeps its own copy for the files a person names).
+fn set_blocking(f: &File) {
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;

@@ -4,7 +4,7 @@
 
 /// One line met by [`Backend::for_each_line`](super::Backend::for_each_line).
 #[derive(Debug)]
-pub struct Line<'a> {
+pub(crate) struct Line<'a> {
     /// 1-based line number.
     pub number: usize,
     /// The bytes without the newline, or the line's length when it is over the limit

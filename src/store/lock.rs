@@ -11,9 +11,10 @@ use crate::store::Backend;
 use crate::store::disk::{check_parent, is_link_error};
 
 /// Holds the cross-process write lock until dropped.
-pub enum LockGuard<'a> {
+pub(crate) enum LockGuard<'a> {
     File(File),
-    Mem(MutexGuard<'a, ()>),
+    // Held, never read: dropping it unlocks.
+    Mem(#[allow(dead_code)] MutexGuard<'a, ()>),
 }
 
 impl Drop for LockGuard<'_> {
@@ -26,7 +27,7 @@ impl Drop for LockGuard<'_> {
 
 impl Backend {
     /// Takes the cross-process write lock (`.memdir/lock`), waiting for it.
-    pub fn lock<'a>(&self, mem_lock: &'a Mutex<()>) -> Result<LockGuard<'a>> {
+    pub(crate) fn lock<'a>(&self, mem_lock: &'a Mutex<()>) -> Result<LockGuard<'a>> {
         match self {
             Backend::Mem(_) => Ok(LockGuard::Mem(
                 mem_lock.lock().unwrap_or_else(|e| e.into_inner()),

@@ -12,15 +12,15 @@
 //! `lock`, the UnixFS tree of the directory in `tree`, the line reader in `lines`,
 //! `.memdir/config.toml`'s one reader in `config`, the search index in `cache`.
 
-pub mod cache;
-pub mod config;
+pub(crate) mod cache;
+pub(crate) mod config;
 mod disk;
 mod lines;
 mod lock;
 mod mem;
 mod threads;
 mod tree;
-pub mod watch;
+pub(crate) mod watch;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -31,9 +31,7 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::memory::layout::{INDEX_FILE, TEMP_PREFIX, TEMP_SUFFIX, TIMELINE_DIR};
 
-#[cfg(feature = "cli")]
-pub(crate) use disk::set_blocking;
-pub use lines::Line;
+pub(crate) use lines::Line;
 pub(crate) use threads::drop_later;
 pub(crate) use threads::par_map;
 pub(crate) use threads::par_map_owned;
@@ -56,7 +54,7 @@ impl std::ops::Deref for Bytes {
 
 /// Where the files live.
 #[derive(Debug)]
-pub enum Backend {
+pub(crate) enum Backend {
     /// A directory on disk.
     Dir(PathBuf),
     /// The `none` mode: everything in memory, gone with the process.
@@ -65,7 +63,7 @@ pub enum Backend {
 
 /// What a name in the directory is ([`Backend::entry`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// A regular file.
     File,
     /// A symbolic link (never followed).
@@ -76,7 +74,7 @@ pub enum Entry {
 
 /// Size, modification and change times (nanoseconds) and inode of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stat {
+pub(crate) struct Stat {
     pub size: u64,
     pub mtime_ns: i64,
     pub ctime_ns: i64,
@@ -101,14 +99,14 @@ impl Stat {
     }
 
     /// The later of the modification and change times.
-    pub fn changed_ns(&self) -> i64 {
+    pub(crate) fn changed_ns(&self) -> i64 {
         self.mtime_ns.max(self.ctime_ns)
     }
 }
 
 /// A file found by a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// A regular file, by name relative to the directory.
     File(String),
     /// A symbolic link: reported, never followed.
@@ -124,8 +122,17 @@ pub(crate) fn is_memory_name(name: &str) -> bool {
     name.ends_with(".md") && name != INDEX_FILE && !name.starts_with('.') && name.len() > 3
 }
 
+/// Writes `data` as the file `name` in the folder `dir` the way memdir replaces its
+/// own files (a temporary file beside it, fsync, rename, fsync of the folder), for a
+/// file a person names (`memdir export -o`). The folder is created if missing; a
+/// symbolic link, FIFO, device or socket at the target is refused; a failed write
+/// leaves the old file as it was.
+pub fn write_atomic(dir: &std::path::Path, name: &str, data: &[u8]) -> Result<()> {
+    disk::write_atomic(dir, name, data)
+}
+
 /// The name of a scan result.
-pub fn found_name(f: &Found) -> &str {
+pub(crate) fn found_name(f: &Found) -> &str {
     match f {
         Found::File(n) | Found::Symlink(n) | Found::BadName(n) | Found::NotAFile(n) => n,
     }
@@ -133,14 +140,14 @@ pub fn found_name(f: &Found) -> &str {
 
 /// Size and SHA-256 of a file, computed while streaming it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileDigest {
+pub(crate) struct FileDigest {
     pub len: u64,
     pub sha256: [u8; 32],
 }
 
 impl FileDigest {
     /// The digest of bytes in memory.
-    pub fn of(bytes: &[u8]) -> FileDigest {
+    pub(crate) fn of(bytes: &[u8]) -> FileDigest {
         use sha2::Digest;
         FileDigest {
             len: bytes.len() as u64,
@@ -149,14 +156,14 @@ impl FileDigest {
     }
 
     /// The SHA-256 in lowercase hex.
-    pub fn hex(&self) -> String {
+    pub(crate) fn hex(&self) -> String {
         data_encoding::HEXLOWER.encode(&self.sha256)
     }
 }
 
 /// A temp file left in a folder by a write (`.memdir-*.tmp`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TempFile {
+pub(crate) struct TempFile {
     /// Path relative to the directory.
     pub rel: String,
     /// Last modification (None in the `none` mode or when the system cannot say).
@@ -164,7 +171,7 @@ pub struct TempFile {
 }
 
 /// Whether a file name is one of memdir's temp files.
-pub fn is_temp_name(name: &str) -> bool {
+pub(crate) fn is_temp_name(name: &str) -> bool {
     name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)
 }
 
@@ -179,7 +186,7 @@ fn prefix_of(sub: &str) -> String {
 
 impl Backend {
     /// The directory, for messages (`(memory)` in the `none` mode).
-    pub fn root(&self) -> PathBuf {
+    pub(crate) fn root(&self) -> PathBuf {
         match self {
             Backend::Dir(p) => p.clone(),
             Backend::Mem(_) => PathBuf::from(mem::ROOT),
@@ -187,12 +194,12 @@ impl Backend {
     }
 
     /// The path of a file for messages.
-    pub fn display_path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn display_path(&self, rel: &str) -> PathBuf {
         self.root().join(rel)
     }
 
     /// Whether the directory exists.
-    pub fn exists(&self) -> bool {
+    pub(crate) fn exists(&self) -> bool {
         match self {
             Backend::Dir(p) => p.is_dir(),
             Backend::Mem(_) => true,
@@ -200,7 +207,7 @@ impl Backend {
     }
 
     /// Creates the directory, `timeline/` and `.memdir/` if missing.
-    pub fn create(&self) -> Result<()> {
+    pub(crate) fn create(&self) -> Result<()> {
         if let Backend::Dir(p) = self {
             disk::create(p)?;
         }
@@ -209,13 +216,13 @@ impl Backend {
 
     /// Lists the memory files directly in the directory (every `*.md` but MEMORY.md,
     /// dot entries excluded), sorted by name.
-    pub fn scan_memories(&self) -> Result<Vec<Found>> {
+    pub(crate) fn scan_memories(&self) -> Result<Vec<Found>> {
         self.scan(".", is_memory_name)
     }
 
     /// Lists the timeline day files (`timeline/*.jsonl`), sorted by name; `rel` names
     /// are relative to the directory.
-    pub fn scan_timeline(&self) -> Result<Vec<Found>> {
+    pub(crate) fn scan_timeline(&self) -> Result<Vec<Found>> {
         self.scan(TIMELINE_DIR, |n| {
             n.ends_with(".jsonl") && !n.starts_with('.')
         })
@@ -232,7 +239,7 @@ impl Backend {
     /// What the file system says of a regular file (`None` for anything else, a
     /// missing file, or the in-memory backend): what the search index compares to
     /// decide whether a file must be read again (spec/architecture.md#search-index).
-    pub fn stat(&self, rel: &str) -> Option<Stat> {
+    pub(crate) fn stat(&self, rel: &str) -> Option<Stat> {
         match self {
             Backend::Mem(_) => None,
             Backend::Dir(root) => disk::stat(root, rel),
@@ -242,7 +249,7 @@ impl Backend {
     /// What the name `rel` is in the directory, without following a link:
     /// `Ok(None)` when nothing has that name (a warm process looks at each name a
     /// change event mentions).
-    pub fn entry(&self, rel: &str) -> std::io::Result<Option<Entry>> {
+    pub(crate) fn entry(&self, rel: &str) -> std::io::Result<Option<Entry>> {
         match self {
             Backend::Mem(_) => Ok(self.is_file(rel).then_some(Entry::File)),
             Backend::Dir(root) => disk::entry(root, rel),
@@ -252,7 +259,7 @@ impl Backend {
     /// [`Backend::stat`] of many files of one folder (names without `/`), with one
     /// open folder and `fstatat` per file, on up to two threads: the per-call cost of
     /// a warm search index (spec/architecture.md#search-index).
-    pub fn stats(&self, names: &[String]) -> Vec<Option<Stat>> {
+    pub(crate) fn stats(&self, names: &[String]) -> Vec<Option<Stat>> {
         let Backend::Dir(root) = self else {
             return vec![None; names.len()];
         };
@@ -261,7 +268,11 @@ impl Backend {
 
     /// Reads a text file like [`Backend::read_text`], with the file's [`Stat`] as it
     /// was when opened (before the read; `None` in memory).
-    pub fn read_text_stat(&self, rel: &str, limit: u64) -> Result<Option<(String, Option<Stat>)>> {
+    pub(crate) fn read_text_stat(
+        &self,
+        rel: &str,
+        limit: u64,
+    ) -> Result<Option<(String, Option<Stat>)>> {
         match self.read_stat(rel, limit)? {
             None => Ok(None),
             Some((b, stat)) => {
@@ -276,7 +287,7 @@ impl Backend {
 
     /// Reads a file as bytes, refusing links and files over `limit` bytes. `Ok(None)`
     /// when the file does not exist.
-    pub fn read(&self, rel: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn read(&self, rel: &str, limit: u64) -> Result<Option<Vec<u8>>> {
         Ok(self.read_stat(rel, limit)?.map(|(b, _)| b))
     }
 
@@ -301,7 +312,7 @@ impl Backend {
     }
 
     /// Reads a text file, refusing non-UTF-8 content.
-    pub fn read_text(&self, rel: &str, limit: u64) -> Result<Option<String>> {
+    pub(crate) fn read_text(&self, rel: &str, limit: u64) -> Result<Option<String>> {
         match self.read(rel, limit)? {
             None => Ok(None),
             Some(b) => String::from_utf8(b).map(Some).map_err(|_| Error::NotUtf8 {
@@ -311,7 +322,7 @@ impl Backend {
     }
 
     /// Replaces a file atomically: temp file, fsync, rename, fsync of the directory.
-    pub fn write_atomic(&self, rel: &str, data: &[u8]) -> Result<()> {
+    pub(crate) fn write_atomic(&self, rel: &str, data: &[u8]) -> Result<()> {
         match self {
             Backend::Mem(m) => {
                 mem::lock(m).insert(rel.to_string(), data.to_vec());
@@ -322,7 +333,7 @@ impl Backend {
     }
 
     /// Removes a file; a missing file is not an error.
-    pub fn remove(&self, rel: &str) -> Result<()> {
+    pub(crate) fn remove(&self, rel: &str) -> Result<()> {
         match self {
             Backend::Mem(m) => {
                 mem::lock(m).remove(rel);
@@ -334,7 +345,7 @@ impl Backend {
 
     /// Appends one line (a newline is added) with a single write, so concurrent
     /// appenders never interleave; callers also hold the lock.
-    pub fn append_line(&self, rel: &str, line: &str) -> Result<()> {
+    pub(crate) fn append_line(&self, rel: &str, line: &str) -> Result<()> {
         let mut data = Vec::with_capacity(line.len() + 1);
         data.extend_from_slice(line.as_bytes());
         data.push(b'\n');
@@ -356,7 +367,7 @@ impl Backend {
     /// the file is first renamed to `old` (replacing it), so the two together stay
     /// under about twice `max_bytes`. Nothing is created when the directory itself
     /// does not exist. Every failure is ignored: this is for derived, device-local data.
-    pub fn append_log(&self, rel: &str, old: &str, data: &[u8], max_bytes: u64) {
+    pub(crate) fn append_log(&self, rel: &str, old: &str, data: &[u8], max_bytes: u64) {
         match self {
             Backend::Mem(m) => mem::append_log(&mut mem::lock(m), rel, old, data, max_bytes),
             Backend::Dir(root) => disk::append_log(root, rel, old, data, max_bytes),
@@ -364,7 +375,7 @@ impl Backend {
     }
 
     /// Whether a regular file (not a link, not a folder) exists at `rel`.
-    pub fn is_file(&self, rel: &str) -> bool {
+    pub(crate) fn is_file(&self, rel: &str) -> bool {
         match self {
             Backend::Mem(m) => mem::lock(m).contains_key(rel),
             Backend::Dir(root) => disk::is_file(root, rel),
@@ -373,7 +384,7 @@ impl Backend {
 
     /// Whether the file holds exactly `bytes` (false when it is missing): its size
     /// first, then its content streamed, never read whole.
-    pub fn holds(&self, rel: &str, bytes: &[u8]) -> Result<bool> {
+    pub(crate) fn holds(&self, rel: &str, bytes: &[u8]) -> Result<bool> {
         match self {
             Backend::Mem(m) => Ok(mem::lock(m).get(rel).is_some_and(|b| b.as_slice() == bytes)),
             Backend::Dir(root) => disk::holds(root, rel, bytes),
@@ -382,7 +393,7 @@ impl Backend {
 
     /// Size and SHA-256 of a file, read in chunks whatever its size (never whole).
     /// `Ok(None)` when the file does not exist.
-    pub fn digest(&self, rel: &str) -> Result<Option<FileDigest>> {
+    pub(crate) fn digest(&self, rel: &str) -> Result<Option<FileDigest>> {
         match self {
             Backend::Mem(m) => Ok(mem::lock(m).get(rel).map(|b| FileDigest::of(b))),
             Backend::Dir(root) => disk::digest(root, rel),
@@ -393,7 +404,7 @@ impl Backend {
     /// `line_limit` whatever the file's size, and a line over the limit is passed as
     /// its length only. Lines are bytes: a line that is not UTF-8 is the caller's to
     /// report, and spoils no other line. Returns false when the file does not exist.
-    pub fn for_each_line(
+    pub(crate) fn for_each_line(
         &self,
         rel: &str,
         line_limit: u64,
@@ -407,7 +418,7 @@ impl Backend {
 
     /// Replaces a file atomically with what `fill` writes (streamed: the content is
     /// never held whole), with the guarantees of [`Backend::write_atomic`].
-    pub fn write_atomic_with(
+    pub(crate) fn write_atomic_with(
         &self,
         rel: &str,
         fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
@@ -424,7 +435,7 @@ impl Backend {
 
     /// Copies a file to `to` atomically, streaming it (a file of any size). Fails if
     /// `from` does not exist.
-    pub fn copy_atomic(&self, from: &str, to: &str) -> Result<()> {
+    pub(crate) fn copy_atomic(&self, from: &str, to: &str) -> Result<()> {
         match self {
             Backend::Mem(m) => {
                 let bytes = mem::lock(m).get(from).cloned();
@@ -442,7 +453,7 @@ impl Backend {
 
     /// Temp files (`.memdir-*.tmp`) directly in the folder `sub` (`.` for the
     /// directory itself), sorted. A missing or linked folder has none.
-    pub fn temp_files(&self, sub: &str) -> Result<Vec<TempFile>> {
+    pub(crate) fn temp_files(&self, sub: &str) -> Result<Vec<TempFile>> {
         let prefix = prefix_of(sub);
         let mut out = match self {
             Backend::Mem(m) => mem::temp_files(&mem::lock(m), &prefix),
@@ -455,7 +466,7 @@ impl Backend {
     /// Every regular file under the folder `sub`, recursively, as paths relative to
     /// `sub`, sorted. Links are not followed (and not listed); a missing folder is
     /// empty.
-    pub fn files_under(&self, sub: &str) -> Result<Vec<String>> {
+    pub(crate) fn files_under(&self, sub: &str) -> Result<Vec<String>> {
         match self {
             Backend::Mem(m) => Ok(mem::files_under(&mem::lock(m), &format!("{sub}/"))),
             Backend::Dir(root) => disk::files_under(root, sub),

@@ -18,7 +18,7 @@ impl Backend {
     /// `pull` never creates one, so `cid`, `push` and `status` must not count one.
     /// Symbolic links and names that are not UTF-8 are errors (a snapshot must be
     /// exact, so nothing is skipped silently).
-    pub fn tree(&self) -> Result<Node> {
+    pub(crate) fn tree(&self) -> Result<Node> {
         match self {
             Backend::Mem(m) => {
                 let m = mem::lock(m);

@@ -16,7 +16,7 @@ use std::path::Path;
 
 /// What changed since the last [`DirWatch::drain`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Changes {
+pub(crate) enum Changes {
     /// These names (of entries directly in the folder) were touched; nothing else.
     Names(BTreeSet<String>),
     /// Events were lost or the watch ended: everything must be checked.
@@ -25,7 +25,7 @@ pub enum Changes {
 
 /// An inotify watch on one folder (its direct entries only).
 #[derive(Debug)]
-pub struct DirWatch {
+pub(crate) struct DirWatch {
     #[cfg(target_os = "linux")]
     fd: std::os::fd::OwnedFd,
     /// The watch ended (folder removed or moved, or a read failed): every drain from
@@ -89,7 +89,7 @@ mod linux {
         /// A watch on `root`, or `None` where events cannot be trusted (see the
         /// module's documentation). Create it before the first load: a change made
         /// during the load is then an event for the next call.
-        pub fn new(root: &Path) -> Option<DirWatch> {
+        pub(crate) fn new(root: &Path) -> Option<DirWatch> {
             if !local(root) {
                 return None;
             }
@@ -109,7 +109,7 @@ mod linux {
         }
 
         /// Every name touched since the last drain, without waiting.
-        pub fn drain(&mut self) -> Changes {
+        pub(crate) fn drain(&mut self) -> Changes {
             if self.dead {
                 return Changes::Rescan;
             }

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::IndexOwner;
+use crate::engine::Memory;
 use crate::error::Result;
 use crate::memory::layout::{CONFIG_FILE, valid_channel};
-use crate::store::Backend;
 
 /// How many pushed versions stay pinned per provider when the file does not say.
 pub const DEFAULT_KEEP_VERSIONS: u32 = 10;
@@ -165,21 +165,21 @@ impl Config {
 
     /// Reads the directory's configuration through its one reader
     /// (`store::config`); a missing file is the default.
-    pub fn load(backend: &Backend) -> Result<Config, ConfigError> {
-        match crate::store::config::read(backend)? {
+    pub fn load(mem: &Memory) -> Result<Config, ConfigError> {
+        match crate::store::config::read(mem.backend())? {
             None => Ok(Config::default()),
             Some(file) => Config::parse(&file.text, &file.path),
         }
     }
 
     /// Writes the configuration atomically.
-    pub fn save(&self, backend: &Backend) -> Result<()> {
+    pub fn save(&self, mem: &Memory) -> Result<()> {
         let mut text = String::from(
             "# memdir sync settings (`memdir init --help`). Credentials never go here:\n\
              # providers read them from the environment.\n",
         );
         text.push_str(&toml::to_string(self).expect("a Config always serializes"));
-        backend.write_atomic(CONFIG_FILE, text.as_bytes())
+        mem.backend().write_atomic(CONFIG_FILE, text.as_bytes())
     }
 }
 

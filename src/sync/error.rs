@@ -15,7 +15,7 @@ use crate::sync::config::ConfigError;
 use crate::sync::seal::KeyFileError;
 
 /// Results of the sync wing.
-pub type Result<T, E = SyncError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = SyncError> = std::result::Result<T, E>;
 use crate::ipfs::car::CarError;
 use crate::ipfs::unixfs::UnixfsError;
 use crate::sync::seal::SealError;
@@ -41,9 +41,13 @@ pub enum SyncError {
         .base.map(|c| c.to_string()).unwrap_or_else(|| "never".into())
     )]
     RemoteAhead {
+        /// The provider's name.
         provider: String,
+        /// The channel.
         channel: String,
+        /// The provider's latest version.
         head: Cid,
+        /// The version this directory last synced, if it ever did.
         base: Option<Cid>,
     },
     /// Another device moved the head between our read and our swap: it was left as it
@@ -54,61 +58,91 @@ pub enum SyncError {
         .found.map(|c| c.to_string()).unwrap_or_else(|| "(none)".into())
     )]
     HeadMoved {
+        /// The provider's name.
         provider: String,
+        /// The channel.
         channel: String,
+        /// The head as read before the swap.
         read: Option<Cid>,
+        /// The head found at the swap.
         found: Option<Cid>,
+        /// The root uploaded but not published.
         pushed: Cid,
     },
     /// The downloaded tree holds what a memory directory may not (or what this one
     /// cannot take): refused before anything is applied.
     #[error("{root} is not a memory directory memdir can apply: {path}: {reason}")]
     Foreign {
+        /// The downloaded root.
         root: Cid,
+        /// The path in the tree that is refused.
         path: String,
+        /// Why it is refused.
         reason: String,
     },
     /// The directory holds a name or shape no other device would pull.
     #[error("refused to push: {path}: {reason}, which no other device would pull")]
-    Unsyncable { path: String, reason: String },
+    Unsyncable {
+        /// The path in the directory.
+        path: String,
+        /// Why no other device would pull it.
+        reason: String,
+    },
     /// A plain pull found a file where a directory was expected.
     #[error("{root} is a single file, not a memory directory")]
-    NotADirectory { root: Cid },
+    NotADirectory {
+        /// The downloaded root.
+        root: Cid,
+    },
     /// An encrypted pull found a directory where the sealed file was expected.
     #[error("{root} is a directory, not a sealed memdir blob")]
-    NotSealed { root: Cid },
+    NotSealed {
+        /// The downloaded root.
+        root: Cid,
+    },
     /// The downloaded DAG is not a UnixFS tree memdir reads (decoded strictly in
     /// `encrypted-ipfs`, as any tool's DAG in `ipfs` mode: spec/sync.md#foreign-dags).
     #[error("{root} is not a UnixFS DAG memdir can apply: {source}")]
     Decode {
+        /// The downloaded root.
         root: Cid,
+        /// Why it does not decode.
         #[source]
         source: Box<UnixfsError>,
     },
     /// The sealed blob did not open or did not verify.
     #[error("{root}: {source}")]
     Open {
+        /// The downloaded root.
         root: Cid,
+        /// Why it did not open.
         #[source]
         source: SealError,
     },
     /// Sealing the plaintext CAR for an encrypted push failed.
     #[error("sealing {root} for an encrypted push failed: {source}")]
     Seal {
+        /// The root of the plaintext CAR.
         root: Cid,
+        /// Why sealing failed.
         #[source]
         source: SealError,
     },
     /// The CAR inside a sealed blob did not verify against its root.
     #[error("the CAR sealed in {root} failed verification: {source}")]
     InnerCar {
+        /// The root of the sealed blob.
         root: Cid,
+        /// Why the CAR did not verify.
         #[source]
         source: CarError,
     },
     /// `encrypted-ipfs` without a key.
     #[error("encrypted-ipfs needs a key file and none was found at {path}")]
-    NoKey { path: String },
+    NoKey {
+        /// Where the key file was looked for.
+        path: String,
+    },
     /// No provider named on the command line or in the configuration.
     #[error(
         "no provider: pass --provider, or set one with `memdir init --mode ipfs --provider NAME`"
@@ -116,14 +150,24 @@ pub enum SyncError {
     NoProvider,
     /// `sync` without a CID on a provider that keeps no head pointer.
     #[error("{provider} keeps no head pointer, so `sync` cannot find the latest version")]
-    NoHead { provider: String },
+    NoHead {
+        /// The provider's name.
+        provider: String,
+    },
     /// The state file is unreadable.
     #[error("{path}: {message}")]
-    State { path: String, message: String },
+    State {
+        /// The state file.
+        path: String,
+        /// Why it is unreadable.
+        message: String,
+    },
     /// A file about to be pushed holds what looks like a credential.
     #[error("refused to push: {path} contains what looks like {}", .kind.describe())]
     Secret {
+        /// The file.
         path: String,
+        /// What kind of credential it looks like (never the value).
         kind: crate::memory::secrets::SecretKind,
     },
 }

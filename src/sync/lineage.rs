@@ -23,10 +23,10 @@ pub const LINEAGE_MAX: usize = 256;
 pub const LINEAGE_HEADER: &str = "memdir-lineage-1";
 
 /// The record of `roots` (nearest first): the header, then one CID per line.
-pub fn encode(roots: &[String]) -> Vec<u8> {
+pub fn encode(roots: &[Cid]) -> Vec<u8> {
     let mut out = format!("{LINEAGE_HEADER}\n");
     for r in roots.iter().take(LINEAGE_MAX) {
-        out.push_str(r);
+        out.push_str(&r.to_string());
         out.push('\n');
     }
     out.into_bytes()
@@ -64,7 +64,10 @@ pub enum Relation {
     /// The remote's lineage does not name our base: a version built beside ours (a
     /// lost race, `--force`, a restored backup). `common` is the nearest version both
     /// include, when the lineage names one we know.
-    Diverged { common: Option<Cid> },
+    Diverged {
+        /// The nearest version both include, when known.
+        common: Option<Cid>,
+    },
     /// The remote has no lineage (pushed by an older memdir, or a provider that keeps
     /// none): treated as a descendant, as before lineage existed.
     Unknown,
@@ -72,20 +75,14 @@ pub enum Relation {
 
 /// Relates `remote` (with its lineage, if known) to a directory whose base is
 /// `base` and whose history (base first) is `seen`.
-pub fn relate(
-    base: Option<&Cid>,
-    seen: &[String],
-    remote: &Cid,
-    lineage: Option<&[Cid]>,
-) -> Relation {
+pub fn relate(base: Option<&Cid>, seen: &[Cid], remote: &Cid, lineage: Option<&[Cid]>) -> Relation {
     let Some(base) = base else {
         return Relation::First;
     };
     if remote == base {
         return Relation::Same;
     }
-    let r = remote.to_string();
-    if seen.contains(&r) {
+    if seen.contains(remote) {
         return Relation::Behind;
     }
     let Some(lineage) = lineage else {
@@ -94,10 +91,7 @@ pub fn relate(
     if lineage.contains(base) {
         return Relation::Descends;
     }
-    let common = lineage
-        .iter()
-        .find(|c| seen.contains(&c.to_string()))
-        .copied();
+    let common = lineage.iter().find(|c| seen.contains(c)).copied();
     Relation::Diverged { common }
 }
 
@@ -233,13 +227,13 @@ mod tests {
     #[test]
     fn record_round_trip_and_errors() {
         // spec/sync.md#lineage
-        let roots: Vec<String> = (0..3).map(|n| cid(n).to_string()).collect();
+        let roots: Vec<Cid> = (0..3).map(cid).collect();
         let got = decode(&encode(&roots)).unwrap();
-        assert_eq!(got.iter().map(|c| c.to_string()).collect::<Vec<_>>(), roots);
+        assert_eq!(got, roots);
         assert!(decode(b"nope\n").unwrap_err().contains("line 1"));
         let bad = format!("{LINEAGE_HEADER}\n{}\nxyz\n", roots[0]);
         assert!(decode(bad.as_bytes()).unwrap_err().contains("line 3"));
-        let many: Vec<String> = (0..300).map(|_| roots[0].clone()).collect();
+        let many: Vec<Cid> = (0..300).map(|_| roots[0]).collect();
         assert_eq!(decode(&encode(&many)).unwrap().len(), LINEAGE_MAX);
     }
 
@@ -341,7 +335,7 @@ mod tests {
     fn relations() {
         // spec/sync.md#lineage — the relation table.
         let (h, a, b) = (cid(1), cid(2), cid(3));
-        let seen_a = vec![a.to_string(), h.to_string()];
+        let seen_a = vec![a, h];
         assert_eq!(relate(None, &[], &b, None), Relation::First);
         assert_eq!(relate(Some(&a), &seen_a, &a, None), Relation::Same);
         assert_eq!(relate(Some(&a), &seen_a, &h, None), Relation::Behind);

@@ -61,7 +61,7 @@ pub(super) fn base_blocks(
     state: &State,
     warnings: &mut Vec<String>,
 ) -> Option<(Cid, Blocks)> {
-    let root = state.base.as_ref()?.root_cid().ok()?;
+    let root = state.base.as_ref()?.root;
     let name = base_car_name(&root);
     let loaded = match mem.backend().read(&name, u64::MAX) {
         Ok(Some(bytes)) => {
@@ -104,6 +104,7 @@ pub(super) fn no_base(name: &str, problem: &str) -> String {
 /// A change of the directory since the last synced root.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
+    /// The file's path in the directory.
     pub path: String,
     /// `added`, `changed` or `deleted`.
     pub change: &'static str,
@@ -141,7 +142,7 @@ pub fn changes(base: &Listing, local: &Listing) -> Vec<Change> {
 
 /// The first thing in `tree` a memory directory may not hold, as (the path, control
 /// characters escaped; why), or `None`.
-pub fn tree_problem(tree: &Node) -> Option<(String, String)> {
+pub(crate) fn tree_problem(tree: &Node) -> Option<(String, String)> {
     fn walk(prefix: &str, node: &Node) -> Option<(String, String)> {
         let Node::Dir(entries) = node else {
             return None;

@@ -34,8 +34,11 @@ pub struct Choice {
 
 /// A provider, its seal and the configuration, ready for push, pull and sync.
 pub struct Opened {
+    /// The provider, called from synchronous code.
     pub provider: Blocking,
+    /// Plain or sealed to the key, per the mode.
     pub seal: Seal,
+    /// The directory's sync configuration.
     pub config: Config,
 }
 
@@ -93,7 +96,7 @@ fn load_key(config: &Config) -> Result<Key> {
 /// name: the mode is the caller's, else `encrypted-ipfs` when configured, else
 /// `ipfs`; the provider is the caller's, else the configured one, else the fallback.
 pub fn open(mem: &Memory, choice: &Choice) -> Result<Opened> {
-    open_with(Config::load(mem.backend())?, choice)
+    open_with(Config::load(mem)?, choice)
 }
 
 fn open_with(config: Config, choice: &Choice) -> Result<Opened> {
@@ -135,7 +138,7 @@ fn open_with(config: Config, choice: &Choice) -> Result<Opened> {
 /// provider and seal. A failure leaves the local change in place; the caller says
 /// so (spec/sync.md#push-after-write).
 pub fn push_after_write(mem: &Memory, progress: &dyn Progress) -> Result<Option<PushReport>> {
-    let config = Config::load(mem.backend())?;
+    let config = Config::load(mem)?;
     if !config.mode.syncs() {
         return Ok(None);
     }

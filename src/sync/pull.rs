@@ -175,7 +175,7 @@ pub fn pull(
 ) -> Result<PullReport> {
     let backend = mem.backend();
     let state0 = State::load(backend)?;
-    let base_network = state0.base.as_ref().and_then(|b| b.network_cid().ok());
+    let base_network = state0.base.as_ref().map(|b| b.network_root);
     // spec/sync.md#lineage: a version this directory already passed (a restored
     // backup, a rolled-back head, a replayed blob) is never applied as new.
     if base_network.is_some_and(|b| b != *root) && state0.has_seen(root) {
@@ -184,8 +184,8 @@ pub fn pull(
     let expected_plain = state0
         .base
         .as_ref()
-        .filter(|b| b.network_root == root.to_string())
-        .and_then(|b| b.root_cid().ok());
+        .filter(|b| b.network_root == *root)
+        .map(|b| b.root);
     let fetched = fetch(mem, remote, root, expected_plain)?;
     let mut warnings = Vec::new();
     let remote_lineage = remote_lineage(remote, root, &fetched, &mut warnings);
@@ -345,8 +345,8 @@ fn record(
 ) -> Result<()> {
     let now = mem.now();
     let new_base = Base {
-        root: fetched.plain_root.to_string(),
-        network_root: root.to_string(),
+        root: fetched.plain_root,
+        network_root: *root,
         mode: remote.mode(),
         provider: remote.provider.name().to_string(),
         via: "pull".into(),
@@ -354,8 +354,8 @@ fn record(
         // It opened with this key, and its MAC says a holder of this key sealed it.
         key_fingerprint: remote.key_fingerprint(),
     };
-    let mut learned = vec![root.to_string()];
-    learned.extend(remote_lineage.iter().flatten().map(|c| c.to_string()));
+    let mut learned = vec![*root];
+    learned.extend(remote_lineage.iter().flatten().copied());
     state.remember(learned);
     state.record_base(files, new_base, &fetched.plain_root, &fetched.plain_car)?;
     Ok(())

@@ -115,9 +115,8 @@ pub fn push(mem: &Memory, remote: &Remote<'_>, force: bool) -> Result<PushReport
             "the upload is pinned but the head pointer was not moved: {e}"
         )),
     }
-    record(
-        mem, &mut state, remote, &report, &receipt, &dag.root, &plain_car,
-    )?;
+    let roots = [network_root, dag.root];
+    record(mem, &mut state, remote, &receipt, roots, &plain_car)?;
     unpin_old(mem, &mut state, remote, &mut report, &mut warnings)?;
     report.warnings = warnings;
     Ok(report)
@@ -162,8 +161,7 @@ fn known_blocks(
 ) -> HashSet<Cid> {
     match (upload, base) {
         (Upload::DeltaIfBasePinned, Some(b))
-            if b.network_cid()
-                .is_ok_and(|c| remote.provider.has(&c).unwrap_or(false)) =>
+            if remote.provider.has(&b.network_root).unwrap_or(false) =>
         {
             base_blocks(mem, state, warnings)
                 .map(|(_, blocks)| blocks.into_keys().collect())
@@ -194,7 +192,7 @@ fn send(remote: &Remote<'_>, outgoing: &Outgoing<'_>, known: &HashSet<Cid>) -> R
 fn store_lineage(
     remote: &Remote<'_>,
     network_root: &Cid,
-    lineage: &[String],
+    lineage: &[Cid],
     warnings: &mut Vec<String>,
 ) {
     match remote
@@ -206,23 +204,23 @@ fn store_lineage(
     }
 }
 
-/// Records the pin, then the new base with its CAR, in one state write.
+/// Records the pin of `[network root, plaintext root]`, then the new base with its
+/// CAR, in one state write.
 fn record(
     mem: &Memory,
     state: &mut State,
     remote: &Remote<'_>,
-    report: &PushReport,
     receipt: &Receipt,
-    plain_root: &Cid,
+    [network_root, plain_root]: [Cid; 2],
     plain_car: &[u8],
 ) -> Result<()> {
     let now = mem.now();
-    let provider = &report.provider;
+    let provider = &remote.provider.name().to_string();
     let list = state.pushes.entry(provider.clone()).or_default();
-    list.retain(|p| p.root != report.network_root);
+    list.retain(|p| p.root != network_root);
     list.push(Pushed {
-        root: report.network_root.clone(),
-        plain_root: report.root.clone(),
+        root: network_root,
+        plain_root,
         provider_id: receipt.provider_id.clone(),
         car_bytes: receipt.car_bytes,
         delta: receipt.delta,
@@ -230,8 +228,8 @@ fn record(
         key_fingerprint: remote.key_fingerprint(),
     });
     let new_base = Base {
-        root: report.root.clone(),
-        network_root: report.network_root.clone(),
+        root: plain_root,
+        network_root,
         mode: remote.mode(),
         provider: provider.clone(),
         via: "push".into(),
@@ -239,7 +237,7 @@ fn record(
         key_fingerprint: remote.key_fingerprint(),
     };
     state.remember(None);
-    mem.with_lock(|files| state.record_base(files, new_base, plain_root, plain_car))?;
+    mem.with_lock(|files| state.record_base(files, new_base, &plain_root, plain_car))?;
     Ok(())
 }
 
@@ -257,15 +255,12 @@ fn unpin_old(
     if !old.is_empty() && remote.provider.capabilities().unpin {
         let mut gone = Vec::new();
         for p in old {
-            let Ok(root) = Cid::try_from(p.root.as_str()) else {
-                continue;
-            };
             let receipt = Receipt {
                 provider_id: p.provider_id.clone(),
-                ..Receipt::for_root(&provider, root)
+                ..Receipt::for_root(&provider, p.root)
             };
             match remote.provider.unpin(&receipt) {
-                Ok(()) => gone.push(p.root.clone()),
+                Ok(()) => gone.push(p.root),
                 Err(e) => warnings.push(format!("could not unpin {}: {e}", p.root)),
             }
         }
@@ -274,7 +269,7 @@ fn unpin_old(
                 v.retain(|p| !gone.contains(&p.root));
             }
             mem.with_lock(|files| state.save(files))?;
-            report.unpinned = gone;
+            report.unpinned = gone.iter().map(Cid::to_string).collect();
         }
     }
     Ok(())
@@ -323,7 +318,7 @@ pub(crate) enum Upload {
 /// table is tested without a provider (`push::tests`).
 pub(crate) fn plan_push(i: &PushInputs<'_>) -> Result<PushPlan> {
     let base = i.state.base.as_ref();
-    let base_network = base.map(|b| b.network_cid()).transpose()?;
+    let base_network = base.map(|b| b.network_root);
     // A plain base pulled from another tool's DAG was re-encoded: the provider holds
     // the foreign root, not ours, so the profile root is still to be published and no
     // block of ours can be assumed there (spec/sync.md#foreign-dags).
@@ -333,7 +328,7 @@ pub(crate) fn plan_push(i: &PushInputs<'_>) -> Result<PushPlan> {
     // another key (or to a key not recorded) it is re-sealed and pushed: a device
     // holding only this key could not open it (spec/sync.md#key-rotation).
     if let Some(b) = base
-        && b.root == i.root.to_string()
+        && b.root == *i.root
         && b.mode == i.mode
         && b.key_fingerprint.as_deref() == i.key
         && !re_encoded
@@ -346,7 +341,7 @@ pub(crate) fn plan_push(i: &PushInputs<'_>) -> Result<PushPlan> {
         let head_is_base = i.head.is_some() && i.head == base_network;
         if head_is_base || (i.head.is_none() && pinned_here) {
             return Ok(PushPlan::UpToDate {
-                network_root: b.network_root.clone(),
+                network_root: b.network_root.to_string(),
             });
         }
     }
@@ -402,8 +397,8 @@ mod tests {
 
     fn base(root: &Cid, network: &Cid, mode: Mode, provider: &str) -> Base {
         Base {
-            root: root.to_string(),
-            network_root: network.to_string(),
+            root: *root,
+            network_root: *network,
             mode,
             provider: provider.into(),
             via: "push".into(),
@@ -414,8 +409,8 @@ mod tests {
 
     fn pushed(root: &Cid) -> Pushed {
         Pushed {
-            root: root.to_string(),
-            plain_root: root.to_string(),
+            root: *root,
+            plain_root: *root,
             provider_id: String::new(),
             car_bytes: 1,
             delta: false,
@@ -519,7 +514,7 @@ mod tests {
             }
         );
         // A rolled-back head (seen before): pushed over.
-        synced.history.push(old.to_string());
+        synced.history.push(old);
         assert_eq!(
             check(&synced, &b, Mode::Ipfs, Some(old), false, true),
             PushPlan::Upload(Upload::DeltaIfBasePinned)

@@ -99,7 +99,7 @@ impl Remote<'_> {
         &self,
         dag: &'a Dag,
         plain_car: &'a [u8],
-        lineage: &[String],
+        lineage: &[Cid],
         mem: &Memory,
     ) -> Result<Outgoing<'a>> {
         match self.seal {
@@ -109,11 +109,8 @@ impl Remote<'_> {
                 dag: Some(dag),
             }),
             Seal::Sealed(key) => {
-                let sealed_lineage: Vec<Cid> = lineage
-                    .iter()
-                    .take(seal::MAX_LINEAGE)
-                    .filter_map(|r| Cid::try_from(r.as_str()).ok())
-                    .collect();
+                let sealed_lineage: Vec<Cid> =
+                    lineage.iter().take(seal::MAX_LINEAGE).copied().collect();
                 let plain = Plain::new(dag.root, plain_car.to_vec()).with_lineage(sealed_lineage);
                 let sealed = seal::seal(&plain, key).map_err(|source| SyncError::Seal {
                     root: dag.root,
@@ -143,7 +140,9 @@ pub(super) struct Outgoing<'a> {
 /// What `push` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct PushReport {
+    /// The provider's name.
     pub provider: String,
+    /// The sync mode.
     pub mode: Mode,
     /// The plaintext root of the directory.
     pub root: String,
@@ -161,22 +160,29 @@ pub struct PushReport {
     pub head_updated: bool,
     /// Older roots unpinned (beyond `keep_versions`).
     pub unpinned: Vec<String>,
+    /// What did not stop the push but should be known.
     pub warnings: Vec<String>,
 }
 
 /// A file from the remote side that was not written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkippedFile {
+    /// The file's path in the directory.
     pub path: String,
+    /// Why it was left out.
     pub reason: String,
 }
 
 /// What `pull` did (or would do, with `dry_run`).
 #[derive(Debug, Clone, Serialize)]
 pub struct PullReport {
+    /// The provider's name.
     pub provider: String,
+    /// The sync mode.
     pub mode: Mode,
+    /// How local and remote versions are reconciled.
     pub strategy: Strategy,
+    /// Nothing was written: the report is the plan.
     pub dry_run: bool,
     /// The CID asked for.
     pub root: String,
@@ -203,20 +209,26 @@ pub struct PullReport {
     pub decisions: Vec<Decision>,
     /// Files written, deleted and conflict copies saved.
     pub written: usize,
+    /// Files deleted.
     pub deleted: usize,
+    /// Conflict copies saved by this pull.
     pub conflicts: Vec<ConflictCopy>,
     /// Every conflict open after the pull (a dry run: that it would leave), this
     /// pull's and those saved before, here or on another device
     /// (spec/sync.md#conflict-copies).
     pub open_conflicts: Vec<ConflictCopy>,
+    /// Files left out, and why.
     pub skipped: Vec<SkippedFile>,
+    /// What did not stop the pull but should be known.
     pub warnings: Vec<String>,
 }
 
 /// A losing version saved by a merge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConflictCopy {
+    /// The file whose version lost.
     pub path: String,
+    /// Where the losing version was saved.
     pub copy: String,
 }
 
@@ -232,13 +244,16 @@ pub struct SyncReport {
     /// Rounds of pull and push it took (more than one when another device moved the
     /// head in between).
     pub rounds: u32,
+    /// The push that ended the sync.
     pub pushed: PushReport,
     /// Every conflict open after the sync (spec/sync.md#conflict-copies).
     pub open_conflicts: Vec<ConflictCopy>,
 }
 
 /// The conflicts open in `mem`'s directory now.
-pub fn open_conflicts(mem: &crate::engine::Memory) -> crate::error::Result<Vec<ConflictCopy>> {
+pub(crate) fn open_conflicts(
+    mem: &crate::engine::Memory,
+) -> crate::error::Result<Vec<ConflictCopy>> {
     Ok(mem
         .conflicts()?
         .into_iter()

@@ -59,7 +59,7 @@ fn sync_once(
     strategy: Strategy,
 ) -> Result<SyncReport> {
     let state = State::load(mem.backend())?;
-    let base_network = state.base.as_ref().map(|b| b.network_cid()).transpose()?;
+    let base_network = state.base.as_ref().map(|b| b.network_root);
     let head = match from {
         Some(c) => Some(*c),
         None => match remote.provider.head(remote.channel) {

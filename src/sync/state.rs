@@ -23,14 +23,19 @@ const STATE_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Base {
     /// Root of the plaintext directory DAG.
-    pub root: String,
+    #[serde(with = "cid_text")]
+    pub root: Cid,
     /// Root the provider holds: equal to `root` in `ipfs` mode, the sealed blob's root
     /// in `encrypted-ipfs` mode.
-    pub network_root: String,
+    #[serde(with = "cid_text")]
+    pub network_root: Cid,
+    /// The sync mode of that version.
     pub mode: Mode,
+    /// The provider it was synced with.
     pub provider: String,
     /// `push` or `pull`.
     pub via: String,
+    /// When it was synced.
     pub at: DateTime<Utc>,
     /// `encrypted-ipfs`: the fingerprint ([`crate::sync::seal::Key::fingerprint`],
     /// never the key) of the key `network_root` is sealed to. `None` in `ipfs` mode and
@@ -44,15 +49,18 @@ pub struct Base {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pushed {
     /// Root the provider holds (pinned).
-    pub root: String,
+    #[serde(with = "cid_text")]
+    pub root: Cid,
     /// The plaintext root it carries.
-    pub plain_root: String,
+    #[serde(with = "cid_text")]
+    pub plain_root: Cid,
     /// The provider's handle for the pin.
     pub provider_id: String,
     /// Bytes sent.
     pub car_bytes: u64,
     /// Whether only new blocks were sent.
     pub delta: bool,
+    /// When the provider accepted it.
     pub at: DateTime<Utc>,
     /// `encrypted-ipfs`: the fingerprint of the key it was sealed to (as in
     /// [`Base::key_fingerprint`]); `None` in `ipfs` mode or when written before it
@@ -64,7 +72,9 @@ pub struct Pushed {
 /// `.memdir/sync/state.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
+    /// The state file's format version.
     pub version: u32,
+    /// The last synced version; `None` when the directory never synced.
     #[serde(default)]
     pub base: Option<Base>,
     /// Per provider, oldest first: the pins memdir made and has not removed.
@@ -73,31 +83,62 @@ pub struct State {
     /// Network roots of the versions this directory's content includes, newest first:
     /// the base, the versions before it and those merged into it (at most
     /// [`HISTORY_MAX`]; spec/sync.md#lineage). A head among them is behind.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub history: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "cids_text")]
+    pub history: Vec<Cid>,
+}
+
+/// A CID in the state file is its text (`bafy…`, `Qm…`), as memdir has always
+/// written it; text that is not a CID is refused when the file is read.
+mod cid_text {
+    use cid::Cid;
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(cid: &Cid, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(cid)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Cid, D::Error> {
+        let text = String::deserialize(d)?;
+        parse(&text).map_err(D::Error::custom)
+    }
+
+    pub(super) fn parse(text: &str) -> Result<Cid, String> {
+        Cid::try_from(text).map_err(|e| format!("`{text}` is not a CID: {e}"))
+    }
+}
+
+/// A list of CIDs in the state file: an array of their texts.
+mod cids_text {
+    use cid::Cid;
+    use serde::ser::SerializeSeq;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(cids: &[Cid], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(cids.len()))?;
+        for cid in cids {
+            seq.serialize_element(&cid.to_string())?;
+        }
+        seq.end()
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Cid>, D::Error> {
+        // Each element parsed as it is read, so an error points at its line.
+        struct Text(Cid);
+        impl<'de> Deserialize<'de> for Text {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+                super::cid_text::deserialize(d).map(Text)
+            }
+        }
+        Ok(Vec::<Text>::deserialize(d)?
+            .into_iter()
+            .map(|t| t.0)
+            .collect())
+    }
 }
 
 /// Roots kept in [`State::history`].
 pub const HISTORY_MAX: usize = 1024;
-
-fn parse_cid(s: &str, path: &str) -> Result<Cid> {
-    Cid::try_from(s).map_err(|e| SyncError::State {
-        path: path.to_string(),
-        message: format!("`{s}` is not a CID: {e}"),
-    })
-}
-
-impl Base {
-    /// The plaintext root.
-    pub fn root_cid(&self) -> Result<Cid> {
-        parse_cid(&self.root, SYNC_STATE_FILE)
-    }
-
-    /// The root on the network.
-    pub fn network_cid(&self) -> Result<Cid> {
-        parse_cid(&self.network_root, SYNC_STATE_FILE)
-    }
-}
 
 pub(super) fn base_car_name(root: &Cid) -> String {
     format!("{SYNC_DIR}/base-{root}.car")
@@ -106,14 +147,14 @@ pub(super) fn base_car_name(root: &Cid) -> String {
 impl State {
     /// [`State::history`] with the base first (a state written before the history
     /// existed has only its base).
-    pub fn lineage(&self) -> Vec<String> {
+    pub fn lineage(&self) -> Vec<Cid> {
         let mut out = Vec::new();
         if let Some(b) = &self.base {
-            out.push(b.network_root.clone());
+            out.push(b.network_root);
         }
         for r in &self.history {
             if !out.contains(r) {
-                out.push(r.clone());
+                out.push(*r);
             }
         }
         out
@@ -121,13 +162,12 @@ impl State {
 
     /// Whether this directory has passed `root`: the base or a version before it.
     pub fn has_seen(&self, root: &Cid) -> bool {
-        let r = root.to_string();
-        self.base.as_ref().is_some_and(|b| b.network_root == r) || self.history.contains(&r)
+        self.base.as_ref().is_some_and(|b| b.network_root == *root) || self.history.contains(root)
     }
 
     /// Puts `roots` (newest first) in front of the history, without duplicates.
-    pub(super) fn remember(&mut self, roots: impl IntoIterator<Item = String>) {
-        let mut out: Vec<String> = Vec::new();
+    pub(super) fn remember(&mut self, roots: impl IntoIterator<Item = Cid>) {
+        let mut out: Vec<Cid> = Vec::new();
         for r in roots.into_iter().chain(self.lineage()) {
             if !out.contains(&r) {
                 out.push(r);
@@ -138,7 +178,7 @@ impl State {
     }
 
     /// Reads the state; a missing file is a directory that never synced.
-    pub fn load(backend: &Backend) -> Result<State> {
+    pub(crate) fn load(backend: &Backend) -> Result<State> {
         let Some(bytes) = backend.read(SYNC_STATE_FILE, MAX_SYNC_STATE)? else {
             return Ok(State {
                 version: STATE_VERSION,
@@ -178,7 +218,7 @@ impl State {
         plain_root: &Cid,
         plain_car: &[u8],
     ) -> Result<()> {
-        let old = self.base.as_ref().and_then(|b| b.root_cid().ok());
+        let old = self.base.as_ref().map(|b| b.root);
         files.write_atomic(&base_car_name(plain_root), plain_car)?;
         self.base = Some(base);
         self.save(files)?;
@@ -194,6 +234,93 @@ mod tests {
     use super::*;
     use crate::engine::Memory;
     use crate::error::Class;
+
+    fn cid(n: u8) -> Cid {
+        crate::ipfs::unixfs::block_cid(crate::ipfs::unixfs::CODEC_RAW, &[n])
+    }
+
+    // The CIDs are typed in memory and text on disk: a state file as memdir has
+    // always written it (CIDv1 base32, a CIDv0 `Qm…` among the history) reads into
+    // `Cid`s and writes back byte for byte.
+    #[test]
+    fn state_cids_read_from_and_write_as_text() {
+        let (r, n, old) = (cid(1), cid(2), cid(3));
+        let v0 = Cid::try_from("QmdfTbBqBPQ7VNxZEYEj14VmRuZBkqFbiwReogJgS1zR1n").unwrap();
+        let text = format!(
+            r#"{{
+  "version": 1,
+  "base": {{
+    "root": "{r}",
+    "network_root": "{n}",
+    "mode": "ipfs",
+    "provider": "folder",
+    "via": "push",
+    "at": "2026-04-01T00:00:00Z"
+  }},
+  "pushes": {{
+    "folder": [
+      {{
+        "root": "{n}",
+        "plain_root": "{r}",
+        "provider_id": "",
+        "car_bytes": 1,
+        "delta": false,
+        "at": "2026-04-01T00:00:00Z"
+      }}
+    ]
+  }},
+  "history": [
+    "{old}",
+    "{v0}"
+  ]
+}}
+"#
+        );
+        let mem = Memory::in_memory();
+        mem.backend()
+            .write_atomic(SYNC_STATE_FILE, text.as_bytes())
+            .unwrap();
+        let s = State::load(mem.backend()).unwrap();
+        let base = s.base.as_ref().unwrap();
+        assert_eq!((base.root, base.network_root), (r, n));
+        assert_eq!(
+            (s.pushes["folder"][0].root, s.pushes["folder"][0].plain_root),
+            (n, r)
+        );
+        assert_eq!(s.history, [old, v0]);
+        assert_eq!(s.lineage(), [n, old, v0]);
+        assert!(s.has_seen(&v0) && !s.has_seen(&r));
+        // Saved as `save` writes it: the same text.
+        mem.with_lock(|files| s.save(files)).unwrap();
+        let again = mem.backend().read(SYNC_STATE_FILE, u64::MAX).unwrap();
+        assert_eq!(String::from_utf8(again.unwrap()).unwrap(), text);
+    }
+
+    // A state file whose CID is not one is refused when it is read, naming the file,
+    // the line and the value (it used to load and fail, or be skipped, later).
+    #[test]
+    fn a_state_cid_that_is_not_a_cid_is_refused() {
+        let mem = Memory::in_memory();
+        let n = cid(2);
+        let bad = format!("{{\n  \"version\": 1,\n  \"history\": [\"{n}\", \"nope\"]\n}}\n");
+        mem.backend()
+            .write_atomic(SYNC_STATE_FILE, bad.as_bytes())
+            .unwrap();
+        let e = State::load(mem.backend()).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("state.json"), "{text}");
+        assert!(text.contains("line 3"), "{text}");
+        assert!(text.contains("`nope` is not a CID"), "{text}");
+        assert_eq!(e.class(), Class::Input);
+        let base = format!(
+            r#"{{"version": 1, "base": {{"root": "r", "network_root": "{n}", "mode": "ipfs", "provider": "folder", "via": "push", "at": "2026-04-01T00:00:00Z"}}}}"#
+        );
+        mem.backend()
+            .write_atomic(SYNC_STATE_FILE, base.as_bytes())
+            .unwrap();
+        let e = State::load(mem.backend()).unwrap_err();
+        assert!(e.to_string().contains("`r` is not a CID"), "{e}");
+    }
 
     #[test]
     fn state_round_trip_and_version_check() {
@@ -219,14 +346,19 @@ mod tests {
     #[test]
     fn state_without_key_fingerprints_reads() {
         let mem = Memory::in_memory();
-        let old = br#"{
+        let (r, n) = (cid(1), cid(2));
+        let old = format!(
+            r#"{{
   "version": 1,
-  "base": {"root": "r", "network_root": "n", "mode": "encrypted-ipfs",
-           "provider": "folder", "via": "push", "at": "2026-04-01T00:00:00Z"},
-  "pushes": {"folder": [{"root": "n", "plain_root": "r", "provider_id": "",
-                         "car_bytes": 1, "delta": false, "at": "2026-04-01T00:00:00Z"}]}
-}"#;
-        mem.backend().write_atomic(SYNC_STATE_FILE, old).unwrap();
+  "base": {{"root": "{r}", "network_root": "{n}", "mode": "encrypted-ipfs",
+           "provider": "folder", "via": "push", "at": "2026-04-01T00:00:00Z"}},
+  "pushes": {{"folder": [{{"root": "{n}", "plain_root": "{r}", "provider_id": "",
+                         "car_bytes": 1, "delta": false, "at": "2026-04-01T00:00:00Z"}}]}}
+}}"#
+        );
+        mem.backend()
+            .write_atomic(SYNC_STATE_FILE, old.as_bytes())
+            .unwrap();
         let s = State::load(mem.backend()).unwrap();
         let base = s.base.as_ref().unwrap();
         assert_eq!(base.key_fingerprint, None);

@@ -18,6 +18,7 @@ use crate::sync::state::{Base, Pushed, State};
 pub struct Status {
     /// The root the directory has now.
     pub local_root: String,
+    /// The last synced version, if any.
     pub base: Option<Base>,
     /// Changes since the base (everything, when never synced).
     pub unpushed: Vec<Change>,
@@ -25,6 +26,7 @@ pub struct Status {
     pub conflicts: Vec<ConflictCopy>,
     /// Pins per provider, oldest first.
     pub pushes: BTreeMap<String, Vec<Pushed>>,
+    /// What did not stop the status but should be known.
     pub warnings: Vec<String>,
 }
 
@@ -35,11 +37,7 @@ pub fn status(mem: &Memory) -> Result<Status> {
     let tree = backend.tree()?;
     let local_root = build(&tree, mem)?.root;
     let mut warnings = Vec::new();
-    let unpushed = if state
-        .base
-        .as_ref()
-        .is_some_and(|b| b.root == local_root.to_string())
-    {
+    let unpushed = if state.base.as_ref().is_some_and(|b| b.root == local_root) {
         Vec::new()
     } else {
         changes(&base_listing(mem, &state, &mut warnings).1, &listing(&tree))

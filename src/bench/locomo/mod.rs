@@ -54,19 +54,24 @@ const TURN_SECONDS: i64 = 30;
 /// One conversation of the data set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
+    /// The data set's id of the conversation.
     pub sample_id: String,
+    /// Its two speakers.
     pub speakers: [String; 2],
     /// In session order.
     pub sessions: Vec<Session>,
+    /// Its questions.
     pub questions: Vec<Question>,
 }
 
 /// One dated session of a conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Session {
+    /// The session's number (from 1).
     pub number: u32,
     /// When it started; the data gives local times without a zone, read as UTC.
     pub at: DateTime<Utc>,
+    /// Its turns, in order.
     pub turns: Vec<Turn>,
 }
 
@@ -75,7 +80,9 @@ pub struct Session {
 pub struct Turn {
     /// Normalized turn id, `D<session>:<turn>`.
     pub id: String,
+    /// Who spoke.
     pub speaker: String,
+    /// What was said.
     pub text: String,
     /// What an image shared with the turn shows (the data set's own caption).
     pub image: Option<String>,
@@ -84,7 +91,9 @@ pub struct Turn {
 /// One question with the turns that answer it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Question {
+    /// The question.
     pub text: String,
+    /// The data set's question category.
     pub category: u8,
     /// Normalized turn ids, deduplicated, each a turn of the conversation.
     pub evidence: Vec<String>,

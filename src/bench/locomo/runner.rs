@@ -16,6 +16,7 @@ use crate::retrieval::context::Prepared;
 /// Evidence recall of a group of questions at one budget.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Score {
+    /// Questions in the group.
     pub questions: usize,
     /// Mean over questions of the share of their evidence ids in the block.
     pub evidence_recall: f64,
@@ -66,6 +67,7 @@ fn round4(x: f64) -> f64 {
 /// The results at one budget.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BudgetReport {
+    /// The context budget in tokens.
     pub max_tokens: usize,
     /// Categories 1–4 together: the headline.
     pub answerable: Score,
@@ -94,9 +96,13 @@ pub struct BudgetReport {
 /// The whole benchmark's results.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
+    /// The benchmark's name.
     pub benchmark: String,
+    /// Conversations in the data set.
     pub conversations: usize,
+    /// Sessions over all conversations.
     pub sessions: usize,
+    /// Turns over all conversations.
     pub turns: usize,
     /// Questions scored (those with at least one known evidence id).
     pub questions: usize,
@@ -104,6 +110,7 @@ pub struct Report {
     pub questions_without_evidence: usize,
     /// Evidence ids left out because they name no turn of their conversation.
     pub unknown_evidence_ids: usize,
+    /// The scores at each budget.
     pub budgets: Vec<BudgetReport>,
     /// Budget steps (question, B → next larger budget) whose larger block lost an
     /// evidence turn the smaller held, categories 1–4.

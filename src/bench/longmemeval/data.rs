@@ -17,21 +17,32 @@ use crate::bench::locomo::{Conversation, Session, Turn};
 /// One instance as the data set writes it (fields not read here are ignored).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Raw {
+    /// `question_id`.
     pub question_id: String,
+    /// `question_type`.
     pub question_type: String,
+    /// `question`.
     pub question: String,
+    /// `question_date`.
     pub question_date: String,
+    /// `haystack_session_ids`.
     pub haystack_session_ids: Vec<String>,
+    /// `haystack_dates`.
     pub haystack_dates: Vec<String>,
+    /// `haystack_sessions`: each session's turns.
     pub haystack_sessions: Vec<Vec<RawTurn>>,
+    /// `answer_session_ids`.
     pub answer_session_ids: Vec<String>,
 }
 
 /// One turn as the data set writes it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct RawTurn {
+    /// `role`: `user` or `assistant`.
     pub role: String,
+    /// `content`.
     pub content: String,
+    /// `has_answer`, where the data set marks a turn.
     #[serde(default)]
     pub has_answer: Option<bool>,
 }

@@ -11,7 +11,9 @@ use crate::bench::locomo;
 /// sessions they belong to.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Held {
+    /// The turn ids.
     pub turns: HashSet<String>,
+    /// The sessions they belong to.
     pub sessions: HashSet<u32>,
 }
 
@@ -53,9 +55,13 @@ pub fn block_recall(h: &Held, q: &Instance) -> (f64, Option<f64>) {
 /// Session-level retrieval metrics of one ranking.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Ranked {
+    /// An answer session is among the first 5.
     pub any_at_5: bool,
+    /// Every answer session is among the first 5.
     pub all_at_5: bool,
+    /// An answer session is among the first 10.
     pub any_at_10: bool,
+    /// NDCG@10 with the answer sessions as the relevant ones.
     pub ndcg_at_10: f64,
     /// 1 / rank of the first answer session; 0 when none is ranked.
     pub reciprocal_rank: f64,

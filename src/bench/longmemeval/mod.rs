@@ -62,8 +62,11 @@ const ID_LETTER: u8 = b'S';
 /// evidence as converted ids.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Instance {
+    /// The question's id.
     pub id: String,
+    /// The question's type.
     pub kind: String,
+    /// The question.
     pub question: String,
     /// When it is asked; the data gives local times without a zone, read as UTC.
     pub asked: DateTime<Utc>,
@@ -74,6 +77,7 @@ pub struct Instance {
     /// haystack may hold the same session twice); answer ids the haystack lacks are
     /// left out and counted in `unknown_answer_sessions`.
     pub answer_sessions: Vec<Vec<u32>>,
+    /// Answer session ids the haystack lacks.
     pub unknown_answer_sessions: usize,
     /// The ids of the `has_answer` turns, `S<session>:<turn>`.
     pub answer_turns: Vec<String>,

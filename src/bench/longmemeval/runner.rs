@@ -20,6 +20,7 @@ use crate::retrieval::context::Prepared;
 /// Evidence recall of a group of questions at one budget.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct BlockScore {
+    /// Questions in the group.
     pub questions: usize,
     /// Mean share of a question's answer sessions with a turn line in the block.
     pub answer_sessions: f64,
@@ -63,7 +64,9 @@ impl BlockAcc {
 /// memdir's block beside the baseline's (and, with embeddings, the hybrid block).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Pair {
+    /// The scores of memdir's context block.
     pub memdir: BlockScore,
+    /// The scores of the baseline's block.
     pub baseline: BlockScore,
     /// With embeddings: the same blocks with the hybrid memory relevance.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,6 +76,7 @@ pub struct Pair {
 /// Results at one budget.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BudgetReport {
+    /// The context budget in tokens.
     pub max_tokens: usize,
     /// Every answerable question.
     pub answerable: Pair,
@@ -85,11 +89,17 @@ pub struct BudgetReport {
 /// Session-level metrics of `recall`'s ranking, means over a group of questions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RankScore {
+    /// Questions in the group.
     pub questions: usize,
+    /// Share of questions with an answer session among the first 5.
     pub recall_any_at_5: f64,
+    /// Share of questions with every answer session among the first 5.
     pub recall_all_at_5: f64,
+    /// Share of questions with an answer session among the first 10.
     pub recall_any_at_10: f64,
+    /// Mean NDCG@10.
     pub ndcg_at_10: f64,
+    /// Mean reciprocal rank of the first answer session.
     pub mrr: f64,
 }
 
@@ -130,6 +140,7 @@ impl RankAcc {
 /// The whole benchmark's results.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
+    /// The benchmark's name.
     pub benchmark: String,
     /// Answerable questions scored.
     pub questions: usize,
@@ -137,6 +148,7 @@ pub struct Report {
     pub abstention_questions: usize,
     /// Sessions and turns over all questions' histories.
     pub sessions: usize,
+    /// Turns over all questions' histories.
     pub turns: usize,
     /// Answer session ids that name no session of their haystack.
     pub unknown_answer_sessions: usize,
@@ -146,7 +158,9 @@ pub struct Report {
     /// out of memdir's store and the baseline's lines alike; of which answer sessions
     /// (every copy refused), which stay counted as evidence neither can find.
     pub refused_sessions: usize,
+    /// Of the refused sessions, the answer sessions (every copy refused).
     pub refused_answer_sessions: usize,
+    /// The scores at each budget.
     pub budgets: Vec<BudgetReport>,
     /// `recall`'s ranking of the sessions, answerable questions.
     pub recall: RankScore,

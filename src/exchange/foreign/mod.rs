@@ -71,6 +71,7 @@ impl Format {
 pub struct SourceFile {
     /// The path relative to the folder, `/`-separated.
     pub path: String,
+    /// Its text.
     pub text: String,
 }
 
@@ -78,10 +79,17 @@ pub struct SourceFile {
 #[derive(Debug, Clone, Copy)]
 pub enum Source<'a> {
     /// One file (`name` is how errors call it).
-    File { name: &'a str, bytes: &'a [u8] },
+    File {
+        /// How errors call it.
+        name: &'a str,
+        /// Its bytes.
+        bytes: &'a [u8],
+    },
     /// A folder's `*.md` files, in path order.
     Folder {
+        /// How errors call it.
         name: &'a str,
+        /// Its Markdown files.
         files: &'a [SourceFile],
     },
 }
@@ -101,33 +109,61 @@ pub enum ForeignError {
     /// A line that cannot be read; `file` is the input file or the folder's file.
     #[error("{file}:{line}: {message}")]
     Line {
+        /// The file.
         file: String,
+        /// The line.
         line: usize,
+        /// What is wrong with it.
         message: String,
     },
+    /// A file that is not UTF-8 text.
     #[error("{file}: not valid UTF-8 text")]
-    NotUtf8 { file: String },
+    NotUtf8 {
+        /// The file.
+        file: String,
+    },
+    /// An input whose format cannot be told.
     #[error("cannot tell the format of {name}: {why}")]
-    Unknown { name: String, why: &'static str },
+    Unknown {
+        /// The input.
+        name: String,
+        /// Why it matches no format.
+        why: &'static str,
+    },
+    /// An input that matches two formats.
     #[error("{name} could be {first} ({first_file}) or {second} ({second_file})")]
     Ambiguous {
+        /// The input.
         name: String,
+        /// The first format it matches.
         first: &'static str,
+        /// The file that makes it look like the first.
         first_file: String,
+        /// The second format it matches.
         second: &'static str,
+        /// The file that makes it look like the second.
         second_file: String,
     },
+    /// An input with more items than the limit.
     #[error("{name} has {count} {what}, over the limit of {limit}")]
     TooMuch {
+        /// The input.
         name: String,
+        /// What there are too many of.
         what: &'static str,
+        /// How many there are.
         count: usize,
+        /// The limit.
         limit: usize,
     },
+    /// An input that is not of the shape its format reads.
     #[error("{format} reads {wants}, and {name} is not one")]
     Shape {
+        /// The format.
         format: &'static str,
+        /// What the format reads.
         wants: &'static str,
+        /// The input.
         name: String,
     },
 }
@@ -386,16 +422,25 @@ pub fn keys_for(names: &[&str], fallback: &str) -> Vec<(Key, Option<String>)> {
 
 /// What a foreign item becomes: the parts of its memory file.
 pub struct Parts<'a> {
+    /// The memory's key.
     pub key: Key,
+    /// Its name.
     pub name: &'a str,
+    /// Its description.
     pub description: &'a str,
+    /// Its type.
     pub kind: Kind,
+    /// When it was created.
     pub created: Stamp,
+    /// When it last changed.
     pub updated: Stamp,
+    /// The `source` it is written with (it names the format it came from).
     pub source: String,
+    /// Its tags.
     pub tags: Vec<String>,
     /// Unknown frontmatter keys to keep (`entity_type`, `permalink`, ...), in order.
     pub extra: Vec<(String, Value)>,
+    /// Its body.
     pub body: String,
 }
 

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::Map;
 use serde_json::Value;
 
-use crate::error::Error;
-use crate::retrieval::filter::{self, Filter, FilterError};
+use memdir::Error;
+use memdir::{Filter, FilterError};
 
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -107,7 +107,7 @@ impl FilterArgs {
         let mut f = Filter::default().types(kind);
         for t in self.types.iter().flatten() {
             f.types
-                .extend(filter::parse_types(t).map_err(bad("types"))?);
+                .extend(memdir::parse_types(t).map_err(bad("types"))?);
         }
         f.tags = self.tags.clone().unwrap_or_default();
         if f.tags.iter().any(|t| t.trim().is_empty()) {
@@ -116,13 +116,13 @@ impl FilterArgs {
         f.since = self
             .since
             .as_deref()
-            .map(filter::parse_date)
+            .map(memdir::parse_date)
             .transpose()
             .map_err(bad("since"))?;
         f.until = self
             .until
             .as_deref()
-            .map(filter::parse_date)
+            .map(memdir::parse_date)
             .transpose()
             .map_err(bad("until"))?;
         f.important = self.important.unwrap_or(false);
@@ -130,7 +130,7 @@ impl FilterArgs {
         f.include_expired = self.include_expired.unwrap_or(false);
         f.min_salience = self
             .min_salience
-            .map(filter::check_salience)
+            .map(memdir::check_salience)
             .transpose()
             .map_err(bad("min_salience"))?;
         f.check().map_err(bad("since/until"))?;

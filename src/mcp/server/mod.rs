@@ -1,5 +1,5 @@
 //! The MCP server: the first seven tools and the `memory://` resources over one
-//! [`Memory`](crate::Memory) (more tools: `ops.rs`, `sync_tools.rs`; prompts, template, completion:
+//! [`Memory`](memdir::Memory) (more tools: `ops.rs`, `sync_tools.rs`; prompts, template, completion:
 //! `prompts.rs`).
 //!
 //! Every tool runs the same engine call as the CLI command it mirrors, on the
@@ -39,17 +39,6 @@ use super::changes::Change;
 use super::core::{MemoryServer, Shared};
 use super::prompts;
 use super::uri;
-pub use args::ContextArgs;
-pub use args::FilterArgs;
-pub use args::ForgetArgs;
-pub use args::LIST_DEFAULT_LIMIT;
-pub use args::LIST_MAX_LIMIT;
-pub use args::ListArgs;
-pub use args::NoteArgs;
-pub use args::ReadArgs;
-pub use args::RecallArgs;
-pub use args::RememberArgs;
-pub use args::SummarizesArg;
 use args::{cursor_at, cursor_offset};
 pub use resources::RESOURCES_PAGE;
 use resources::{resource_text, resources, unknown_uri};

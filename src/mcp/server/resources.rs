@@ -8,10 +8,10 @@ use rmcp::model::Resource;
 
 use super::super::core::{MemoryServer, Shared, report};
 use super::super::uri::{self, Target};
-use crate::engine::IndexOwner;
-use crate::error::{Class, Error};
-use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
-use crate::report::Failure;
+use memdir::IndexOwner;
+use memdir::memory::layout::MAX_MEMORY_FILE;
+use memdir::report::Failure;
+use memdir::{Class, Error};
 
 /// How many resources one `resources/list` page holds.
 pub const RESOURCES_PAGE: usize = 200;
@@ -85,26 +85,20 @@ pub(super) fn resource_text(s: &Shared, target: &Target) -> Result<String, Error
                 IndexOwner::Agent => MAX_MEMORY_FILE,
                 IndexOwner::Memdir => u64::MAX,
             };
-            Ok(s.mem
-                .backend()
-                .read_text(INDEX_FILE, limit)?
-                .unwrap_or_default())
+            Ok(s.mem.index_text(limit)?.unwrap_or_default())
         }
         Target::Memory(key) => {
-            let r = s.mem.read_via(key, crate::engine::access::Via::Resource)?;
-            s.mem
-                .backend()
-                .read_text(&r.key.file_name(), MAX_MEMORY_FILE)?
-                .ok_or_else(|| Error::NotFound {
-                    key: r.key.to_string(),
-                })
+            let r = s.mem.read_via(key, memdir::Via::Resource)?;
+            s.mem.file_text(&r.key)?.ok_or_else(|| Error::NotFound {
+                key: r.key.to_string(),
+            })
         }
     }
 }
 
 pub(super) fn unknown_uri(uri: &str) -> McpError {
     McpError::resource_not_found(
-        crate::report::lines(
+        memdir::report::lines(
             &format!("no resource {uri}"),
             Some("the resources are memory://index and memory://<key>"),
         ),

@@ -5,7 +5,7 @@
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
-use crate::error::Class;
+use memdir::Class;
 
 /// Arguments a tool does not take (not a property of its input schema), refused
 /// before the call with an error naming them (spec/mcp.md#errors).
@@ -47,7 +47,7 @@ fn argument_error(tool: &str, detail: &str) -> CallToolResult {
     let message = format!("invalid arguments for `{tool}`: {}", detail.trim());
     let hint =
         format!("the input schema of `{tool}` (tools/list) names its fields and their types");
-    let mut out = CallToolResult::error(vec![ContentBlock::text(crate::report::lines(
+    let mut out = CallToolResult::error(vec![ContentBlock::text(memdir::report::lines(
         &message,
         Some(&hint),
     ))]);

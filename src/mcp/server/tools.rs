@@ -14,11 +14,9 @@ use super::args::{
     ContextArgs, ForgetArgs, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListArgs, NoteArgs, ReadArgs,
     RecallArgs, RememberArgs, cursor_at, cursor_offset,
 };
-use crate::engine::{
-    ContextRequest, Draft, IfExists, List, ListRequest, RecallRequest, WriteOutcome,
-};
-use crate::error::Error;
-use crate::memory::Key;
+use memdir::Error;
+use memdir::memory::Key;
+use memdir::{ContextRequest, Draft, IfExists, List, ListRequest, RecallRequest, WriteOutcome};
 
 #[tool_router(router = tool_router, vis = "pub(super)")]
 impl MemoryServer {
@@ -39,7 +37,7 @@ impl MemoryServer {
                 key: a.key.clone(),
                 name: a.name,
                 description: a.description,
-                kind: a.kind,
+                kind: a.kind.into(),
                 body: a.body,
                 tags: a.tags,
                 important: a.important,
@@ -135,11 +133,9 @@ impl MemoryServer {
     )]
     async fn read_memory(&self, Parameters(a): Parameters<ReadArgs>) -> CallToolResult {
         self.run(move |s| {
-            let r = s
-                .mem
-                .read_via(&a.key, crate::engine::access::Via::McpRead)?;
+            let r = s.mem.read_via(&a.key, memdir::Via::McpRead)?;
             Ok((
-                crate::memory::frontmatter::render(&r.meta, &r.body),
+                memdir::memory::frontmatter::render(&r.meta, &r.body),
                 json!({"key": r.key, "hash": r.hash(), "meta": r.meta.to_json(), "body": r.body}),
             ))
         })
@@ -265,7 +261,7 @@ impl MemoryServer {
                     i.score,
                     i.name,
                     i.description,
-                    crate::engine::lifecycle_mark(&i.superseded_by, i.expired)
+                    memdir::lifecycle_mark(&i.superseded_by, i.expired)
                 ));
             }
             let mut doc = json!({"memories": page, "problems": problems, "total": total});

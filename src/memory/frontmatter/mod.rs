@@ -47,26 +47,45 @@ const KNOWN: [&str; 11] = [
 /// Why a file's frontmatter could not be read. Lines are 1-based lines of the file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FrontmatterError {
+    /// The file does not start with a `---` line.
     #[error("no frontmatter: the file must start with a `---` line")]
     Missing,
+    /// The opening `---` has no closing `---`.
     #[error("frontmatter opened on line 1 is never closed with a `---` line")]
     Unclosed,
+    /// The frontmatter is not valid YAML.
     #[error("line {line} column {column}: {message}")]
     Yaml {
+        /// The line (1-based, in the file).
         line: usize,
+        /// The column.
         column: usize,
+        /// The YAML library's message.
         message: String,
     },
+    /// The frontmatter is not a mapping.
     #[error("line {line}: frontmatter must be a mapping of `key: value` lines")]
-    NotAMapping { line: usize },
+    NotAMapping {
+        /// The line.
+        line: usize,
+    },
+    /// A required field is missing.
     #[error("required field `{field}` is missing")]
-    MissingField { field: &'static str },
+    MissingField {
+        /// The field.
+        field: &'static str,
+    },
+    /// The values cannot be written back as YAML that reads the same.
     #[error("its values cannot be written as YAML that reads back the same")]
     NotRewritable,
+    /// A field with a value of the wrong kind.
     #[error("line {line}: `{field}` {problem}")]
     Field {
+        /// The field.
         field: &'static str,
+        /// Its line.
         line: usize,
+        /// What is wrong with the value.
         problem: &'static str,
     },
 }
@@ -87,7 +106,9 @@ impl FrontmatterError {
 /// A problem that does not stop the memory from loading.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
+    /// Its line.
     pub line: usize,
+    /// What was wrong and what was used instead.
     pub message: String,
 }
 
@@ -123,6 +144,7 @@ impl Extra {
         self.entries.iter().map(|(k, _, v)| (k.as_str(), v))
     }
 
+    /// Whether there are no unknown keys.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -212,8 +234,11 @@ impl Meta {
 /// A parsed memory file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
+    /// The frontmatter read.
     pub meta: Meta,
+    /// The body after the frontmatter.
     pub body: String,
+    /// Values loaded with a default, and why.
     pub warnings: Vec<Warning>,
 }
 

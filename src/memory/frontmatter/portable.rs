@@ -37,6 +37,7 @@ const TEXT_FIELDS: [&str; 8] = [
 /// A memory file from another tool (a `memory/0.1` blob), read as its writer meant it.
 #[derive(Debug, Clone)]
 pub struct Portable {
+    /// The file read.
     pub parsed: Parsed,
     /// The text to store: the file as it was (with a final newline), or rewritten as
     /// YAML when a value had to be read the three.ws way.

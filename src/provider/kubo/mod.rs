@@ -28,9 +28,9 @@ mod mfs;
 mod probe;
 
 /// Environment variable: the RPC base URL, e.g. `http://127.0.0.1:5001`.
-pub const API_VAR: &str = "IPFS_API";
+pub(crate) const API_VAR: &str = "IPFS_API";
 /// Environment variable: optional bearer token (Filebase RPC bucket token).
-pub const TOKEN_VAR: &str = "IPFS_API_TOKEN";
+pub(crate) const TOKEN_VAR: &str = "IPFS_API_TOKEN";
 
 const NAME: &str = "kubo";
 /// Concurrent `block/get` requests while walking a DAG.

@@ -41,7 +41,7 @@ impl Cache {
     /// optimization.
     ///
     /// Returns the size of the index files afterwards (0 in memory).
-    pub fn save(&self, backend: &Backend, vocab: &Vocab, items: &[Item<'_>]) -> u64 {
+    pub(crate) fn save(&self, backend: &Backend, vocab: &Vocab, items: &[Item<'_>]) -> u64 {
         if !self.enabled {
             return 0;
         }

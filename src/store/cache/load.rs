@@ -15,7 +15,7 @@ use crate::store::{Backend, Stat};
 impl Cache {
     /// Loads the index of a store (empty, and never written, in memory); the term
     /// data only with `terms` (a load that does not rank by a query skips it).
-    pub fn load(backend: &Backend, terms: bool) -> Cache {
+    pub(crate) fn load(backend: &Backend, terms: bool) -> Cache {
         if matches!(backend, Backend::Mem(_)) {
             return Cache::default();
         }

@@ -40,7 +40,7 @@ use crate::store::Stat;
 /// A file whose modification or change time is less than this before the moment it
 /// was read is read again next time, whatever its stat says (two seconds: the
 /// coarsest timestamp granularity of common file systems).
-pub const RACY_NS: i64 = 2_000_000_000;
+pub(crate) const RACY_NS: i64 = 2_000_000_000;
 
 /// Parsed frontmatter as saved.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,7 +97,7 @@ struct IndexFile {
 }
 
 /// A file found in the index.
-pub struct Hit {
+pub(crate) struct Hit {
     pub key: String,
     pub text: String,
     pub meta: Meta,
@@ -108,7 +108,7 @@ pub struct Hit {
 }
 
 /// What a load saves into the index for one file.
-pub struct Item<'a> {
+pub(crate) struct Item<'a> {
     pub file: &'a str,
     pub stat: Option<Stat>,
     pub checked: i64,
@@ -122,12 +122,12 @@ pub struct Item<'a> {
 
 /// A file's saved entry, taken by [`Cache::by_stat`]: turned into a [`Hit`] on
 /// whatever thread needs it.
-pub struct Vouched(Saved);
+pub(crate) struct Vouched(Saved);
 
 impl Vouched {
     /// The entry as a hit; `None` when its metadata no longer parses (the file is
     /// then read).
-    pub fn hit(self) -> Option<Hit> {
+    pub(crate) fn hit(self) -> Option<Hit> {
         self.0.into_hit()
     }
 }
@@ -160,7 +160,7 @@ impl Loaded {
 
 /// The search index of one load.
 #[derive(Debug, Default)]
-pub struct Cache {
+pub(crate) struct Cache {
     saved: Vec<Option<Saved>>,
     by_file: HashMap<String, usize>,
     loaded: HashMap<String, Loaded>,
@@ -194,30 +194,30 @@ fn stamp(text: &str) -> Option<Stamp> {
 }
 
 /// Hex SHA-256 of a file's bytes: the content key.
-pub fn content_key(bytes: &[u8]) -> String {
+pub(crate) fn content_key(bytes: &[u8]) -> String {
     data_encoding::HEXLOWER.encode(&Sha256::digest(bytes))
 }
 
 impl Cache {
     /// The vocabulary the saved term data uses; new data interns into it.
-    pub fn take_vocab(&mut self) -> Vocab {
+    pub(crate) fn take_vocab(&mut self) -> Vocab {
         std::mem::take(&mut self.vocab)
     }
 
     /// Size of the index files as loaded, in bytes.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.main_bytes + self.delta_bytes
     }
 
     /// Whether the index holds a file whose stat alone vouches for it.
-    pub fn trusted(&self, file: &str, stat: &Stat) -> bool {
+    pub(crate) fn trusted(&self, file: &str, stat: &Stat) -> bool {
         self.loaded.get(file).is_some_and(|e| {
             !e.key.is_empty() && e.stat == *stat && e.stat.changed_ns() < e.checked - RACY_NS
         })
     }
 
     /// The file as saved, when its stat vouches for it ([`Cache::trusted`]).
-    pub fn by_stat(&mut self, file: &str, stat: &Stat) -> Option<Vouched> {
+    pub(crate) fn by_stat(&mut self, file: &str, stat: &Stat) -> Option<Vouched> {
         if !self.trusted(file, stat) {
             return None;
         }
@@ -227,7 +227,7 @@ impl Cache {
 
     /// The parse and term data saved for this content, read under the name `file`
     /// (or under another name: a renamed file).
-    pub fn by_content(&mut self, file: &str, key: &str) -> Option<Hit> {
+    pub(crate) fn by_content(&mut self, file: &str, key: &str) -> Option<Hit> {
         let at = match self.by_file.get(file) {
             Some(&i) if self.saved[i].as_ref().is_some_and(|e| e.key == key) => i,
             _ => {

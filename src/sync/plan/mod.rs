@@ -27,7 +27,9 @@ pub type Listing = BTreeMap<String, Vec<u8>>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
+    /// This directory.
     Local,
+    /// The provider's head.
     Remote,
 }
 
@@ -78,16 +80,24 @@ pub enum Op {
     /// Save the losing version of a conflict at `copy` (under [`CONFLICTS_DIR`](crate::memory::layout::CONFLICTS_DIR)) before
     /// `path` is (possibly) overwritten.
     SaveConflict {
+        /// The path whose version loses.
         path: String,
+        /// Where the losing version is saved.
         copy: String,
+        /// The losing version's bytes.
         #[serde(skip)]
         content: Vec<u8>,
     },
     /// Delete `path` (a forget on the remote side).
-    Delete { path: String },
+    Delete {
+        /// The path.
+        path: String,
+    },
     /// Write `content` to `path` (the remote version, or a merged timeline).
     Write {
+        /// The path.
         path: String,
+        /// The bytes written.
         #[serde(skip)]
         content: Vec<u8>,
     },
@@ -129,10 +139,18 @@ pub enum Outcome {
     /// Deleted remotely, unchanged locally: the forget propagates.
     Forgotten,
     /// Deleted on one side, edited on the other: the edited version stays.
-    EditBeatsDelete { edited: Side },
+    EditBeatsDelete {
+        /// The side that edited.
+        edited: Side,
+    },
     /// Both sides changed differently: `winner` stays at the path, the other version
     /// is saved at `copy`.
-    Conflict { winner: Side, copy: String },
+    Conflict {
+        /// The side whose version stays at the path.
+        winner: Side,
+        /// Where the other version is saved.
+        copy: String,
+    },
     /// A timeline day file changed on both sides: lines unioned.
     Unioned,
     /// A memory file changed on both sides, in different lines or fields: both
@@ -143,7 +161,9 @@ pub enum Outcome {
 /// One line of the report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Decision {
+    /// The path the decision is about.
     pub path: String,
+    /// What was decided.
     #[serde(flatten)]
     pub outcome: Outcome,
 }

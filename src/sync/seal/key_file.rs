@@ -13,7 +13,9 @@ use super::{KEY_FILE_HEADER, Key};
 #[derive(Debug, thiserror::Error)]
 #[error("line {line}: {reason}")]
 pub struct KeyParseError {
+    /// The line of the key file.
     pub line: usize,
+    /// What is wrong with it.
     pub reason: String,
 }
 
@@ -93,30 +95,56 @@ fn truncate(s: &str) -> String {
 /// Reading or writing a key file failed.
 #[derive(Debug, thiserror::Error)]
 pub enum KeyFileError {
+    /// The key file could not be read or written.
     #[error("{path}: {source}")]
     Io {
+        /// The key file.
         path: PathBuf,
+        /// The underlying I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The key file does not parse.
     #[error("{path}: {source}")]
     Parse {
+        /// The key file.
         path: PathBuf,
+        /// What is wrong with it.
         #[source]
         source: KeyParseError,
     },
     #[error(
         "{path}: key file is readable by group or others (mode {mode:o}); run `chmod 600 {path}`"
     )]
-    Permissions { path: PathBuf, mode: u32 },
+    /// The key file is readable by group or others.
+    Permissions {
+        /// The key file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// A new key would overwrite an existing key file.
     #[error("{path}: a key file already exists there; refusing to overwrite it")]
-    Exists { path: PathBuf },
+    Exists {
+        /// The key file.
+        path: PathBuf,
+    },
     #[error(
         "{path}: refusing to write a key inside the memory directory {dir} (it would be synced)"
     )]
-    InsideMemoryDir { path: PathBuf, dir: PathBuf },
+    /// A new key file asked for inside the memory directory, which is synced.
+    InsideMemoryDir {
+        /// The key file asked for.
+        path: PathBuf,
+        /// The memory directory.
+        dir: PathBuf,
+    },
+    /// A key file path that names no file (a folder, or nothing).
     #[error("{path}: not a file path")]
-    NotAFilePath { path: PathBuf },
+    NotAFilePath {
+        /// The path given.
+        path: PathBuf,
+    },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> KeyFileError + '_ {

@@ -297,7 +297,12 @@ impl fmt::Debug for Sealed {
 pub enum SealError {
     /// Shorter than the smallest possible sealed envelope.
     #[error("sealed blob is {len} bytes; the smallest possible is {min} (truncated?)")]
-    Truncated { len: usize, min: usize },
+    Truncated {
+        /// The blob's length.
+        len: usize,
+        /// The smallest sealed envelope.
+        min: usize,
+    },
     /// The box did not open with our secret key: a wrong key or altered ciphertext.
     #[error("sealed blob does not open with this key (wrong key, or the blob was altered)")]
     Decrypt,
@@ -307,34 +312,62 @@ pub enum SealError {
     /// A length field points past the end of the envelope.
     #[error("memdir envelope is truncated in its {field} (needs {needed} bytes, has {available})")]
     EnvelopeTruncated {
+        /// The field that is cut short.
         field: &'static str,
+        /// Bytes the field needs.
         needed: usize,
+        /// Bytes left.
         available: usize,
     },
     /// The root CID field is empty, too long, or not a CID.
     #[error("memdir envelope root CID is invalid: {reason}")]
-    BadRoot { reason: String },
+    BadRoot {
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The MAC does not match: the box was sealed by someone without our secret key.
     #[error("memdir envelope MAC does not match: it was not sealed with this secret key (forged?)")]
     MacMismatch,
     /// The padded length is not the bucket of the unpadded length.
     #[error("memdir envelope padding: total {actual} bytes, expected {expected}")]
-    PaddingLength { actual: usize, expected: usize },
+    PaddingLength {
+        /// The padded length.
+        actual: usize,
+        /// The bucket of the unpadded length.
+        expected: usize,
+    },
     /// A padding byte is not zero.
     #[error("memdir envelope padding byte at offset {offset} is not zero")]
-    PaddingNotZero { offset: usize },
+    PaddingNotZero {
+        /// Where the byte is.
+        offset: usize,
+    },
     /// The envelope's root is not the one the caller expected.
     #[error("memdir envelope root is {found}, expected {expected}")]
-    RootMismatch { expected: Cid, found: Cid },
+    RootMismatch {
+        /// The root the caller expected.
+        expected: Cid,
+        /// The root the envelope names.
+        found: Cid,
+    },
     /// `crypto_box_seal` itself failed (message too large for the cipher).
     #[error("crypto_box_seal failed on a {len}-byte envelope")]
-    Seal { len: usize },
+    Seal {
+        /// The envelope's length.
+        len: usize,
+    },
     /// A lineage root in the envelope is not a CID, or there are too many.
     #[error("memdir envelope lineage is invalid: {reason}")]
-    BadLineage { reason: String },
+    BadLineage {
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The plaintext root CID is too long for the envelope's length field.
     #[error("plaintext root CID is {len} bytes; at most {MAX_ROOT_LEN} fit")]
-    RootTooLong { len: usize },
+    RootTooLong {
+        /// The CID's length in bytes.
+        len: usize,
+    },
 }
 
 /// The padded size for an unpadded envelope of `n` bytes (see the module docs).
