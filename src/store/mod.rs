@@ -37,8 +37,10 @@ pub(crate) use threads::par_map;
 pub(crate) use threads::par_map_owned;
 
 /// A file's bytes as [`Backend::map`] gives them: mapped read-only, or a copy.
-pub enum Bytes {
+pub(crate) enum Bytes {
+    /// The file mapped read-only.
     Mapped(memmap2::Mmap),
+    /// A copy (a store in memory, or an empty file).
     Owned(Vec<u8>),
 }
 
@@ -294,7 +296,7 @@ impl Backend {
     /// [`Backend::read`] without the copy where it can: the file mapped into memory
     /// (a store in memory gives a copy). For the search index, which a one-shot call
     /// decodes once and drops.
-    pub fn map(&self, rel: &str, limit: u64) -> Result<Option<Bytes>> {
+    pub(crate) fn map(&self, rel: &str, limit: u64) -> Result<Option<Bytes>> {
         match self {
             Backend::Mem(m) => Ok(mem::read(&mem::lock(m), rel, limit)?.map(Bytes::Owned)),
             Backend::Dir(root) => disk::map(root, rel, limit),
