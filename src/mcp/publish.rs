@@ -9,6 +9,10 @@
 //! `sync` tool takes the same network slot, so a background push and a sync never
 //! run at once. It must not decide merges or speak HTTP: `memdir::sync` does.
 
+// Built without the `sync` feature, the server lists no sync tool and never
+// pushes: the parts of this module only sync uses are then unused.
+#![cfg_attr(not(feature = "sync"), allow(dead_code, unused_imports))]
+
 use memdir::memory::printable::escape_text;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};

@@ -8,6 +8,10 @@
 //! server serves an in-memory store (mode `none`) or the mode is `local`. These tools
 //! must not print to stdout or decide merges.
 
+// Built without the `sync` feature, the server lists no sync tool and never
+// pushes: the parts of this module only sync uses are then unused.
+#![cfg_attr(not(feature = "sync"), allow(dead_code, unused_imports))]
+
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
