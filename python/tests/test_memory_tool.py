@@ -100,3 +100,44 @@ def test_memory_tool_takes_a_dict_or_json_text(tmp_path: Path) -> None:
     assert mem.memory_tool({"command": "clear"}).startswith("Invalid memory tool command: unknown command `clear`")
     with pytest.raises(TypeError):
         mem.memory_tool({"command": "view", "path": object()})
+
+
+def test_import_memdir_works_without_anthropic() -> None:
+    # anthropic is optional: blocked, `import memdir` and the library still work, and
+    # only MemdirMemoryTool needs it.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['anthropic'] = None\n"
+        "import memdir\n"
+        "m = memdir.Memory.in_memory(); m.remember('user_x', 'works')\n"
+        "assert m.recall('works')[0].key == 'user_x'\n"
+        "try:\n"
+        "    memdir.MemdirMemoryTool\n"
+        "except ImportError:\n"
+        "    print('needs anthropic')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "needs anthropic\n"
+
+
+def test_the_tool_runner_sends_the_same_tool_results(tmp_path: Path) -> None:
+    # The SDK's own path from a tool_use block to the tool_result block it sends back
+    # (BetaToolRunner._run_tool: call, ToolError → is_error), for both tools.
+    import anthropic
+    from anthropic.types.beta import BetaToolUseBlock
+
+    reference = BetaLocalFilesystemMemoryTool(base_path=str(tmp_path / "reference"))
+    tool = MemdirMemoryTool(tmp_path / "memory")
+    client = anthropic.Anthropic(api_key="unused: no request is sent")
+    runner = client.beta.messages.tool_runner(
+        model="claude-sonnet-5-5", max_tokens=1024, tools=[tool], messages=[{"role": "user", "content": "hi"}]
+    )
+    for i, command in enumerate(REFERENCE_STEPS):
+        block = BetaToolUseBlock(id=f"toolu_{i:02d}", name="memory", input=command, type="tool_use")
+        want = runner._run_tool(reference, block)
+        got = runner._run_tool(tool, block)
+        assert set(got) == set(want) and got.get("is_error") == want.get("is_error"), (command, got, want)
+        assert comparable(command, str(got["content"])) == comparable(command, str(want["content"])), command

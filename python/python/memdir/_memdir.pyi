@@ -1,6 +1,7 @@
 """Type stubs of the native module memdir._memdir (python/src/*.rs)."""
 
 import os
+import pathlib
 from typing import Any, Mapping, Optional, Union
 
 DEFAULT_MAX_TOKENS: int
@@ -130,7 +131,7 @@ class Memory:
     @staticmethod
     def in_memory() -> "Memory": ...
     @property
-    def root(self) -> str: ...
+    def root(self) -> pathlib.Path: ...
     def init(self) -> bool: ...
     def remember(
         self,
