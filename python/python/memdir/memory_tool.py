@@ -11,7 +11,8 @@ Each command method hands the command to ``Memory.memory_tool_reply`` and return
 the reply text; an error reply raises the SDK's ``ToolError`` with that text, where
 the SDK's reference ``BetaLocalFilesystemMemoryTool`` raises it, so the tool runner
 sends it to the model as an error result. The replies are the reference's, byte for
-byte, for the commands spec/memory-tool.md names. This module imports ``anthropic``;
+byte, except where memdir differs on purpose (MEMORY.md, folders, names that are not
+keys, refused secrets, the directory's own size). This module imports ``anthropic``;
 ``import memdir`` does not.
 """
 
