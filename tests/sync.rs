@@ -1306,3 +1306,59 @@ fn offline_is_offered_only_where_it_means_something() {
         assert!(stderr(&o).contains("--offline"), "{args:?}: {}", stderr(&o));
     }
 }
+
+// spec/sync.md#configuration: `open_provider` gives a provider the caller built (a
+// folder named in code, as the Python package's `Memory.sync(folder=...)` does) the
+// seal and configuration `open` would: two directories sync through it, and a
+// directory configured for encrypted-ipfs without a key is refused before anything
+// is sent.
+#[test]
+fn open_provider_syncs_through_a_folder_named_in_code() {
+    use memdir::provider::{Blocking, Folder, NoProgress};
+    use memdir::sync::{open_provider, sync};
+    use memdir::{Draft, Memory, Strategy};
+    let root = tempfile::tempdir().unwrap();
+    let remote = root.path().join("remote");
+    let draft = |key: &str, body: &str| Draft {
+        key: key.into(),
+        name: key.into(),
+        description: body.into(),
+        kind: "project".into(),
+        body: body.into(),
+        ..Draft::default()
+    };
+    let round = |mem: &Memory| {
+        let provider = Blocking::new(Box::new(Folder::new(&remote))).unwrap();
+        let opened = open_provider(mem, provider, None).unwrap();
+        sync(mem, &opened.remote(&NoProgress), None, Strategy::Merge).unwrap()
+    };
+    let a = Memory::open(root.path().join("a")).unwrap();
+    let b = Memory::open(root.path().join("b")).unwrap();
+    a.write(&draft("project_a", "from a")).unwrap();
+    b.write(&draft("project_b", "from b")).unwrap();
+    let first = round(&a);
+    assert!(first.pulled.is_none());
+    let second = round(&b);
+    assert_eq!(second.pulled.as_ref().unwrap().root, first.pushed.root);
+    round(&a);
+    for mem in [&a, &b] {
+        assert_eq!(mem.read("project_a").unwrap().body, "from a");
+        assert_eq!(mem.read("project_b").unwrap().body, "from b");
+    }
+    // The configuration is read: encrypted-ipfs wants a key, and there is none.
+    let c = root.path().join("c");
+    std::fs::create_dir_all(c.join(".memdir")).unwrap();
+    std::fs::write(
+        c.join(".memdir/config.toml"),
+        format!(
+            "mode = \"encrypted-ipfs\"\nkey_file = \"{}\"\n",
+            root.path().join("no-key").display()
+        ),
+    )
+    .unwrap();
+    let provider = Blocking::new(Box::new(Folder::new(&remote))).unwrap();
+    let err = open_provider(&Memory::open(&c).unwrap(), provider, None)
+        .err()
+        .expect("no key: refused");
+    assert!(err.to_string().contains("no-key"), "{err}");
+}

@@ -783,3 +783,74 @@ fn the_length_checker_measures_functions() {
     );
     assert_eq!(fn_name("let f = |x| x; // fn not"), None);
 }
+
+/// The crates the Python package's build needs of the root crate's: every required
+/// dependency of `memdir` and those of the `sync` feature (python/Cargo.toml builds
+/// memdir with `default-features = false, features = ["sync"]`).
+fn python_build_deps(manifest: &str) -> std::collections::BTreeSet<String> {
+    let doc: toml::Table = manifest.parse().expect("Cargo.toml parses");
+    let mut out = std::collections::BTreeSet::new();
+    for (name, spec) in doc["dependencies"].as_table().expect("[dependencies]") {
+        let optional = spec.get("optional").and_then(|o| o.as_bool()) == Some(true);
+        if !optional {
+            out.insert(name.clone());
+        }
+    }
+    for feature in doc["features"]["sync"].as_array().expect("feature sync") {
+        if let Some(dep) = feature.as_str().and_then(|f| f.strip_prefix("dep:")) {
+            out.insert(dep.to_string());
+        }
+    }
+    out
+}
+
+/// The dependencies python/Cargo.lock records for `memdir` (a name, or `name version`
+/// when the lock holds two versions).
+fn locked_memdir_deps(lock: &str) -> std::collections::BTreeSet<String> {
+    let doc: toml::Table = lock.parse().expect("Cargo.lock parses");
+    let packages = doc["package"].as_array().expect("[[package]]");
+    let memdir = packages
+        .iter()
+        .find(|p| p["name"].as_str() == Some("memdir"))
+        .expect("memdir in the lock");
+    memdir["dependencies"]
+        .as_array()
+        .map(|deps| {
+            deps.iter()
+                .filter_map(|d| d.as_str()?.split(' ').next().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_python_lock_follows_the_root_dependencies() {
+    // spec/python.md#building: python/ is built --locked with its own Cargo.lock, so a
+    // dependency added to the root must reach that lock too, or CI's Python suite fails.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let lock = std::fs::read_to_string(root.join("python/Cargo.lock")).unwrap();
+    let locked = locked_memdir_deps(&lock);
+    let missing: Vec<String> = python_build_deps(&manifest)
+        .into_iter()
+        .filter(|d| !locked.contains(d))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "python/Cargo.lock lacks {missing:?}: run `cargo check --manifest-path python/Cargo.toml` (without --locked) and commit python/Cargo.lock"
+    );
+}
+
+#[test]
+fn the_python_lock_check_sees_a_missing_crate() {
+    let manifest = "[dependencies]\na = \"1\"\nb = { version = \"1\", optional = true }\nc = { version = \"1\", optional = true }\n[features]\nsync = [\"dep:c\"]\n";
+    assert_eq!(
+        python_build_deps(manifest).into_iter().collect::<Vec<_>>(),
+        ["a", "c"]
+    );
+    let lock = "[[package]]\nname = \"memdir\"\nversion = \"0.1.0\"\ndependencies = [\"a\", \"d 0.2.0\"]\n";
+    assert_eq!(
+        locked_memdir_deps(lock).into_iter().collect::<Vec<_>>(),
+        ["a", "d"]
+    );
+}

@@ -44,7 +44,7 @@ pub use error::SyncError;
 #[cfg(feature = "sync")]
 pub use listing::{Change, changes, for_each_file, listing};
 #[cfg(feature = "sync")]
-pub use open::{Choice, Opened, default_key_path, open, push_after_write};
+pub use open::{Choice, Opened, default_key_path, open, open_provider, push_after_write};
 #[cfg(feature = "sync")]
 pub use pull::pull;
 #[cfg(feature = "sync")]

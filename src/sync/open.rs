@@ -99,12 +99,42 @@ pub fn open(mem: &Memory, choice: &Choice) -> Result<Opened> {
     open_with(Config::load(mem)?, choice)
 }
 
-fn open_with(config: Config, choice: &Choice) -> Result<Opened> {
-    let mode = match (choice.mode, config.mode) {
+/// Opens a provider the caller built (a [`crate::provider::Folder`] on a path it
+/// chose, say) with the seal and configuration [`open`] would give it: the mode is
+/// `mode`, else `encrypted-ipfs` when configured, else `ipfs`. For embedders that
+/// name their remote in code rather than in the environment (the Python package's
+/// `Memory.sync(folder=...)`).
+pub fn open_provider(mem: &Memory, provider: Blocking, mode: Option<Mode>) -> Result<Opened> {
+    let config = Config::load(mem)?;
+    let mode = choose_mode(mode, &config);
+    let seal = seal_for(mode, &config)?;
+    Ok(Opened {
+        provider,
+        seal,
+        config,
+    })
+}
+
+/// The caller's mode, else `encrypted-ipfs` when configured, else `ipfs`.
+fn choose_mode(asked: Option<Mode>, config: &Config) -> Mode {
+    match (asked, config.mode) {
         (Some(m), _) => m,
         (None, Mode::EncryptedIpfs) => Mode::EncryptedIpfs,
         (None, _) => Mode::Ipfs,
-    };
+    }
+}
+
+/// The seal of `mode`: the key for `encrypted-ipfs`, nothing otherwise.
+fn seal_for(mode: Mode, config: &Config) -> Result<Seal> {
+    Ok(if mode == Mode::EncryptedIpfs {
+        Seal::Sealed(load_key(config)?)
+    } else {
+        Seal::Plain
+    })
+}
+
+fn open_with(config: Config, choice: &Choice) -> Result<Opened> {
+    let mode = choose_mode(choice.mode, &config);
     let settings = Settings::from_env(&provider::process_env)?;
     let provider = if let Some(url) = &choice.gateway {
         Blocking::new(Box::new(provider::Gateways::new(&[url], &settings)?))?
@@ -121,11 +151,7 @@ fn open_with(config: Config, choice: &Choice) -> Result<Opened> {
             &settings,
         )?)?
     };
-    let seal = if mode == Mode::EncryptedIpfs {
-        Seal::Sealed(load_key(&config)?)
-    } else {
-        Seal::Plain
-    };
+    let seal = seal_for(mode, &config)?;
     Ok(Opened {
         provider,
         seal,
