@@ -344,9 +344,9 @@ impl Saved {
         let key = r.str()?;
         let text = r.str()?;
         let meta = Entry::decode(r)?;
-        let (data, has_data) = match r.byte()? {
-            0 => (None, false),
-            1 if let Some(n) = terms => {
+        let (data, has_data) = match (r.byte()?, terms) {
+            (0, _) => (None, false),
+            (1, Some(n)) => {
                 let d = decode_data(r)?;
                 if d.is_valid(n) {
                     (Some(d), true)
@@ -354,7 +354,7 @@ impl Saved {
                     (None, false)
                 }
             }
-            1 => {
+            (1, None) => {
                 skip_data(r)?;
                 (None, true)
             }
