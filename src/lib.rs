@@ -43,9 +43,6 @@ pub mod memory;
 #[cfg(feature = "sync")]
 pub mod provider;
 pub mod report;
-// src/retrieval/ is being reworked in parallel (the retrieval issues issue 28 names);
-// its `pub` items and docs are brought under these two lints there.
-#[allow(unreachable_pub, missing_docs)]
 mod retrieval;
 mod store;
 pub mod sync;

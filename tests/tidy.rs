@@ -213,6 +213,28 @@ fn the_library_lints_its_public_surface() {
         lints_missing("#![warn(unreachable_pub)]\n"),
         ["missing_docs"]
     );
+    // No module of the library opts out of them.
+    let exempt: Vec<String> = sources()
+        .into_iter()
+        .filter(|(_, text)| exempts_itself(text))
+        .map(|(rel, _)| format!("src/{}", rel.display()))
+        .collect();
+    assert!(exempt.is_empty(), "allows a library lint: {exempt:?}");
+    assert!(exempts_itself(
+        "#[allow(unreachable_pub, missing_docs)]\nmod retrieval;\n"
+    ));
+    assert!(exempts_itself("#![allow(missing_docs)]\n"));
+    assert!(!exempts_itself("#![allow(dead_code)]\n"));
+}
+
+/// Whether a source turns off one of [`LIBRARY_LINTS`] for something in it.
+fn exempts_itself(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with('#')
+            && l.contains("allow(")
+            && LIBRARY_LINTS.iter().any(|lint| l.contains(lint))
+    })
 }
 
 #[test]

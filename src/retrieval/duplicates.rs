@@ -42,7 +42,7 @@ pub enum Why {
 
 /// A group of memories that may hold the same thing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Group {
+pub(crate) struct Group {
     pub why: Why,
     /// Indices into the records, sorted.
     #[serde(skip)]
@@ -145,7 +145,7 @@ impl Sets {
 /// one exact group with each other, compared by one representative per exact
 /// group), then name groups. Each group has at least two members; groups come
 /// sorted by kind and first member.
-pub fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
+pub(crate) fn groups(records: &[Record], threshold: f64) -> Vec<Group> {
     let (mut out, reps) = exact_groups(records);
     out.extend(near_groups(records, &reps, threshold));
     let names = name_groups(records, &out);

@@ -131,16 +131,38 @@ impl Lifecycle {
 /// A filter value that cannot be used; the caller names the flag or argument.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum FilterError {
+    /// A date that is not `YYYY-MM-DD`.
     #[error("`{value}` is not a date; expected YYYY-MM-DD")]
-    Date { value: String },
+    Date {
+        /// The value given.
+        value: String,
+    },
+    /// A salience that is not a number from 0 to 1.
     #[error("{value} is not a salience; expected a number from 0 to 1")]
-    Salience { value: String },
+    Salience {
+        /// The value given.
+        value: String,
+    },
+    /// A since date after the until date.
     #[error("the since date {since} is after the until date {until}")]
-    Range { since: NaiveDate, until: NaiveDate },
+    Range {
+        /// The first day asked for.
+        since: NaiveDate,
+        /// The last day asked for.
+        until: NaiveDate,
+    },
+    /// A memory type memdir does not know.
     #[error("unknown type `{kind}` in the type filter; known types: {}", .known.join(", "))]
-    UnknownType { kind: String, known: Vec<String> },
+    UnknownType {
+        /// The type given.
+        kind: String,
+        /// The types memdir knows.
+        known: Vec<String>,
+    },
+    /// An empty entry in a list of types.
     #[error("an empty type in the type filter")]
     EmptyType,
+    /// An empty entry in a list of tags.
     #[error("an empty tag in the tag filter")]
     EmptyTag,
 }

@@ -29,6 +29,7 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// `out`, `in` or `both`; `None` for anything else.
     pub fn parse(s: &str) -> Option<Direction> {
         match s {
             "out" => Some(Direction::Out),
@@ -42,9 +43,13 @@ impl Direction {
 /// A resolved edge between two memories.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Edge {
+    /// The key of the memory whose link it is.
     pub from: String,
+    /// The relation, as written.
     pub rel: String,
+    /// The key of the memory it points to.
     pub to: String,
+    /// The link's context, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
 }
@@ -52,7 +57,9 @@ pub struct Edge {
 /// A link whose target is no memory's key, alias or name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Dangling {
+    /// The key of the memory whose link it is.
     pub from: String,
+    /// The link as written.
     #[serde(flatten)]
     pub link: Link,
 }
@@ -60,6 +67,7 @@ pub struct Dangling {
 /// One step of a path from the start of a walk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Step {
+    /// The relation followed.
     pub rel: String,
     /// The memory reached.
     pub key: String,
@@ -70,8 +78,11 @@ pub struct Step {
 /// A memory reached by a walk.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Node {
+    /// The memory's key.
     pub key: String,
+    /// Its name.
     pub name: String,
+    /// Its description.
     pub description: String,
     /// Steps from the start (0 for the start itself).
     pub depth: usize,
@@ -83,8 +94,11 @@ pub struct Node {
 /// the walk followed or could have (filtered by relation and direction).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Walk {
+    /// The key the walk started from.
     pub start: String,
+    /// The memories reached, breadth-first.
     pub nodes: Vec<Node>,
+    /// The edges among them.
     pub edges: Vec<Edge>,
 }
 
@@ -97,6 +111,7 @@ pub struct Graph {
     inc: BTreeMap<String, Vec<Edge>>,
     /// Name and description by key.
     info: HashMap<String, (String, String)>,
+    /// Links whose target is no memory.
     pub dangling: Vec<Dangling>,
 }
 
@@ -263,12 +278,12 @@ pub(crate) mod work {
     }
 
     /// Counts `n` steps.
-    pub fn add(n: usize) {
+    pub(crate) fn add(n: usize) {
         STEPS.with(|s| s.set(s.get() + n));
     }
 
     /// The steps counted on this thread since the last call.
-    pub fn take() -> usize {
+    pub(crate) fn take() -> usize {
         STEPS.with(|s| s.replace(0))
     }
 }
@@ -276,14 +291,17 @@ pub(crate) mod work {
 /// A fact with its subject.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SubjectFact {
+    /// The key of the memory the fact is about.
     pub subject: String,
+    /// What is said of it.
     pub predicate: String,
+    /// The value.
     pub value: String,
 }
 
 /// The facts of the records, filtered by subject key and predicate, sorted by
 /// subject then line.
-pub fn facts(
+pub(crate) fn facts(
     records: &[Record],
     subject: Option<&str>,
     predicate: Option<&str>,
@@ -322,6 +340,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// `text`, `mermaid` or `dot`; `None` for anything else.
     pub fn parse(s: &str) -> Option<Format> {
         match s {
             "text" => Some(Format::Text),
@@ -335,6 +354,7 @@ impl Format {
 /// A walk printed within a token budget.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rendered {
+    /// The walk, printed.
     pub text: String,
     /// The first `shown` nodes of the walk (breadth-first, so the nearest) are in it.
     pub shown: usize,

@@ -5,15 +5,15 @@
 //! Must not embed, read files or reach the network: the engine hands the vectors in.
 
 /// The `k` of reciprocal rank fusion: 1 / (k + rank), rank counted from 1.
-pub const RRF_K: f64 = 60.0;
+pub(crate) const RRF_K: f64 = 60.0;
 
 /// The default cosine similarity a memory found only by vectors must reach.
-pub const DEFAULT_FLOOR: f32 = 0.3;
+pub(crate) const DEFAULT_FLOOR: f32 = 0.3;
 
 /// Cosine similarity of two vectors of lengths ([`norm`]) `norm_a` and `norm_b`: the
 /// query's length is found once for a whole ranking, a cached vector's when it is read
 /// or added. 0 when either is all zeros or the lengths differ.
-pub fn cosine_normed(a: &[f32], norm_a: f64, b: &[f32], norm_b: f64) -> f32 {
+pub(crate) fn cosine_normed(a: &[f32], norm_a: f64, b: &[f32], norm_b: f64) -> f32 {
     if a.len() != b.len() || norm_a == 0.0 || norm_b == 0.0 {
         return 0.0;
     }
@@ -26,7 +26,7 @@ pub fn cosine_normed(a: &[f32], norm_a: f64, b: &[f32], norm_b: f64) -> f32 {
 
 /// The cosine similarity of `query` to each vector given with its length ([`norm`];
 /// `None`: no vector), the query's length found once.
-pub fn similarities<'v>(
+pub(crate) fn similarities<'v>(
     query: &[f32],
     vectors: impl Iterator<Item = Option<(&'v [f32], f64)>>,
 ) -> Vec<Option<f32>> {
@@ -37,7 +37,7 @@ pub fn similarities<'v>(
 }
 
 /// The Euclidean length of a vector, summed in f64 (found once per vector).
-pub fn norm(a: &[f32]) -> f64 {
+pub(crate) fn norm(a: &[f32]) -> f64 {
     a.iter()
         .map(|&x| f64::from(x) * f64::from(x))
         .sum::<f64>()
@@ -72,7 +72,7 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
 /// `floor`. Each list ranks the candidates it knows (keyword hits by relevance, the
 /// candidates with a vector by similarity; ties by index), every list adds
 /// 1 / ([`RRF_K`] + rank), and the sums are scaled by the best one.
-pub fn fuse(keyword: &[f64], similarity: &[Option<f32>], floor: f32) -> Vec<f64> {
+pub(crate) fn fuse(keyword: &[f64], similarity: &[Option<f32>], floor: f32) -> Vec<f64> {
     let n = keyword.len();
     let sim = |i: usize| similarity.get(i).copied().flatten();
     let mut sums = vec![0.0_f64; n];

@@ -3,12 +3,12 @@
 //! Pure functions from memories, a query and `now` to an order, hits or a block.
 //! Must not read files or the clock: the engine hands everything in.
 
-pub mod context;
-pub mod duplicates;
-pub mod filter;
-pub mod graph;
-pub mod hybrid;
+pub(crate) mod context;
+pub(crate) mod duplicates;
+pub(crate) mod filter;
+pub(crate) mod graph;
+pub(crate) mod hybrid;
 mod postings;
-pub mod rank;
-pub mod search;
-pub mod state;
+pub(crate) mod rank;
+pub(crate) mod search;
+pub(crate) mod state;

@@ -57,7 +57,7 @@ impl LinePost {
     /// The line's number of terms, the term's count in it and whether it is in the
     /// label; `d` is the memory's data and `t` the term.
     #[inline]
-    pub fn stats(self, d: &impl Terms, t: u32) -> (u32, u32, bool) {
+    pub(super) fn stats(self, d: &impl Terms, t: u32) -> (u32, u32, bool) {
         if self.len < u16::MAX && self.count < u16::MAX {
             return (
                 u32::from(self.len),
@@ -92,7 +92,7 @@ pub(crate) struct Postings {
 
 impl Postings {
     /// The postings of `docs`, in corpus order.
-    pub fn new(docs: &[impl Terms]) -> Postings {
+    pub(super) fn new(docs: &[impl Terms]) -> Postings {
         let mut p = Postings::default();
         let mut scratch = Vec::new();
         for (i, d) in docs.iter().enumerate() {
@@ -106,7 +106,7 @@ impl Postings {
 
     /// The position in the corpus of a slot's memory, `None` when it is gone.
     #[inline]
-    pub fn position(&self, slot: u32) -> Option<usize> {
+    pub(super) fn position(&self, slot: u32) -> Option<usize> {
         let i = self.index[slot as usize];
         (i != DEAD).then_some(i as usize)
     }
@@ -150,7 +150,7 @@ impl Postings {
 
     /// Memory `i` of `docs` changed: its old entries die, its new ones come under a
     /// new slot.
-    pub fn replace(&mut self, i: usize, docs: &[impl Terms]) {
+    pub(super) fn replace(&mut self, i: usize, docs: &[impl Terms]) {
         let old = self.slots[i];
         self.index[old as usize] = DEAD;
         self.dead += 1;
@@ -173,7 +173,7 @@ impl Postings {
     /// corpus of the new corpus's memory `j` when its data is the same, `None` for a
     /// memory whose data is new (`docs[j]`). The postings of the new corpus, sharing
     /// the entries of the memories carried.
-    pub fn carry(mut self, origin: &[Option<usize>], docs: &[impl Terms]) -> Postings {
+    pub(super) fn carry(mut self, origin: &[Option<usize>], docs: &[impl Terms]) -> Postings {
         let mut index = vec![DEAD; self.index.len()];
         let mut slots = Vec::with_capacity(origin.len());
         let mut fresh = Vec::new();

@@ -12,10 +12,10 @@ use chrono::{DateTime, Utc};
 use crate::memory::{Decay, Kind, Meta, Record};
 
 /// Default recency half-life in days.
-pub const HALF_LIFE_DAYS: f64 = 7.0;
+pub(crate) const HALF_LIFE_DAYS: f64 = 7.0;
 
 /// Salience of a memory, in [0.5, 1.0].
-pub fn salience(meta: &Meta) -> f64 {
+pub(crate) fn salience(meta: &Meta) -> f64 {
     // Agent state is always salient (spec/ranking.md#salience).
     if meta.important || meta.kind == Kind::State {
         return 1.0;
@@ -28,7 +28,7 @@ pub fn salience(meta: &Meta) -> f64 {
 }
 
 /// Recency of a memory at `now`, in (0, 1].
-pub fn recency(meta: &Meta, now: DateTime<Utc>) -> f64 {
+pub(crate) fn recency(meta: &Meta, now: DateTime<Utc>) -> f64 {
     // Agent state does not decay (spec/ranking.md#salience).
     if meta.kind == Kind::State {
         return 1.0;
@@ -49,13 +49,13 @@ pub fn recency(meta: &Meta, now: DateTime<Utc>) -> f64 {
 }
 
 /// Rank score: salience × recency.
-pub fn score(meta: &Meta, now: DateTime<Utc>) -> f64 {
+pub(crate) fn score(meta: &Meta, now: DateTime<Utc>) -> f64 {
     salience(meta) * recency(meta, now)
 }
 
 /// Orders two memories with given scores: higher score first, then newer `updated`,
 /// then key. Total, so sorting is deterministic.
-pub fn compare(a: (&Record, f64), b: (&Record, f64)) -> Ordering {
+pub(crate) fn compare(a: (&Record, f64), b: (&Record, f64)) -> Ordering {
     b.1.partial_cmp(&a.1)
         .unwrap_or(Ordering::Equal)
         .then(b.0.meta.updated.at.cmp(&a.0.meta.updated.at))
@@ -98,7 +98,7 @@ fn key_ranks(records: &[Record]) -> Vec<u32> {
 /// Memories (indices into `records`) with scores, in [`compare`]'s order. The
 /// records' key order is computed once for any number of `lists`; each is sorted on
 /// precomputed keys (distinct, so an unstable sort gives the one order there is).
-pub fn sorted<const N: usize>(
+pub(crate) fn sorted<const N: usize>(
     records: &[Record],
     lists: [Vec<(usize, f64)>; N],
 ) -> [Vec<(usize, f64)>; N] {
@@ -114,7 +114,7 @@ pub fn sorted<const N: usize>(
 }
 
 /// Indices of `records` in rank order at `now`, with their scores.
-pub fn order(records: &[Record], now: DateTime<Utc>) -> Vec<(usize, f64)> {
+pub(crate) fn order(records: &[Record], now: DateTime<Utc>) -> Vec<(usize, f64)> {
     let scored = records
         .iter()
         .enumerate()

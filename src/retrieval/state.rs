@@ -15,10 +15,10 @@ use crate::memory::timeline::{Event, format_ts};
 use crate::memory::{Kind, Record};
 
 /// The heading of the state section.
-pub const STATE_HEADING: &str = "\n## Agent state\n";
+pub(crate) const STATE_HEADING: &str = "\n## Agent state\n";
 
 /// The state key of a state memory: its file key without `state_`.
-pub fn state_key(r: &Record) -> &str {
+pub(crate) fn state_key(r: &Record) -> &str {
     r.key
         .as_str()
         .strip_prefix("state_")
@@ -26,7 +26,7 @@ pub fn state_key(r: &Record) -> &str {
 }
 
 /// Indices of the state entries of `records`, by key.
-pub fn state_entries(records: &[Record]) -> Vec<usize> {
+pub(crate) fn state_entries(records: &[Record]) -> Vec<usize> {
     let mut v: Vec<usize> = (0..records.len())
         .filter(|&i| records[i].meta.kind == Kind::State)
         .collect();
@@ -67,7 +67,7 @@ fn entry_text(r: &Record) -> (String, bool) {
 /// entry a smaller one does), and a last line says how many are left out and how to
 /// see them. The section never exceeds `room`; when not even the heading and
 /// that line fit, it is empty.
-pub fn state_part(
+pub(crate) fn state_part(
     records: &[Record],
     entries: &[usize],
     room: usize,
@@ -126,7 +126,7 @@ pub fn state_part(
 /// The newest summary of each compacted session: session → (through, summary key).
 /// Two summaries of one session (two devices compacted it) both count; the later
 /// `through` hides more.
-pub fn compactions(records: &[Record]) -> BTreeMap<String, (DateTime<Utc>, String)> {
+pub(crate) fn compactions(records: &[Record]) -> BTreeMap<String, (DateTime<Utc>, String)> {
     let mut out: BTreeMap<String, (DateTime<Utc>, String)> = BTreeMap::new();
     for r in records {
         if let Some(s) = r.meta.summarizes() {
@@ -143,7 +143,7 @@ pub fn compactions(records: &[Record]) -> BTreeMap<String, (DateTime<Utc>, Strin
 
 /// Whether the context block leaves `e` out: an event of a compacted session up to
 /// the summary's `through` (the `compacted` event itself stays, as the pointer).
-pub fn hidden_by_compaction(
+pub(crate) fn hidden_by_compaction(
     e: &Event,
     compacted: &BTreeMap<String, (DateTime<Utc>, String)>,
 ) -> bool {
@@ -158,16 +158,20 @@ pub fn hidden_by_compaction(
 /// One session of the timeline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Session {
+    /// The session id its events carry.
     pub id: String,
+    /// The time of its first event.
     pub first: String,
+    /// The time of its last event.
     pub last: String,
+    /// How many events it has.
     pub count: usize,
     /// Event types, in order of first appearance.
     pub types: Vec<String>,
 }
 
 /// The sessions of `events` (in time order), by first time.
-pub fn sessions(events: &[Event]) -> Vec<Session> {
+pub(crate) fn sessions(events: &[Event]) -> Vec<Session> {
     let mut by_id: BTreeMap<&str, Session> = BTreeMap::new();
     for e in events {
         let Some(id) = e.field_str("session") else {
@@ -195,19 +199,22 @@ pub fn sessions(events: &[Event]) -> Vec<Session> {
 /// A budgeted transcript of one session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Transcript {
+    /// The session id.
     pub session: String,
+    /// The transcript, within the budget.
     pub text: String,
     /// Events of the session.
     pub events: usize,
     /// Events shown (the newest).
     pub shown: usize,
+    /// The budget it was cut to.
     pub max_tokens: usize,
 }
 
 /// The transcript of session `id`: a heading, then its events as JSON lines, oldest
 /// first, never more than `max_tokens × 4` characters; when they do not all fit, the
 /// newest are kept and a line after the heading says how many older ones are not shown.
-pub fn transcript(events: &[Event], id: &str, max_tokens: usize) -> Transcript {
+pub(crate) fn transcript(events: &[Event], id: &str, max_tokens: usize) -> Transcript {
     let budget = max_tokens.saturating_mul(4);
     let evs: Vec<&Event> = events
         .iter()

@@ -30,7 +30,7 @@ use crate::retrieval::state;
 /// spec/ranking.md#hybrid-recall, one value per record) used instead of the keyword
 /// one; the line scores, and so the line packer, stay the keyword ones. `None` is the
 /// keyword block.
-pub fn build_with(
+pub(crate) fn build_with(
     parts: &Parts<'_>,
     max_tokens: usize,
     query: Option<&str>,
@@ -49,7 +49,7 @@ pub fn build_with(
 /// `parts.index_text` is not used. A one-shot call renders and checks MEMORY.md
 /// meanwhile. The block is [`build_with`]'s for the text `index` returns; its error
 /// is returned as is.
-pub fn build_while<E: Send>(
+pub(crate) fn build_while<E: Send>(
     parts: &Parts<'_>,
     index: impl FnOnce(&[Record]) -> Result<String, E> + Send,
     max_tokens: usize,

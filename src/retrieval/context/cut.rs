@@ -7,9 +7,9 @@
 use crate::retrieval::search::{self, split_label, split_tag, terms};
 
 /// A line longer than this many characters is shown cut to its best window.
-pub const LINE_CAP: usize = 200;
+pub(super) const LINE_CAP: usize = 200;
 /// The fewest characters of a line's text worth showing in a cut.
-pub const MIN_WINDOW: usize = 40;
+pub(super) const MIN_WINDOW: usize = 40;
 /// Marks text left out of a cut line, before and after the window.
 const BEFORE: &str = "… ";
 const AFTER: &str = " …";
@@ -34,7 +34,7 @@ fn prefix(line: &str) -> &str {
 /// its weight, each distinct term counted once; the earliest such window), cut at
 /// word boundaries, `… ` before it when text comes before, ` …` after it when text
 /// follows.
-pub fn cut(line: &str, cap: usize, weights: &[(String, f64)]) -> Option<String> {
+pub(super) fn cut(line: &str, cap: usize, weights: &[(String, f64)]) -> Option<String> {
     let n = line.chars().count();
     if n <= cap {
         return None;

@@ -14,10 +14,10 @@ use crate::retrieval::search::{self, QueryScores};
 /// line's value is its own score plus this share of its memory's relevance (the
 /// memory's topic counts). Its neighbours' scores no longer count: measured on the
 /// three data sets, they helped LoCoMo only (spec/ranking.md#results-since-issue-29).
-pub const MEMORY_PRIOR: f64 = 1.0;
+pub(super) const MEMORY_PRIOR: f64 = 1.0;
 /// A relevant memory whose whole section is at most this many characters goes in
 /// whole rather than as an excerpt.
-pub const SHORT_CHARS: usize = 1200;
+pub(super) const SHORT_CHARS: usize = 1200;
 
 /// The line that closes an excerpt: how many of the memory's lines it shows, and how
 /// many of those are cut to their matching part (the heading above names the key).

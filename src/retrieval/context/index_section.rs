@@ -8,7 +8,7 @@ use crate::memory::Record;
 use crate::memory::index;
 
 /// How many lines of MEMORY.md the block includes at most.
-pub const INDEX_LINE_CAP: usize = 200;
+pub(super) const INDEX_LINE_CAP: usize = 200;
 
 /// The index part: MEMORY.md capped at 200 lines.
 fn index_part(index: &str) -> (String, usize) {

@@ -30,29 +30,30 @@ use crate::memory::timeline::Event;
 use crate::retrieval::filter::Filter;
 use crate::retrieval::search::Corpus;
 
-pub use crate::retrieval::context::assembly::build_while;
-pub use crate::retrieval::context::assembly::build_with;
+pub(crate) use crate::retrieval::context::assembly::build_while;
+pub(crate) use crate::retrieval::context::assembly::build_with;
 
 /// Default budget in tokens.
 pub const DEFAULT_MAX_TOKENS: usize = 8192;
 /// The share of the budget MEMORY.md may take in a block without a query
 /// (spec/ranking.md#budget).
-pub const INDEX_SHARE: f64 = 0.5;
+pub(crate) const INDEX_SHARE: f64 = 0.5;
 /// The share of the budget MEMORY.md may take in a block with a query: less, since
 /// the evidence for the query matters more (measured on the three data sets,
 /// spec/ranking.md#budget).
-pub const INDEX_SHARE_QUERY: f64 = 0.125;
+pub(crate) const INDEX_SHARE_QUERY: f64 = 0.125;
 /// The most of the budget the agent state section takes (spec/ranking.md#agent-state-in-the-block).
-pub const STATE_SHARE: f64 = 0.25;
+pub(crate) const STATE_SHARE: f64 = 0.25;
 
 /// Estimated tokens of a text: ceil(chars / 4).
-pub fn estimate_tokens(text: &str) -> usize {
+pub(crate) fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
 /// What the block contains.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Block {
+    /// The block as the agent gets it (Markdown).
     pub text: String,
     /// Keys of the memories included, in output order, and whether each is an excerpt.
     pub memories: Vec<Included>,
@@ -73,6 +74,7 @@ pub struct Block {
     pub index_chars: usize,
     /// Estimated tokens of `text`.
     pub tokens: usize,
+    /// The budget it was built for (`tokens` is at most this).
     pub max_tokens: usize,
 }
 
@@ -199,7 +201,7 @@ impl Prepared {
 
 /// What a block is built from, borrowed (a process that keeps a store warm builds
 /// blocks without handing its records over).
-pub struct Parts<'a> {
+pub(crate) struct Parts<'a> {
     pub records: &'a [Record],
     /// The term statistics of `records` (in their order); needed with a query.
     pub corpus: Option<&'a Corpus>,

@@ -63,17 +63,17 @@ impl Corpus {
 /// Line scores: a line whose label (`Caroline` in `[D3:5] Caroline: …`) is a query
 /// term scores this much more (× 1.5): in a transcript, what a person said answers a
 /// question about that person.
-pub const LABEL_BOOST: f64 = 0.5;
+pub(super) const LABEL_BOOST: f64 = 0.5;
 /// Two query terms next to each other in the query and in a line add this share of
 /// their IDFs.
-pub const W_BIGRAM: f64 = 0.5;
+pub(super) const W_BIGRAM: f64 = 0.5;
 /// Pseudo-relevance feedback: the best this many lines...
-pub const PRF_LINES: usize = 10;
+pub(super) const PRF_LINES: usize = 10;
 /// ...give their this many most weighted terms (not in the query, in at least two
 /// lines)...
-pub const PRF_TERMS: usize = 10;
+pub(super) const PRF_TERMS: usize = 10;
 /// ...added to the query with at most this share of their IDF.
-pub const PRF_WEIGHT: f64 = 0.2;
+pub(super) const PRF_WEIGHT: f64 = 0.2;
 
 /// A score for every line of every memory, one memory after the other.
 #[derive(Debug, Clone, Default, PartialEq)]

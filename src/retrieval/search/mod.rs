@@ -13,14 +13,14 @@ mod scoring;
 mod text;
 mod vocab;
 
-pub use crate::retrieval::search::line_scoring::QueryScores;
+pub(crate) use crate::retrieval::search::line_scoring::QueryScores;
 pub(crate) use crate::retrieval::search::line_scoring::best_key;
 pub(crate) use crate::retrieval::search::line_scoring::key_parts;
-pub use crate::retrieval::search::scoring::{Corpus, blend};
-pub use crate::retrieval::search::text::matching_line;
-pub use crate::retrieval::search::text::terms;
+pub(crate) use crate::retrieval::search::scoring::{Corpus, blend};
+pub(crate) use crate::retrieval::search::text::matching_line;
+pub(crate) use crate::retrieval::search::text::terms;
 pub(crate) use crate::retrieval::search::text::{split_label, split_tag, words};
-pub use crate::retrieval::search::vocab::{Analyzed, DocData, Vocab};
+pub(crate) use crate::retrieval::search::vocab::{Analyzed, DocData, Vocab};
 
 #[cfg(test)]
 mod tests {

@@ -16,20 +16,20 @@ use crate::retrieval::search::vocab::DocData;
 use crate::retrieval::search::vocab::Vocab;
 
 /// BM25 term-frequency saturation.
-pub const K1: f64 = 1.2;
+pub(super) const K1: f64 = 1.2;
 /// BM25 length normalization.
-pub const B: f64 = 0.75;
+pub(super) const B: f64 = 0.75;
 
 /// Share of relevance that comes from BM25; the rest is the whole-phrase hit.
-pub const W_BM25: f64 = 0.7;
-pub const W_PHRASE: f64 = 0.3;
+pub(super) const W_BM25: f64 = 0.7;
+pub(super) const W_PHRASE: f64 = 0.3;
 /// Boosts applied to relevance: score = relevance × (BASE + W_SAL × salience + W_REC × recency).
-pub const BOOST_BASE: f64 = 0.8;
-pub const BOOST_SALIENCE: f64 = 0.15;
-pub const BOOST_RECENCY: f64 = 0.05;
+pub(super) const BOOST_BASE: f64 = 0.8;
+pub(super) const BOOST_SALIENCE: f64 = 0.15;
+pub(super) const BOOST_RECENCY: f64 = 0.05;
 
 /// The blended score of a relevant memory.
-pub fn blend(relevance: f64, salience: f64, recency: f64) -> f64 {
+pub(crate) fn blend(relevance: f64, salience: f64, recency: f64) -> f64 {
     relevance * (BOOST_BASE + BOOST_SALIENCE * salience + BOOST_RECENCY * recency)
 }
 

@@ -17,7 +17,7 @@ const STOPWORDS: &[&str] = &[
 
 /// The maximal runs of alphanumeric characters of `text` (the non-empty pieces of
 /// `text.split(|c: char| !c.is_alphanumeric())`), with ASCII tested byte by byte.
-pub fn words(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     let b = text.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
@@ -50,7 +50,7 @@ const STOPWORD_MAX_LEN: usize = 5;
 /// Light English stemming: folds plurals and common verb endings so that `runs`,
 /// `running` and `run` meet. Applied identically to documents and queries, so it
 /// only needs to be consistent, not linguistically perfect.
-pub fn stem(word: &str) -> String {
+pub(super) fn stem(word: &str) -> String {
     if word.len() <= 3 || !word.is_ascii() {
         return word.to_string();
     }
@@ -111,7 +111,7 @@ fn strip_verb(w: std::borrow::Cow<'_, str>) -> String {
 }
 
 /// Splits text into lowercase, stemmed terms, without stopwords.
-pub fn terms(text: &str) -> Vec<String> {
+pub(crate) fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut lower = String::new();
     for raw in words(text) {
@@ -141,7 +141,7 @@ pub fn terms(text: &str) -> Vec<String> {
 
 /// Whether the memory contains the whole query, case-insensitively, in its name,
 /// description or body.
-pub fn phrase_hit(r: &Record, query_lower: &str) -> bool {
+pub(super) fn phrase_hit(r: &Record, query_lower: &str) -> bool {
     contains_lower(&r.meta.name, query_lower)
         || contains_lower(&r.meta.description, query_lower)
         || contains_lower(&r.body, query_lower)
@@ -169,7 +169,7 @@ fn contains_lower(hay: &str, needle_lower: &str) -> bool {
 /// characters at its start (`[D3:5]`, `[2026-03-01]`, `[09:30]`), which says where
 /// or when the line is, not what it says. Returns the marker and tag (empty when
 /// there is neither) and the rest.
-pub fn split_tag(line: &str) -> (&str, &str) {
+pub(crate) fn split_tag(line: &str) -> (&str, &str) {
     let t = line.trim_start();
     let t = t
         .strip_prefix("- ")
@@ -186,7 +186,7 @@ pub fn split_tag(line: &str) -> (&str, &str) {
 /// tag ([`split_tag`]: `[D3:5] Name: text`). A label is one to three words of letters,
 /// digits, spaces, `-`, `_`, `'` or `.` before the first `: `, of at most 40
 /// characters. Returns the text before the label, the label and the text after it.
-pub fn split_label(line: &str) -> Option<(&str, &str, &str)> {
+pub(crate) fn split_label(line: &str) -> Option<(&str, &str, &str)> {
     let (_, t) = split_tag(line);
     let (label, _) = t.split_once(": ")?;
     let ok = (1..=3).contains(&label.split_whitespace().count())
@@ -203,14 +203,14 @@ pub fn split_label(line: &str) -> Option<(&str, &str, &str)> {
 }
 
 /// The longest [`matching_line`] a hit carries, in characters.
-pub const MATCHING_LINE_MAX: usize = 200;
+pub(super) const MATCHING_LINE_MAX: usize = 200;
 
 /// The body line that matched a query (spec/ranking.md#recall): the line holding the
 /// most distinct query terms (`query` as [`terms`] gives them), the first of equals,
 /// trimmed and cut to [`MATCHING_LINE_MAX`] characters (`…` marks a cut). `None` when
 /// no line holds a query term (the memory matched by its name, description or tags,
 /// or by meaning alone).
-pub fn matching_line(body: &str, query: &[String]) -> Option<String> {
+pub(crate) fn matching_line(body: &str, query: &[String]) -> Option<String> {
     if query.is_empty() {
         return None;
     }

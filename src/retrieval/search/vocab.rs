@@ -14,10 +14,10 @@ use crate::retrieval::search::text::split_label;
 use crate::retrieval::search::text::split_tag;
 
 /// Field weights: a term in the name counts three body occurrences.
-pub const W_NAME: f64 = 3.0;
-pub const W_DESCRIPTION: f64 = 2.0;
-pub const W_TAGS: f64 = 2.0;
-pub const W_BODY: f64 = 1.0;
+pub(super) const W_NAME: f64 = 3.0;
+pub(super) const W_DESCRIPTION: f64 = 2.0;
+pub(super) const W_TAGS: f64 = 2.0;
+pub(super) const W_BODY: f64 = 1.0;
 
 /// A vocabulary: every term a corpus has met, by id. Ids are handed out in order of
 /// first appearance and never reused, so a vocabulary saved with term ids (the
