@@ -1091,6 +1091,49 @@ fn gateway_retries_server_errors() {
     assert_eq!(gw.common.count("GET /ipfs/"), 3);
 }
 
+// spec/providers.md#retries: a CAR that breaks off mid-stream is asked for again, up
+// to the configured attempts, then the last failure is the error.
+#[test]
+fn gateway_retries_a_stream_that_breaks_off() {
+    let (tree, dag, store) = gateway_fixture("gw-cut");
+    let gw = GatewayMock::start(store, GatewayMode::Honest);
+    gw.common.faults.lock().unwrap().cut = 2;
+    let p = gateways(&[gw.url()]);
+    let blocks = p
+        .get_car(&dag.root, &CarLimits::default(), &NoProgress)
+        .expect("after two broken streams");
+    assert_eq!(decoded(&blocks, &dag.root), tree);
+    assert_eq!(gw.common.count("GET /ipfs/"), 3);
+
+    let (_, dag, store) = gateway_fixture("gw-cut-always");
+    let gw = GatewayMock::start(store, GatewayMode::Honest);
+    gw.common.faults.lock().unwrap().cut = 10;
+    let p = gateways(&[gw.url()]);
+    let err = expect_err(
+        p.get_car(&dag.root, &CarLimits::default(), &NoProgress),
+        "every stream breaks off",
+    );
+    assert_eq!(err.class(), Class::Remote, "{err}");
+    // Three tries (fast_http's attempts), no more.
+    assert_eq!(gw.common.count("GET /ipfs/"), 3);
+}
+
+// spec/providers.md#kubo: a dag/export that breaks off mid-stream is asked for again.
+#[test]
+fn kubo_export_retries_a_stream_that_breaks_off() {
+    let (mock, p) = kubo_mock(true, Duration::from_secs(1));
+    let tree = memory_tree("export-cut", 6, true);
+    let (dag, car) = dag_of(&tree);
+    p.put_car(&dag.root, &car, &NoProgress).expect("push");
+    mock.common.faults.lock().unwrap().cut = 1;
+    let blocks = p
+        .get_car(&dag.root, &CarLimits::default(), &NoProgress)
+        .expect("pull after a broken export");
+    assert_eq!(decoded(&blocks, &dag.root), tree);
+    assert_eq!(mock.common.count("POST /api/v0/dag/export"), 2);
+    assert_eq!(mock.common.count("POST /api/v0/block/get"), 0);
+}
+
 // ---------------------------------------------------------------------------
 // A real IPFS node (js-ipfs via ci/ipfs-node/start.sh)
 // ---------------------------------------------------------------------------

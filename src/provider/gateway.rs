@@ -7,7 +7,7 @@ use cid::Cid;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, Url};
 
-use super::http::{Call, CarFailure, Http, Want, base_url, check_block, join, redact};
+use super::http::{Call, CarFailure, Http, Try, Want, base_url, check_block, join, redact};
 use super::{
     Blocks, BoxFuture, Capabilities, Env, Progress, Provider, ProviderError, Receipt, Settings,
 };
@@ -130,50 +130,45 @@ impl Gateways {
         let method = Method::GET;
         // Network failures mid-stream are retried like failed requests;
         // anything the verifier rejects is final for this gateway.
-        let mut attempt = 0;
-        let (copy, failure) = loop {
-            attempt += 1;
-            let call = Call {
-                timeout: Some(self.http.cfg.transfer_timeout),
-                ..Call::new(method.clone(), url.clone())
-            };
-            let response = self
-                .http
-                .send(call, |r| r.header(ACCEPT, ACCEPT_CAR))
-                .await?;
-            if let Some(ct) = response.headers().get(CONTENT_TYPE) {
-                let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
-                if !ct.starts_with("application/vnd.ipld.car") {
-                    return Err(self.http.bad_response(
-                        &method,
-                        &url,
-                        format!("content type {ct:?}, not a CAR (not a trustless gateway?)"),
-                    ));
+        let (method, url) = (&method, &url);
+        let fetched = self
+            .http
+            .retry_stream(move || async move {
+                let call = Call {
+                    timeout: Some(self.http.cfg.transfer_timeout),
+                    ..Call::new(method.clone(), url.clone())
+                };
+                let response = match self.http.send(call, |r| r.header(ACCEPT, ACCEPT_CAR)).await {
+                    Ok(r) => r,
+                    Err(e) => return Try::Done(Err(CarFailure::Remote(e))),
+                };
+                if let Some(ct) = response.headers().get(CONTENT_TYPE) {
+                    let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
+                    if !ct.starts_with("application/vnd.ipld.car") {
+                        return Try::Done(Err(CarFailure::Remote(self.http.bad_response(
+                            method,
+                            url,
+                            format!("content type {ct:?}, not a CAR (not a trustless gateway?)"),
+                        ))));
+                    }
                 }
-            }
-            match self
-                .http
-                .verify_car(
-                    &method,
-                    &url,
-                    response,
-                    Want {
-                        root,
-                        limits,
-                        progress,
-                        keep: true,
-                    },
-                )
-                .await
-            {
-                Ok((blocks, _)) => return Ok(blocks),
-                Err(CarFailure::Remote(e)) if attempt < self.http.cfg.attempts => {
-                    let _ = e;
-                    tokio::time::sleep(self.http.cfg.backoff).await;
+                let want = Want {
+                    root,
+                    limits,
+                    progress,
+                    keep: true,
+                };
+                match self.http.verify_car(method, url, response, want).await {
+                    Ok((blocks, _)) => Try::Done(Ok(blocks)),
+                    Err(CarFailure::Remote(e)) => Try::Again(e),
+                    Err(integrity) => Try::Done(Err(integrity)),
                 }
-                Err(CarFailure::Remote(e)) => return Err(e),
-                Err(CarFailure::Integrity { error, copy }) => break (copy, error),
-            }
+            })
+            .await?;
+        let (copy, failure) = match fetched {
+            Ok(blocks) => return Ok(blocks),
+            Err(CarFailure::Remote(e)) => return Err(e),
+            Err(CarFailure::Integrity { error, copy }) => (copy, error),
         };
         // A CAR that ends early at a block boundary (the gateway lacked a
         // child) can be completed block by block; everything else is final.

@@ -392,6 +392,40 @@ pub(crate) struct Want<'a> {
     pub keep: bool,
 }
 
+/// What one try of a streamed transfer came to (see [`Http::retry_stream`]).
+// Returned once per try and matched at once: the size of the larger variant costs a
+// move, not memory kept.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Try<T> {
+    /// The transfer's answer: a result, or a failure no other try would mend.
+    Done(T),
+    /// A failure another try may mend (the connection broke mid-stream); the last
+    /// one is the error when the attempts run out.
+    Again(ProviderError),
+}
+
+impl Http {
+    /// Runs `one` until it is [`Try::Done`], or until it has said [`Try::Again`]
+    /// as many times as the configured attempts (then its last error), waiting the
+    /// configured backoff between tries. The retry loop of the transfers whose body
+    /// is checked while it streams (a CAR from a gateway or `dag/export`): `send`
+    /// retries a request until its status, not a body that breaks off later.
+    pub(crate) async fn retry_stream<T, F: Future<Output = Try<T>>>(
+        &self,
+        mut one: impl FnMut() -> F,
+    ) -> Result<T, ProviderError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match one().await {
+                Try::Done(t) => return Ok(t),
+                Try::Again(e) if attempt >= self.cfg.attempts => return Err(e),
+                Try::Again(_) => tokio::time::sleep(self.cfg.backoff).await,
+            }
+        }
+    }
+}
+
 /// How [`Http::verify_car`] failed.
 pub(crate) enum CarFailure {
     /// The network failed; retrying may help.

@@ -52,6 +52,9 @@ pub enum Framing {
     /// No length: the body ends when the connection closes (lets a test send a
     /// well-framed but truncated payload).
     Close,
+    /// The whole body's `Content-Length`, then only this many of its bytes before
+    /// the connection closes: a transfer that breaks off mid-stream.
+    Cut(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -367,13 +370,17 @@ fn write_response<W: Write>(w: &mut W, method: &str, resp: &Response) -> io::Res
         ));
         return w.write_all(head.as_bytes());
     }
-    if resp.framing == Framing::Length && resp.status != 204 {
+    if resp.framing != Framing::Close && resp.status != 204 {
         head.push_str(&format!("content-length: {}\r\n", resp.body.len()));
     }
     head.push_str("connection: close\r\n\r\n");
     w.write_all(head.as_bytes())?;
     if resp.status != 204 {
-        w.write_all(&resp.body)?;
+        let sent = match resp.framing {
+            Framing::Cut(n) => n.min(resp.body.len()),
+            _ => resp.body.len(),
+        };
+        w.write_all(&resp.body[..sent])?;
     }
     Ok(())
 }

@@ -19,7 +19,7 @@ use memdir::provider::{CODEC_CAR, sigv4};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::http::{Request, Response, Server, Stop, multipart};
+use super::http::{Framing, Request, Response, Server, Stop, multipart};
 use super::ipfs::{GatewayMode, Store, car_of, car_root, dfs, other_cid, sections, serve_gateway};
 
 /// Faults to inject, shared by every mock.
@@ -31,6 +31,9 @@ pub struct Faults {
     pub delay: Option<Duration>,
     /// Report a root other than the uploaded one.
     pub wrong_root: bool,
+    /// The next this many answers with a body break off halfway through it (the
+    /// whole length announced; gateway and Kubo mocks).
+    pub cut: usize,
 }
 
 /// State every mock has: faults, a request log, a block store and the
@@ -59,6 +62,16 @@ impl Common {
             stop.sleep(d);
         }
         fail.map(|status| Response::text(status, "injected failure"))
+    }
+
+    /// `resp`, broken off halfway through its body when a cut is queued.
+    fn cut(&self, mut resp: Response) -> Response {
+        let mut f = self.faults.lock().unwrap();
+        if f.cut > 0 && resp.body.len() > 1 {
+            f.cut -= 1;
+            resp.framing = Framing::Cut(resp.body.len() / 2);
+        }
+        resp
     }
 
     fn gateway(&self, req: &Request) -> Option<Response> {
@@ -193,7 +206,11 @@ impl KuboMock {
                 "/api/v0/dag/export" if opts.export => match arg {
                     Some(cid) if c.blocks.lock().unwrap().contains_key(&cid) => {
                         let (blocks, _) = dfs(&c.blocks.lock().unwrap(), &cid);
-                        Response::bytes(200, "application/vnd.ipld.car", car_of(&cid, &blocks))
+                        c.cut(Response::bytes(
+                            200,
+                            "application/vnd.ipld.car",
+                            car_of(&cid, &blocks),
+                        ))
                     }
                     _ => kubo_error("block not found"),
                 },
@@ -828,8 +845,10 @@ impl GatewayMock {
             if let Some(r) = c.pre(req, stop) {
                 return r;
             }
-            c.gateway(req)
-                .unwrap_or_else(|| Response::text(404, "not found"))
+            c.cut(
+                c.gateway(req)
+                    .unwrap_or_else(|| Response::text(404, "not found")),
+            )
         });
         GatewayMock { common, server }
     }

@@ -15,7 +15,8 @@ use reqwest::{Method, RequestBuilder, Url};
 use serde_json::Value;
 
 use super::http::{
-    Call, CarFailure, Http, Want, base_url, car_part, check_block, default_transient, join, redact,
+    Call, CarFailure, Http, Try, Want, base_url, car_part, check_block, default_transient, join,
+    redact,
 };
 use super::{
     Blocks, BoxFuture, Capabilities, Direction, Env, HeadSwap, Progress, Provider, ProviderError,
@@ -254,48 +255,42 @@ impl Kubo {
         let method = Method::POST;
         let root_s = root.to_string();
         let url = self.rpc("dag/export", &[("arg", root_s.as_str())]);
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let call = Call {
-                timeout: Some(self.http.cfg.transfer_timeout),
-                attempts: Some(1),
-                pass: &[404, 405, 501],
-                ..Call::new(method.clone(), url.clone())
-            };
-            let response = match self.http.send(call, |rb| self.auth(rb)).await {
-                Ok(r) => r,
-                Err(e) if is_retryable(&e) && attempt < self.http.cfg.attempts => {
-                    tokio::time::sleep(self.http.cfg.backoff).await;
-                    continue;
+        // `None`: no dag/export here.
+        let (method, url) = (&method, &url);
+        let exported = self
+            .http
+            .retry_stream(move || async move {
+                let call = Call {
+                    timeout: Some(self.http.cfg.transfer_timeout),
+                    attempts: Some(1),
+                    pass: &[404, 405, 501],
+                    ..Call::new(method.clone(), url.clone())
+                };
+                let response = match self.http.send(call, |rb| self.auth(rb)).await {
+                    Ok(r) => r,
+                    Err(e) if is_retryable(&e) => return Try::Again(e),
+                    Err(e) => return Try::Done(Err(e)),
+                };
+                if matches!(response.status().as_u16(), 404 | 405 | 501) {
+                    return Try::Done(Ok(None));
                 }
-                Err(e) => return Err(e),
-            };
-            if matches!(response.status().as_u16(), 404 | 405 | 501) {
-                // No dag/export here (Filebase RPC): walk with block/get.
-                return self.walk(root, limits, progress).await;
-            }
-            match self
-                .http
-                .verify_car(
-                    &method,
-                    &url,
-                    response,
-                    Want {
-                        root,
-                        limits,
-                        progress,
-                        keep: false,
-                    },
-                )
-                .await
-            {
-                Ok((blocks, _)) => return Ok(blocks),
-                Err(CarFailure::Remote(_)) if attempt < self.http.cfg.attempts => {
-                    tokio::time::sleep(self.http.cfg.backoff).await;
+                let want = Want {
+                    root,
+                    limits,
+                    progress,
+                    keep: false,
+                };
+                match self.http.verify_car(method, url, response, want).await {
+                    Ok((blocks, _)) => Try::Done(Ok(Some(blocks))),
+                    Err(CarFailure::Remote(e)) => Try::Again(e),
+                    Err(f) => Try::Done(Err(f.into_error())),
                 }
-                Err(f) => return Err(f.into_error()),
-            }
+            })
+            .await??;
+        match exported {
+            Some(blocks) => Ok(blocks),
+            // No dag/export here (Filebase RPC): walk with block/get.
+            None => self.walk(root, limits, progress).await,
         }
     }
 
