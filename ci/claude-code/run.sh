@@ -40,8 +40,6 @@ if ! cmp -s package-lock.json "$stamp" 2>/dev/null; then
     cp package-lock.json "$stamp"
 fi
 claude_bin="$here/node_modules/.bin"
-version="$("$claude_bin/claude" --version)"
-[ "$version" = "2.1.332 (Claude Code)" ] || { echo "claude-code: unexpected version: $version" >&2; exit 1; }
 
 work="$(mktemp -d)"
 server_pid=""
@@ -70,6 +68,10 @@ run() {
         CLAUDE_CODE_DISABLE_AUTO_MEMORY=1 \
         "$@"
 }
+
+version="$(run timeout 60 claude --version)"
+[ "$version" = "2.1.332 (Claude Code)" ] || { echo "claude-code: unexpected version: $version" >&2; exit 1; }
+echo "claude --version: $version"
 
 # Step 1, as the README's "The first hour" says (HOME is the temporary one).
 export HOME="$work/home"
