@@ -413,16 +413,21 @@ fn a_main_file_written_by_a_query_holds_the_exact_texts() {
 #[test]
 fn edits_made_while_queries_run_are_seen() {
     use crate::common::{memdir, run};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
     let (_tmp, dir) = settled_store(200);
     mem(&dir).search_index().unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    // Queries answered so far by both readers: each write waits for one more, so
+    // the edits and the queries interleave however loaded the machine is.
+    let done = std::sync::Arc::new(AtomicUsize::new(0));
     let readers: Vec<_> = (0..2)
         .map(|r| {
             let dir = dir.clone();
-            let stop = stop.clone();
+            let (stop, done) = (stop.clone(), done.clone());
             std::thread::spawn(move || {
                 let mut calls = 0;
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) && calls < 200 {
+                while !stop.load(Ordering::Relaxed) && calls < 200 {
                     let args: &[&str] = if r == 0 {
                         &["recall", "zebra"]
                     } else {
@@ -431,12 +436,22 @@ fn edits_made_while_queries_run_are_seen() {
                     let o = run(memdir(&dir).args(args));
                     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
                     calls += 1;
+                    done.fetch_add(1, Ordering::Relaxed);
                 }
                 calls
             })
         })
         .collect();
-    // Same-size rewrites, each followed by a query of this process.
+    // Waits (at most a minute) until the readers have answered more than `n`.
+    let answered_past = |n: usize| {
+        let until = Instant::now() + Duration::from_secs(60);
+        while done.load(Ordering::Relaxed) <= n && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        done.load(Ordering::Relaxed)
+    };
+    // Same-size rewrites, each while the readers' queries run.
+    let mut seen = answered_past(0);
     for round in 0..40 {
         let k = round % 10;
         write_raw(
@@ -445,10 +460,11 @@ fn edits_made_while_queries_run_are_seen() {
             &format!("Note {k}"),
             &format!("line one of {k}\nzebra {k} r{round:02}"),
         );
+        seen = answered_past(seen);
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let calls: usize = readers.into_iter().map(|h| h.join().unwrap()).sum();
-    assert!(calls > 0);
+    assert!(calls > 40, "only {calls} queries ran beside the 40 edits");
     let got = mem(&dir).load().unwrap().records;
     std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
     let fresh = mem(&dir).load().unwrap().records;
