@@ -205,11 +205,15 @@ pub(crate) fn split_label(line: &str) -> Option<(&str, &str, &str)> {
 /// The longest [`matching_line`] a hit carries, in characters.
 pub(super) const MATCHING_LINE_MAX: usize = 200;
 
+/// Characters a cut [`matching_line`] keeps before its first query term.
+const MATCHING_LINE_LEAD: usize = 60;
+
 /// The body line that matched a query (spec/ranking.md#recall): the line holding the
 /// most distinct query terms (`query` as [`terms`] gives them), the first of equals,
-/// trimmed and cut to [`MATCHING_LINE_MAX`] characters (`…` marks a cut). `None` when
-/// no line holds a query term (the memory matched by its name, description or tags,
-/// or by meaning alone).
+/// trimmed; a line of more than [`MATCHING_LINE_MAX`] characters is cut to a window of
+/// that many around its first query term (at most [`MATCHING_LINE_LEAD`] before it),
+/// `…` marking each cut end. `None` when no line holds a query term (the memory
+/// matched by its name, description or tags, or by meaning alone).
 pub(crate) fn matching_line(body: &str, query: &[String]) -> Option<String> {
     if query.is_empty() {
         return None;
@@ -226,12 +230,34 @@ pub(crate) fn matching_line(body: &str, query: &[String]) -> Option<String> {
             best = Some((n, line));
         }
     }
-    best.map(
-        |(_, line)| match line.char_indices().nth(MATCHING_LINE_MAX) {
-            None => line.to_string(),
-            Some((cut, _)) => format!("{}…", line[..cut].trim_end()),
-        },
-    )
+    best.map(|(_, line)| window(line, query))
+}
+
+/// A line as [`matching_line`] shows it: whole, or cut around its first query term.
+fn window(line: &str, query: &[String]) -> String {
+    let chars = line.chars().count();
+    if chars <= MATCHING_LINE_MAX {
+        return line.to_string();
+    }
+    // The byte offset of the first word that is a query term (the line holds one).
+    let first = words(line)
+        .find(|w| terms(w).iter().any(|t| query.contains(t)))
+        .map_or(0, |w| w.as_ptr() as usize - line.as_ptr() as usize);
+    let before = line[..first].chars().count();
+    let start = before
+        .saturating_sub(MATCHING_LINE_LEAD)
+        .min(chars - MATCHING_LINE_MAX);
+    let at = |c: usize| line.char_indices().nth(c).map_or(line.len(), |(i, _)| i);
+    let (from, to) = (at(start), at(start + MATCHING_LINE_MAX));
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    out.push_str(line[from..to].trim());
+    if to < line.len() {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -260,11 +286,26 @@ mod tests {
         // No line holds a term; a query of stopwords only has none.
         check_line("nothing here", "cello", None);
         check_line("the and of", "the of", None);
-        // A long line is cut at 200 characters.
+        // A long line is cut to 200 characters around its first query term.
         let long = format!("cello {}", "x".repeat(300));
         let got = matching_line(&long, &terms("cello")).unwrap();
         assert_eq!(got.chars().count(), MATCHING_LINE_MAX + 1);
-        assert!(got.ends_with('…'));
+        assert!(got.starts_with("cello ") && got.ends_with('…'), "{got}");
+        // A term past the first 200 characters is in the window, 60 characters of
+        // what precedes it kept, each cut end marked.
+        let words = (0..100).map(|i| format!("w{i:03}")).collect::<Vec<_>>();
+        let long = format!("{} Cellos here {}", words.join(" "), words.join(" "));
+        let got = matching_line(&long, &terms("cello")).unwrap();
+        assert!(got.starts_with('…') && got.ends_with('…'), "{got}");
+        assert!(got.contains("Cellos here"), "{got}");
+        assert_eq!(got.chars().count(), MATCHING_LINE_MAX + 2, "{got}");
+        let lead = &got[got.find('…').unwrap() + '…'.len_utf8()..got.find("Cellos").unwrap()];
+        assert_eq!(lead.chars().count(), 60, "{got}");
+        // Near the end, the window ends with the line: one mark only.
+        let long = format!("{} the cello", "é".repeat(400));
+        let got = matching_line(&long, &terms("cello")).unwrap();
+        assert!(got.starts_with('…') && got.ends_with("the cello"), "{got}");
+        assert_eq!(got.chars().count(), MATCHING_LINE_MAX + 1, "{got}");
     }
 
     /// The non-empty pieces of `text` split at every character that is not
