@@ -253,6 +253,66 @@ fn remember_refuses_an_existing_key_unless_replace_or_expected_hash() {
 }
 
 #[test]
+fn text_only_results_carry_the_text_alone() {
+    // spec/mcp.md#text-only: Claude Code hands its model a result's structured content
+    // instead of its text; with --text-only the text is all there is, the same text.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m");
+    assert!(run(memdir(&dir).arg("init")).status.success());
+    let calls = [
+        ("recall", json!({"query": "football"})),
+        (
+            "memory_context",
+            json!({"query": "football", "max_tokens": 512}),
+        ),
+        ("list_memories", json!({})),
+        ("forget", json!({"key": "nobody"})),
+    ];
+    let mut both = Server::start(&dir, &[]);
+    both.initialize();
+    assert_eq!(
+        text(&both.call("remember", role_args())),
+        "created user_role"
+    );
+    let mut plain = Server::start(&dir, &["--text-only"]);
+    plain.initialize();
+    for (tool, args) in &calls {
+        let (a, b) = (
+            both.call(tool, args.clone()),
+            plain.call(tool, args.clone()),
+        );
+        assert!(a.get("structuredContent").is_some(), "{tool}: {a}");
+        assert!(b.get("structuredContent").is_none(), "{tool}: {b}");
+        assert_eq!(a["isError"], b["isError"], "{tool}");
+        assert_eq!(text(&a), text(&b), "{tool}");
+        assert!(!text(&b).is_empty(), "{tool}");
+    }
+    // read_memory's version hash, which only the structured result holds, ends the
+    // text, and it is the one remember's expected_hash takes.
+    let full = both.call("read_memory", json!({"key": "user_role"}));
+    let hash = full["structuredContent"]["hash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = plain.call("read_memory", json!({"key": "user_role"}));
+    assert!(r.get("structuredContent").is_none(), "{r}");
+    let t = text(&r);
+    assert_eq!(
+        t,
+        format!(
+            "{}\n(version hash, for remember's expected_hash: {hash})",
+            text(&full)
+        )
+    );
+    let mut cas = role_args();
+    cas["body"] = json!("Plays tennis now.");
+    cas["expected_hash"] = json!(hash);
+    assert_eq!(text(&plain.call("remember", cas)), "updated user_role");
+    both.finish();
+    plain.finish();
+}
+
+#[test]
 fn a_read_only_memory_is_refused_by_every_mcp_writing_tool() {
     // spec/memory-format.md: `read_only`
     let tmp = tempfile::tempdir().unwrap();

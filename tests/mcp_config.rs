@@ -96,6 +96,9 @@ fn each_client_entry_names_the_binary_and_the_absolute_directory() {
         let exe = exe();
         want.push(&exe);
         want.extend(want_args.iter().map(String::as_str));
+        // Claude Code hands its model a result's structuredContent instead of its
+        // text, so its entry asks for the text alone (spec/mcp.md#text-only).
+        want.push("--text-only");
         assert_eq!(words, want, "{line}");
     }
 }
@@ -247,7 +250,9 @@ fn install_keeps_other_servers_and_writes_a_backup() {
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(project.join(".mcp.json")).unwrap()).unwrap();
     let (command, args) = command_and_args(&doc["mcpServers"]["memdir"]);
-    assert_eq!((command.as_str(), args.len()), (exe().as_str(), 3));
+    assert_eq!(command, exe());
+    assert_eq!(args[..2], ["mcp", "--dir"]);
+    assert_eq!(args[3..], ["--text-only"]);
     assert!(!project.join(".mcp.json.bak").exists());
 }
 

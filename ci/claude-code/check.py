@@ -41,14 +41,14 @@ decided = [r.get("decided") or {} for r in requests]
 
 # Step 1: the README's registration.
 line = read("add.line").strip()
-want = f"claude mcp add --scope user memdir -- {memdir} mcp --dir {mem}"
+want = f"claude mcp add --scope user memdir -- {memdir} mcp --dir {mem} --text-only"
 check(line == want, "memdir mcp config --client claude-code prints the user-scope `claude mcp add` line", f"{line!r}, expected {want!r}")
 try:
     servers = json.loads(read("home/.claude.json")).get("mcpServers", {})
 except ValueError:
     servers = {}
 entry = servers.get("memdir", {})
-check(entry.get("command") == memdir and entry.get("args") == ["mcp", "--dir", mem],
+check(entry.get("command") == memdir and entry.get("args") == ["mcp", "--dir", mem, "--text-only"],
       "the line run as printed put memdir in ~/.claude.json (user scope)", json.dumps(servers))
 listed = read("list.out")
 check(any(l.startswith("memdir:") and "Connected" in l for l in listed.splitlines()),
@@ -117,6 +117,16 @@ check(helix and helix[0][:-3] in index, "remember: MEMORY.md lists it", index[:3
 result, said, _, _ = conversation("recall", "recall")
 print(f"      recall's tool_result as Claude Code sent it: {said!r}")
 check("Helix" in said, "recall: the tool_result Claude Code sent to the model holds \"Helix\"", said[:300])
+def is_json(text):
+    try:
+        json.loads(text)
+        return True
+    except ValueError:
+        return False
+# The entry `mcp config` printed serves --text-only, so the model reads memdir's text
+# (spec/mcp.md#text-only), not the structured result Claude Code would hand it instead.
+check(not is_json(said) and said.splitlines()[0].split()[1:2] == ["user_favourite_editor"],
+      "recall: the model was handed memdir's text (score, key, name, the matching line), not JSON", said[:300])
 answer = result.get("result", "")
 check("Helix" in answer and answer == f'memdir\'s recall answered: "{said}"',
       "recall: claude -p's answer quotes that tool_result, \"Helix\" included", answer[:300])
@@ -138,6 +148,7 @@ else:
     check(False, "context: with tool search off the first request carries memdir's tools", json.dumps(firsts)[:400])
 print(f"      memory_context's tool_result as Claude Code sent it: {said!r}")
 check("Helix" in said, "memory_context: the context block Claude Code sent to the model holds \"Helix\"", said[:300])
+check(said.startswith("# Agent Memory\n"), "memory_context: the model was handed the context block itself, not JSON", said[:300])
 answer = result.get("result", "")
 check("Helix" in answer and said in answer, "memory_context: claude -p's answer quotes it", answer[:300])
 

@@ -60,6 +60,11 @@ pub struct Args {
     /// Default token budget of memory_context (default: the manifest's maxTokens, else 2048).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<usize>,
+    /// Tool results carry only their text, no structuredContent: for clients that hand
+    /// their model the structured result instead of the text (Claude Code does;
+    /// `mcp config --client claude-code` adds this).
+    #[arg(long)]
+    pub text_only: bool,
     /// Serve over Streamable HTTP on ADDR (default 127.0.0.1:8765) instead of stdio.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = http::DEFAULT_ADDR)]
     pub http: Option<String>,
@@ -169,6 +174,7 @@ pub fn run(mem: &Memory, a: &Args, create: bool, out: &mut Out) -> Result<i32, F
     }
     let config = Config {
         max_tokens,
+        text_only: a.text_only,
         sync,
         ..Config::default()
     };

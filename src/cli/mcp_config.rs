@@ -106,7 +106,11 @@ fn config(dir: &Path, a: &ConfigArgs, out: &mut Out) -> Result<(), Refusal> {
             Class::Input,
         )
     })?;
-    let entry = Entry { exe, dir };
+    let entry = Entry {
+        exe,
+        dir,
+        client: a.client,
+    };
     if !a.install {
         let text = entry.printed(a.client);
         if out.is_json() {
@@ -252,19 +256,26 @@ fn default_config(client: Client, home: Option<&Path>) -> Result<PathBuf, Refusa
     })
 }
 
-/// What a client starts: this binary, `mcp --dir DIR`.
+/// What a client starts: this binary, `mcp --dir DIR` (and `--text-only` for Claude
+/// Code, which hands its model a result's structured content instead of its text:
+/// spec/mcp.md#text-only).
 struct Entry {
     exe: PathBuf,
     dir: PathBuf,
+    client: Client,
 }
 
 impl Entry {
     fn args(&self) -> Vec<String> {
-        vec![
+        let mut args = vec![
             "mcp".into(),
             "--dir".into(),
             self.dir.to_string_lossy().into_owned(),
-        ]
+        ];
+        if matches!(self.client, Client::ClaudeCode) {
+            args.push("--text-only".into());
+        }
+        args
     }
 
     fn exe(&self) -> String {

@@ -41,6 +41,8 @@ pub struct Shared {
     pub hub: Hub,
     /// The default budget of `memory_context`.
     pub max_tokens: usize,
+    /// Tool results carry only their text (`--text-only`, spec/mcp.md#text-only).
+    pub text_only: bool,
     /// URIs the client subscribed to with `resources/subscribe` (2025 protocol).
     pub subscriptions: Mutex<BTreeSet<String>>,
     /// The push that follows writes in the sync modes (`super::publish`).

@@ -62,6 +62,8 @@ const SESSION_CHECK: Duration = Duration::from_secs(5);
 pub struct Config {
     /// The default budget of `memory_context`.
     pub max_tokens: usize,
+    /// Tool results without `structuredContent` (`--text-only`, spec/mcp.md#text-only).
+    pub text_only: bool,
     /// Watch the directory for changes made by people and other processes.
     pub watch: bool,
     /// The manifest's sync mode and provider, over `.memdir/config.toml`.
@@ -74,6 +76,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             max_tokens: DEFAULT_MAX_TOKENS,
+            text_only: false,
             watch: true,
             sync: publish::Target::default(),
             push_delay: publish::PUSH_DELAY,
@@ -198,6 +201,7 @@ impl Running {
             mem: mem.clone(),
             hub: hub.clone(),
             max_tokens: config.max_tokens,
+            text_only: config.text_only,
             subscriptions: Mutex::new(BTreeSet::new()),
             publisher: match mem.dir() {
                 Some(_) => {

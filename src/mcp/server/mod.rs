@@ -23,12 +23,12 @@ use std::sync::Arc;
 
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceContents, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool_handler};
@@ -270,7 +270,14 @@ impl ServerHandler for MemoryServer {
             .get(&name)
             .is_some_and(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true));
         let call = ToolCallContext::new(self, request, context);
-        let response = self.tool_router.call(call).await?;
+        let mut response = self.tool_router.call(call).await?;
+        // `--text-only`: the text alone, for clients that would hand their model the
+        // structured result instead (spec/mcp.md#text-only).
+        if self.shared.text_only
+            && let CallToolResponse::Complete(r) = &mut response
+        {
+            text_only(&name, r);
+        }
         // A tool that may have changed the memory schedules the push of the sync
         // modes (spec/mcp.md#sync); `sync` pushes by itself.
         if writes
@@ -330,5 +337,24 @@ impl ServerHandler for MemoryServer {
                 return Ok(());
             }
         }
+    }
+}
+
+/// A tool result as `--text-only` serves it: its structured content dropped, and for
+/// `read_memory` the version hash (which only the structured result carried) added
+/// as the text's last line, so `remember`'s `expected_hash` stays usable
+/// (spec/mcp.md#text-only).
+fn text_only(tool: &str, r: &mut CallToolResult) {
+    let Some(doc) = r.structured_content.take() else {
+        return;
+    };
+    if tool == "read_memory"
+        && r.is_error != Some(true)
+        && let Some(hash) = doc["hash"].as_str()
+        && let Some(ContentBlock::Text(text)) = r.content.first_mut()
+    {
+        text.text.push_str(&format!(
+            "\n(version hash, for remember's expected_hash: {hash})"
+        ));
     }
 }
