@@ -47,15 +47,48 @@ pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
 /// The length of the longest stop word, in bytes.
 const STOPWORD_MAX_LEN: usize = 5;
 
-/// Light English stemming: folds plurals and common verb endings so that `runs`,
-/// `running` and `run` meet. Applied identically to documents and queries, so it
-/// only needs to be consistent, not linguistically perfect.
-pub(super) fn stem(word: &str) -> String {
+/// A word of at most eight bytes as one integer (its bytes, zero-padded: a word holds
+/// no zero byte, so two words pack alike only when they are equal).
+fn pack(word: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..word.len()].copy_from_slice(word);
+    u64::from_le_bytes(b)
+}
+
+/// Whether a lowercase word is a stop word: one binary search among integers (the
+/// words packed), not among strings, since every word of every memory is asked.
+fn is_stopword(lower: &str) -> bool {
+    static PACKED: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    lower.len() <= STOPWORD_MAX_LEN
+        && PACKED
+            .get_or_init(|| {
+                let mut p: Vec<u64> = STOPWORDS.iter().map(|w| pack(w.as_bytes())).collect();
+                p.sort_unstable();
+                p
+            })
+            .binary_search(&pack(lower.as_bytes()))
+            .is_ok()
+}
+
+/// [`stem_into`] as a new string.
+#[cfg(test)]
+fn stem(word: &str) -> String {
+    let mut out = String::new();
+    stem_into(word, &mut out);
+    out
+}
+
+/// Light English stemming, appended to `out`: folds plurals and
+/// common verb endings so that `runs`, `running` and `run` meet. Applied identically
+/// to documents and queries, so it only needs to be consistent, not linguistically
+/// perfect.
+fn stem_into(word: &str, out: &mut String) {
     if word.len() <= 3 || !word.is_ascii() {
-        return word.to_string();
+        out.push_str(word);
+        return;
     }
     let plural = strip_plural(word);
-    strip_verb(plural)
+    strip_verb(&plural, out);
 }
 
 fn strip_plural(w: &str) -> std::borrow::Cow<'_, str> {
@@ -80,24 +113,26 @@ fn strip_plural(w: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn strip_verb(w: std::borrow::Cow<'_, str>) -> String {
+fn strip_verb(w: &str, out: &mut String) {
     // A doubled final consonant left by the suffix is undone: running -> runn -> run.
-    let undouble = |s: &str| -> String {
+    let undouble = |s: &str| -> usize {
         let b = s.as_bytes();
         let n = b.len();
         if n >= 3 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z') {
-            s[..n - 1].to_string()
+            n - 1
         } else {
-            s.to_string()
+            n
         }
     };
     for suffix in ["ing", "ed"] {
         if let Some(s) = w.strip_suffix(suffix).filter(|s| s.len() >= 3) {
-            return undouble(s);
+            out.push_str(&s[..undouble(s)]);
+            return;
         }
     }
     if let Some(s) = w.strip_suffix("ly").filter(|s| s.len() >= 3) {
-        return s.to_string();
+        out.push_str(s);
+        return;
     }
     // A final silent `e` goes too, so that `hike` meets `hiking` (both `hik`) and
     // `dance` meets `dancing`.
@@ -105,15 +140,55 @@ fn strip_verb(w: std::borrow::Cow<'_, str>) -> String {
         .strip_suffix('e')
         .filter(|s| s.len() >= 3 && !s.ends_with('e'))
     {
-        return s.to_string();
+        out.push_str(s);
+        return;
     }
-    w.into_owned()
+    out.push_str(w);
 }
 
 /// Splits text into lowercase, stemmed terms, without stopwords.
 pub(crate) fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    each_term(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// The terms of `text` ([`terms`]) appended to `out` without a string each.
+pub(crate) fn terms_into(text: &str, out: &mut TermList) {
+    each_term(text, |t| out.push(t));
+}
+
+/// Terms one after the other in one string, with where each ends: what a memory's
+/// analysis holds, so that the hundreds of terms of a memory cost no allocation each.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TermList {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl TermList {
+    fn push(&mut self, term: &str) {
+        self.text.push_str(term);
+        self.ends.push(self.text.len() as u32);
+    }
+
+    /// Number of terms.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Term `i`.
+    pub(crate) fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+}
+
+/// Calls `f` with each term of `text`, in order: the words lowercased, stop words and
+/// one-letter words (but digits) dropped, stemmed.
+fn each_term(text: &str, mut f: impl FnMut(&str)) {
     let mut lower = String::new();
+    let mut stemmed = String::new();
     for raw in words(text) {
         // ASCII lowercases in place (what `to_lowercase` does to ASCII).
         lower.clear();
@@ -123,7 +198,7 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
         } else {
             lower.push_str(&raw.to_lowercase());
         }
-        if lower.len() <= STOPWORD_MAX_LEN && STOPWORDS.binary_search(&lower.as_str()).is_ok() {
+        if is_stopword(&lower) {
             continue;
         }
         let short = if lower.is_ascii() {
@@ -134,9 +209,10 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
         if short && !lower.chars().all(|c| c.is_numeric()) {
             continue;
         }
-        out.push(stem(&lower));
+        stemmed.clear();
+        stem_into(&lower, &mut stemmed);
+        f(&stemmed);
     }
-    out
 }
 
 /// Whether the memory contains the whole query, case-insensitively, in its name,
@@ -248,7 +324,28 @@ fn window(line: &str, query: &[String]) -> String {
         .saturating_sub(MATCHING_LINE_LEAD)
         .min(chars - MATCHING_LINE_MAX);
     let at = |c: usize| line.char_indices().nth(c).map_or(line.len(), |(i, _)| i);
-    let (from, to) = (at(start), at(start + MATCHING_LINE_MAX));
+    let (mut from, mut to) = (at(start), at(start + MATCHING_LINE_MAX));
+    // A cut inside a word moves to a space at most 20 bytes inside the window (never
+    // past the first query term), so the window shows whole words where it can.
+    const SNAP: usize = 20;
+    if from > 0
+        && !line[..from].ends_with(char::is_whitespace)
+        && let Some(space) = line[from..first]
+            .find(char::is_whitespace)
+            .filter(|&n| n <= SNAP)
+    {
+        from += space;
+    }
+    let mut floor = to.saturating_sub(SNAP).max(first);
+    while !line.is_char_boundary(floor) {
+        floor += 1;
+    }
+    if to < line.len()
+        && !line[to..].starts_with(char::is_whitespace)
+        && let Some(space) = line[floor..to].rfind(char::is_whitespace)
+    {
+        to = floor + space;
+    }
     let mut out = String::new();
     if from > 0 {
         out.push('…');
@@ -298,9 +395,17 @@ mod tests {
         let got = matching_line(&long, &terms("cello")).unwrap();
         assert!(got.starts_with('…') && got.ends_with('…'), "{got}");
         assert!(got.contains("Cellos here"), "{got}");
-        assert_eq!(got.chars().count(), MATCHING_LINE_MAX + 2, "{got}");
-        let lead = &got[got.find('…').unwrap() + '…'.len_utf8()..got.find("Cellos").unwrap()];
-        assert_eq!(lead.chars().count(), 60, "{got}");
+        // Whole words only: the cuts moved to the spaces next to them.
+        let inner = got.trim_start_matches('…').trim_end_matches('…');
+        assert!(
+            inner
+                .split(' ')
+                .all(|w| w.len() == 4 || w == "Cellos" || w == "here"),
+            "{got}"
+        );
+        assert!(inner.chars().count() > MATCHING_LINE_MAX - 10, "{got}");
+        let lead = &inner[..inner.find("Cellos").unwrap()];
+        assert!((50..=60).contains(&lead.chars().count()), "{got}");
         // Near the end, the window ends with the line: one mark only.
         let long = format!("{} the cello", "é".repeat(400));
         let got = matching_line(&long, &terms("cello")).unwrap();
@@ -332,6 +437,41 @@ mod tests {
             t in "[aZ09 ,._\\-\n\té日٣\u{2003}\u{301}—ß]{0,24}|\\PC{0,40}"
         ) {
             proptest::prop_assert_eq!(words(&t).collect::<Vec<_>>(), split_words(&t));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        /// A matching line is a piece of the line (between its marks) of at most 200
+        /// characters that holds a query term, whatever the text around it.
+        #[test]
+        fn a_matching_line_is_a_window_with_the_term(
+            a in "[a-zé日 ]{0,400}", b in "[a-zé日 ,]{0,400}", spaced in proptest::bool::ANY,
+        ) {
+            let line = if spaced { format!("{a} cello {b}") } else { format!("{a}cello {b}") };
+            let got = matching_line(&line, &terms("cello"));
+            let Some(got) = got else {
+                // Only when the term is glued to letters before it.
+                proptest::prop_assert!(!spaced);
+                return Ok(());
+            };
+            let inner = got.strip_prefix('…').unwrap_or(&got);
+            let inner = inner.strip_suffix('…').unwrap_or(inner);
+            proptest::prop_assert!(line.contains(inner), "{got}");
+            proptest::prop_assert!(inner.chars().count() <= MATCHING_LINE_MAX, "{got}");
+            proptest::prop_assert!(terms(inner).contains(&"cello".to_string()), "{got}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The packed lookup answers as a search among the words themselves: for the
+        /// stop words, for words one edit away from them, and for any short word.
+        #[test]
+        fn the_packed_stopword_test_is_the_word_test(
+            w in "(a|about|after|all|an|and|i|it|its|the|their|them|then|your|whom)[a-zé]?|[a-zé日]{0,6}"
+        ) {
+            proptest::prop_assert_eq!(is_stopword(&w), STOPWORDS.binary_search(&w.as_str()).is_ok());
         }
     }
 

@@ -9,9 +9,9 @@ use foldhash::{HashMap, HashMapExt};
 
 use crate::memory::Record;
 use crate::retrieval::postings::Terms;
-use crate::retrieval::search::terms;
 use crate::retrieval::search::text::split_label;
 use crate::retrieval::search::text::split_tag;
+use crate::retrieval::search::text::{TermList, terms_into};
 
 /// Field weights: a term in the name counts three body occurrences.
 pub(super) const W_NAME: f64 = 3.0;
@@ -100,45 +100,56 @@ pub struct DocData {
 /// several threads and interned after, in order, to the same ids.
 #[derive(Debug, Clone, Default)]
 pub struct Analyzed {
-    /// Each field's terms with the field's weight: name, description, each tag, body.
-    fields: Vec<(Vec<String>, f64)>,
-    /// Each body line's terms (its label's first, then its tag's), how many are the
-    /// label's and how many the tag's.
-    lines: Vec<(Vec<String>, usize, usize)>,
+    /// Every term found, the fields' first, then the lines'.
+    terms: TermList,
+    /// Each field's terms (where they end in `terms`) with the field's weight: name,
+    /// description, each tag, body.
+    fields: Vec<(usize, f64)>,
+    /// Each body line's terms (where they end in `terms`; its label's first, then its
+    /// tag's), how many are the label's and how many the tag's.
+    lines: Vec<(usize, usize, usize)>,
 }
 
 impl Analyzed {
     pub fn of(r: &Record) -> Analyzed {
-        let mut fields = vec![
-            (terms(&r.meta.name), W_NAME),
-            (terms(&r.meta.description), W_DESCRIPTION),
-        ];
+        let mut a = Analyzed::default();
+        let field = |a: &mut Analyzed, text: &str, weight: f64| {
+            terms_into(text, &mut a.terms);
+            a.fields.push((a.terms.len(), weight));
+        };
+        field(&mut a, &r.meta.name, W_NAME);
+        field(&mut a, &r.meta.description, W_DESCRIPTION);
         for t in &r.meta.tags {
-            fields.push((terms(t), W_TAGS));
+            field(&mut a, t, W_TAGS);
         }
-        fields.push((terms(&r.body), W_BODY));
-        let lines = r
-            .body
-            .lines()
-            .map(|line| match split_label(line) {
+        field(&mut a, &r.body, W_BODY);
+        for line in r.body.lines() {
+            let start = a.terms.len();
+            let (label, tag) = match split_label(line) {
                 Some((before, label, after)) => {
-                    let mut t = terms(label);
-                    let n = t.len();
-                    t.extend(terms(before));
-                    let tag = t.len() - n;
-                    t.extend(terms(after));
-                    (t, n, tag)
+                    terms_into(label, &mut a.terms);
+                    let n = a.terms.len() - start;
+                    terms_into(before, &mut a.terms);
+                    let tag = a.terms.len() - start - n;
+                    terms_into(after, &mut a.terms);
+                    (n, tag)
                 }
                 None => {
                     let (before, after) = split_tag(line);
-                    let mut t = terms(before);
-                    let tag = t.len();
-                    t.extend(terms(after));
-                    (t, 0, tag)
+                    terms_into(before, &mut a.terms);
+                    let tag = a.terms.len() - start;
+                    terms_into(after, &mut a.terms);
+                    (0, tag)
                 }
-            })
-            .collect();
-        Analyzed { fields, lines }
+            };
+            a.lines.push((a.terms.len(), label, tag));
+        }
+        a
+    }
+
+    /// The terms from `start` to `end` (indices in `terms`).
+    fn terms(&self, start: usize, end: usize) -> impl Iterator<Item = &str> {
+        (start..end).map(|i| self.terms.get(i))
     }
 }
 
@@ -153,19 +164,23 @@ impl DocData {
         let mut d = DocData::default();
         let mut tf: HashMap<u32, f64> = HashMap::new();
         let mut len = 0.0;
-        for (ts, weight) in &a.fields {
-            for t in ts {
+        let mut start = 0;
+        for &(end, weight) in &a.fields {
+            for t in a.terms(start, end) {
                 *tf.entry(vocab.intern(t)).or_insert(0.0) += weight;
                 len += weight;
             }
+            start = end;
         }
         d.len = len;
         d.tf = tf.into_iter().collect();
         d.tf.sort_unstable_by_key(|x| x.0);
-        for (ts, label, tag) in &a.lines {
-            d.tokens.extend(ts.iter().map(|t| vocab.intern(t)));
+        for &(end, label, tag) in &a.lines {
+            d.tokens
+                .extend(a.terms(start, end).map(|t| vocab.intern(t)));
             d.lines
-                .push((d.tokens.len() as u32, *label as u32, *tag as u32));
+                .push((d.tokens.len() as u32, label as u32, tag as u32));
+            start = end;
         }
         d.count_lines();
         d
@@ -288,5 +303,74 @@ mod tests {
             )
         );
         assert_eq!(words(d.content(1).1, &v), ["met", "bo"]);
+    }
+
+    /// What the analysis must give, written the plain way: a vector of strings per
+    /// field and per line, interned field by field, then line by line.
+    fn reference(r: &Record, vocab: &mut Vocab) -> DocData {
+        use crate::retrieval::search::text::terms;
+        let mut fields = vec![(terms(&r.meta.name), W_NAME)];
+        fields.push((terms(&r.meta.description), W_DESCRIPTION));
+        fields.extend(r.meta.tags.iter().map(|t| (terms(t), W_TAGS)));
+        fields.push((terms(&r.body), W_BODY));
+        let mut d = DocData::default();
+        let mut tf: HashMap<u32, f64> = HashMap::new();
+        for (ts, weight) in &fields {
+            for t in ts {
+                *tf.entry(vocab.intern(t)).or_insert(0.0) += weight;
+                d.len += weight;
+            }
+        }
+        d.tf = tf.into_iter().collect();
+        d.tf.sort_unstable_by_key(|x| x.0);
+        for line in r.body.lines() {
+            let (mut t, label, tag) = match split_label(line) {
+                Some((before, label, after)) => {
+                    let l = terms(label);
+                    let b = terms(before);
+                    let (nl, nb) = (l.len(), b.len());
+                    ([l, b, terms(after)].concat(), nl, nb)
+                }
+                None => {
+                    let (before, after) = split_tag(line);
+                    let b = terms(before);
+                    let nb = b.len();
+                    ([b, terms(after)].concat(), 0, nb)
+                }
+            };
+            d.tokens.extend(t.drain(..).map(|t| vocab.intern(&t)));
+            d.lines
+                .push((d.tokens.len() as u32, label as u32, tag as u32));
+        }
+        d.count_lines();
+        d
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// The analysis into one string of terms interns exactly what a string per
+        /// term does: the same ids in the same order, frequencies, lengths and lines.
+        #[test]
+        fn the_analysis_is_the_plain_one(
+            name in "\\PC{0,30}",
+            description in "\\PC{0,40}",
+            tags in proptest::collection::vec("[a-zé ]{0,12}", 0..3),
+            lines in proptest::collection::vec(
+                "(- |\\* )?(\\[[A-Z0-9:]{1,6}\\] )?([A-Z][a-z]{1,8}: )?([a-zA-Z0-9éß ,.'-]{0,40}|\\PC{0,30})",
+                0..8,
+            ),
+        ) {
+            let mut r = numbered(0);
+            r.meta.name = name;
+            r.meta.description = description;
+            r.meta.tags = tags;
+            r.body = lines.join("\n");
+            let (mut a, mut b) = (Vocab::default(), Vocab::default());
+            // Two memories into one vocabulary, so that ids already given are met too.
+            for _ in 0..2 {
+                proptest::prop_assert_eq!(DocData::of(&r, &mut a), reference(&r, &mut b));
+            }
+            proptest::prop_assert_eq!(a.terms, b.terms);
+        }
     }
 }
