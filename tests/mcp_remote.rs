@@ -74,13 +74,27 @@ impl HttpServer {
     }
 
     /// Sends SIGTERM and waits (bounded) for the exit code.
-    fn terminate(mut self) -> Option<i32> {
+    fn terminate(self) -> Option<i32> {
+        self.stop().0
+    }
+
+    /// Sends SIGTERM, waits (bounded) for the exit code, and gives what the server
+    /// wrote on stderr after the line with its address.
+    fn stop(mut self) -> (Option<i32>, String) {
         // SAFETY: signalling our own child by its pid.
         unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
         let deadline = Instant::now() + WAIT;
         while Instant::now() < deadline {
             if let Some(st) = self.child.try_wait().unwrap() {
-                return st.code();
+                // The reader ends at the end of the stream, which the exit closed.
+                let mut lines = Vec::new();
+                while let Ok(l) = self
+                    .stderr
+                    .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                {
+                    lines.push(l);
+                }
+                return (st.code(), lines.join("\n"));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -693,6 +707,69 @@ fn writes_through_mcp_are_pushed_and_sync_pulls() {
             .contains("strategy"),
         "{r}"
     );
+}
+
+// spec/cli.md#verbosity: `-q` keeps the server's stderr to warnings and errors: no
+// note of a background push that went through, none of the HTTP server stopping
+// (the address line stays: scripts wait for it). Without -q both notes are there.
+#[test]
+fn quiet_keeps_the_server_to_warnings_and_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    for quiet in [false, true] {
+        let q: &[&str] = if quiet { &["-q"] } else { &[] };
+        // Over HTTP: the stop.
+        let dir = tmp.path().join(format!("http-{quiet}"));
+        let mut cmd = memdir(&dir);
+        cmd.env_remove("MEMDIR_MCP_TOKEN").args(q).args([
+            "mcp",
+            "--create",
+            "--http",
+            "127.0.0.1:0",
+        ]);
+        let (code, stderr) = HttpServer::start(cmd).stop();
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(
+            stderr.contains("memdir mcp: stopping"),
+            !quiet,
+            "-q {quiet}: {stderr}"
+        );
+
+        // In mode ipfs: the push after a write.
+        let remote = tmp.path().join(format!("remote-{quiet}"));
+        let home = tmp.path().join(format!("home-{quiet}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let a = tmp.path().join(format!("a-{quiet}"));
+        let mut c = device(&a, &remote, &home);
+        c.args(["init", "--mode", "ipfs", "--provider", "folder"]);
+        ok(c);
+        let mut cmd = device(&a, &remote, &home);
+        cmd.args(q).arg("mcp");
+        let mut s = Stdio_::start(cmd);
+        let r = s.call("remember", remember("project_alpha", "first"));
+        assert_eq!(r["isError"], json!(false), "{r}");
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let st = s.call("sync_status", json!({}));
+            if st["structuredContent"]["auto_push"]["last"]["ok"] == json!(true) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "no push within {WAIT:?}: {st}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // The note is written before the push is recorded; the reader may lag.
+        let mut stderr = String::new();
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until && !stderr.contains("memdir mcp: pushed") {
+            std::thread::sleep(Duration::from_millis(50));
+            stderr.push_str(&s.stderr_text());
+        }
+        assert_eq!(
+            stderr.contains("memdir mcp: pushed"),
+            !quiet,
+            "-q {quiet}: {stderr}"
+        );
+        assert!(!quiet || !stderr.contains("serving"), "{stderr}");
+    }
 }
 
 // spec/mcp.md#sync: a failed background push is logged and shown by sync_status; the

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Out;
+use super::{Out, Verbosity};
 use crate::mcp::http::{self, HttpOptions, Token};
 use crate::mcp::manifest::{self, Mode};
 use crate::mcp::publish::Target;
@@ -123,6 +123,7 @@ fn http_options(addr: &str, a: &Args) -> Result<HttpOptions, (String, String)> {
         token,
         allow_hosts: a.allow_host.clone(),
         allow_origins: a.allow_origin.clone(),
+        quiet: false,
     };
     http::check(opts.addr, opts.token.as_ref())
         .map_err(|e| (e.to_string(), e.hint().to_string()))?;
@@ -155,13 +156,14 @@ pub fn run(mem: &Memory, a: &Args, create: bool, out: &mut Out) -> Result<i32, F
         .unwrap_or(DEFAULT_MAX_TOKENS);
 
     // Check the HTTP options before anything is opened or created.
+    let quiet = out.verbosity() == Verbosity::Quiet;
     let http = match a
         .http
         .as_deref()
         .map(|addr| http_options(addr, a))
         .transpose()
     {
-        Ok(h) => h,
+        Ok(h) => h.map(|h| HttpOptions { quiet, ..h }),
         Err((message, hint)) => {
             out.warn(&memdir::report::lines(&message, Some(&hint)));
             return Ok(2);
@@ -175,6 +177,7 @@ pub fn run(mem: &Memory, a: &Args, create: bool, out: &mut Out) -> Result<i32, F
     let config = Config {
         max_tokens,
         text_only: a.text_only,
+        quiet,
         sync,
         ..Config::default()
     };

@@ -131,6 +131,8 @@ pub struct HttpOptions {
     pub allow_hosts: Vec<String>,
     /// Extra browser origins to accept (`https://app.example:443`, `:*` for any port).
     pub allow_origins: Vec<String>,
+    /// Only warnings and errors on stderr (`-q`): no `stopping` note.
+    pub quiet: bool,
 }
 
 /// Why `--http` cannot serve as asked.
@@ -511,36 +513,53 @@ impl SessionManager for Sessions {
     }
 }
 
-/// Waits for SIGINT or SIGTERM.
-async fn stop_signal() {
+/// SIGINT and SIGTERM, taken over now (a signal that comes right after the server
+/// said where it listens stops it cleanly, not by the default action), and a future
+/// that waits for one of them. Needs the runtime.
+pub fn stop_signal() -> impl std::future::Future<Output = ()> + Send {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        let (term, int) = (
+            signal(SignalKind::terminate()).ok(),
+            signal(SignalKind::interrupt()).ok(),
+        );
+        async move {
+            match (term, int) {
+                (Some(mut term), Some(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                (Some(mut term), None) => {
+                    term.recv().await;
+                }
+                (None, Some(mut int)) => {
+                    int.recv().await;
+                }
+                (None, None) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
-/// Serves one MCP server per session (made by `make`) on `listener` until SIGINT
-/// or SIGTERM, then stops taking connections, ends the sessions and waits (bounded)
+/// Serves one MCP server per session (made by `make`) on `listener` until `stop`
+/// ends ([`stop_signal`]: SIGINT or SIGTERM), then stops taking connections, ends the sessions and waits (bounded)
 /// for open requests. A connection over a cap is closed as accepted, before any
 /// read; one warning line on stderr per burst of them.
 pub async fn serve<S, F>(
     listener: tokio::net::TcpListener,
     opts: &HttpOptions,
+    stop: impl std::future::Future<Output = ()>,
     make: F,
 ) -> std::io::Result<()>
 where
@@ -563,7 +582,6 @@ where
     let connections = Connections::new(connection_cap(), MAX_CONNECTIONS_PER_ADDRESS);
     let token = opts.token.clone().map(Arc::new);
     let graceful = GracefulShutdown::new();
-    let stop = stop_signal();
     tokio::pin!(stop);
     loop {
         let (stream, peer) = tokio::select! {
@@ -618,7 +636,9 @@ where
             drop(admitted);
         });
     }
-    eprintln!("memdir mcp: stopping");
+    if !opts.quiet {
+        eprintln!("memdir mcp: stopping");
+    }
     drop(listener);
     // Ending the sessions closes their event streams, so connections can finish.
     sessions.cancel();
@@ -718,6 +738,7 @@ mod tests {
             token: None,
             allow_hosts: extra.iter().map(|s| s.to_string()).collect(),
             allow_origins: vec![],
+            quiet: false,
         };
         assert_eq!(
             allowed_hosts(&opts("127.0.0.1:1", &[])).unwrap(),

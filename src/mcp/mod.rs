@@ -64,6 +64,8 @@ pub struct Config {
     pub max_tokens: usize,
     /// Tool results without `structuredContent` (`--text-only`, spec/mcp.md#text-only).
     pub text_only: bool,
+    /// Only warnings and errors on stderr (`-q`): no note of each background push.
+    pub quiet: bool,
     /// Watch the directory for changes made by people and other processes.
     pub watch: bool,
     /// The manifest's sync mode and provider, over `.memdir/config.toml`.
@@ -77,6 +79,7 @@ impl Default for Config {
         Config {
             max_tokens: DEFAULT_MAX_TOKENS,
             text_only: false,
+            quiet: false,
             watch: true,
             sync: publish::Target::default(),
             push_delay: publish::PUSH_DELAY,
@@ -174,8 +177,14 @@ pub fn serve_http(
         let bound = listener.local_addr().map_err(ServeError::Serve)?;
         let running = Running::start(mem, &config, true).await;
         let shared = running.shared.clone();
+        // The signals are taken over before the address is printed: a script may
+        // stop the server as soon as it reads it.
+        let stop = http::stop_signal();
         listening(bound);
-        let served = http::serve(listener, &opts, move || MemoryServer::new(shared.clone())).await;
+        let served = http::serve(listener, &opts, stop, move || {
+            MemoryServer::new(shared.clone())
+        })
+        .await;
         running.stop().await;
         served.map_err(ServeError::Serve)
     });
@@ -204,9 +213,12 @@ impl Running {
             text_only: config.text_only,
             subscriptions: Mutex::new(BTreeSet::new()),
             publisher: match mem.dir() {
-                Some(_) => {
-                    publish::Publisher::start(mem.clone(), config.sync.clone(), config.push_delay)
-                }
+                Some(_) => publish::Publisher::start(
+                    mem.clone(),
+                    config.sync.clone(),
+                    config.push_delay,
+                    config.quiet,
+                ),
                 None => publish::Publisher::disabled(),
             },
             notify_each_session,

@@ -70,6 +70,9 @@ struct Inner {
     mem: Arc<Memory>,
     target: Target,
     delay: Duration,
+    /// No note of a push that went through (`-q`).
+    #[cfg_attr(not(feature = "sync"), allow(dead_code))]
+    quiet: bool,
     state: Mutex<State>,
     wake: Condvar,
     /// Held for every network operation of this server: a background push or a sync.
@@ -113,12 +116,13 @@ impl Publisher {
         }
     }
 
-    /// Starts the push thread for `mem`.
-    pub fn start(mem: Arc<Memory>, target: Target, delay: Duration) -> Publisher {
+    /// Starts the push thread for `mem`; `quiet`: no note of a push that went through.
+    pub fn start(mem: Arc<Memory>, target: Target, delay: Duration, quiet: bool) -> Publisher {
         let inner = Arc::new(Inner {
             mem,
             target,
             delay,
+            quiet,
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
             net: Mutex::new(()),
@@ -259,7 +263,7 @@ fn push(i: &Inner) -> Option<Attempt> {
             for w in &r.warnings {
                 eprintln!("memdir mcp: warning: {}", escape_text(&w.to_string()));
             }
-            if !r.up_to_date {
+            if !r.up_to_date && !i.quiet {
                 eprintln!("memdir mcp: pushed {} to {}", r.network_root, r.provider);
             }
             Some(Attempt {
