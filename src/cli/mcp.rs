@@ -123,7 +123,6 @@ fn http_options(addr: &str, a: &Args) -> Result<HttpOptions, (String, String)> {
         token,
         allow_hosts: a.allow_host.clone(),
         allow_origins: a.allow_origin.clone(),
-        quiet: false,
     };
     http::check(opts.addr, opts.token.as_ref())
         .map_err(|e| (e.to_string(), e.hint().to_string()))?;
@@ -163,7 +162,7 @@ pub fn run(mem: &Memory, a: &Args, create: bool, out: &mut Out) -> Result<i32, F
         .map(|addr| http_options(addr, a))
         .transpose()
     {
-        Ok(h) => h.map(|h| HttpOptions { quiet, ..h }),
+        Ok(h) => h,
         Err((message, hint)) => {
             out.warn(&memdir::report::lines(&message, Some(&hint)));
             return Ok(2);

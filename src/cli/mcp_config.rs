@@ -112,9 +112,11 @@ fn config(dir: &Path, a: &ConfigArgs, out: &mut Out) -> Result<(), Refusal> {
         client: a.client,
     };
     if !a.install {
-        let text = entry.printed(a.client);
+        let text = entry.printed();
         if out.is_json() {
-            out.json(&json!({"client": client_name(a.client), "entry": entry.value(a.client), "text": text}));
+            out.json(
+                &json!({"client": client_name(a.client), "entry": entry.value(), "text": text}),
+            );
         } else {
             out.text(&text);
         }
@@ -125,14 +127,14 @@ fn config(dir: &Path, a: &ConfigArgs, out: &mut Out) -> Result<(), Refusal> {
         Some(p) => absolute(p)?,
         None => default_config(a.client, home.as_deref().map(Path::new))?,
     };
-    let done = install(&path, a.client, &entry)?;
+    let done = install(&path, &entry)?;
     if out.is_json() {
         out.json(&json!({
             "client": client_name(a.client),
             "config": path,
             "outcome": done.outcome,
             "backup": done.backup,
-            "entry": entry.value(a.client),
+            "entry": entry.value(),
         }));
     } else {
         out.text(&format!("{} memdir in {}", done.outcome, path.display()));
@@ -283,9 +285,9 @@ impl Entry {
     }
 
     /// The entry as the client's file holds it under the server's name.
-    fn value(&self, client: Client) -> Value {
+    fn value(&self) -> Value {
         let mut v = Map::new();
-        if matches!(client, Client::ClaudeCode | Client::Vscode) {
+        if matches!(self.client, Client::ClaudeCode | Client::Vscode) {
             v.insert("type".into(), json!("stdio"));
         }
         v.insert("command".into(), json!(self.exe()));
@@ -295,8 +297,8 @@ impl Entry {
 
     /// What `mcp config` prints for the client: the command line for Claude Code,
     /// the TOML table for Codex, the JSON document for the others.
-    fn printed(&self, client: Client) -> String {
-        match client {
+    fn printed(&self) -> String {
+        match self.client {
             Client::ClaudeCode => {
                 let mut words = vec![
                     "claude".to_string(),
@@ -323,7 +325,7 @@ impl Entry {
                 doc.to_string()
             }
             _ => {
-                let doc = json!({ servers_key(client): { SERVER_NAME: self.value(client) } });
+                let doc = json!({ servers_key(self.client): { SERVER_NAME: self.value() } });
                 serde_json::to_string_pretty(&doc).unwrap_or_default()
             }
         }
@@ -347,7 +349,7 @@ struct Installed {
 /// Writes the entry into the config file at `path`: a new file, or the existing one
 /// parsed, its memdir entry inserted or replaced, saved as `<file>.bak` and replaced
 /// atomically. A file that does not parse is refused and left as it is.
-fn install(path: &Path, client: Client, entry: &Entry) -> Result<Installed, Refusal> {
+fn install(path: &Path, entry: &Entry) -> Result<Installed, Refusal> {
     // Write through a symlink (a config kept in a dotfiles repository) to its target.
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let old = match std::fs::read(&path) {
@@ -371,9 +373,9 @@ fn install(path: &Path, client: Client, entry: &Entry) -> Result<Installed, Refu
             )
         })?,
     };
-    let new_text = match client {
+    let new_text = match entry.client {
         Client::Codex => edit_toml(&path, &old_text, entry)?,
-        _ => edit_json(&path, &old_text, client, entry)?,
+        _ => edit_json(&path, &old_text, entry)?,
     };
     if old.is_some() && new_text == old_text {
         return Ok(Installed {
@@ -412,8 +414,8 @@ fn install(path: &Path, client: Client, entry: &Entry) -> Result<Installed, Refu
 
 /// The JSON file with the entry set under the client's servers key; other keys,
 /// other servers and the entry's other fields (`env`, …) are kept.
-fn edit_json(path: &Path, text: &str, client: Client, entry: &Entry) -> Result<String, Refusal> {
-    let key = servers_key(client);
+fn edit_json(path: &Path, text: &str, entry: &Entry) -> Result<String, Refusal> {
+    let key = servers_key(entry.client);
     let mut doc: Value = if text.trim().is_empty() {
         json!({})
     } else {
@@ -444,10 +446,10 @@ fn edit_json(path: &Path, text: &str, client: Client, entry: &Entry) -> Result<S
         .or_insert_with(|| json!({}))
         .as_object_mut()
         .ok_or_else(|| not_object(&format!("`{key}`")))?;
-    let new = entry.value(client);
+    let new = entry.value();
     match servers.get_mut(SERVER_NAME).and_then(Value::as_object_mut) {
         Some(existing) => {
-            if client != Client::ClaudeCode && client != Client::Vscode {
+            if entry.client != Client::ClaudeCode && entry.client != Client::Vscode {
                 existing.remove("type");
             }
             for (k, v) in new.as_object().into_iter().flatten() {

@@ -131,8 +131,6 @@ pub struct HttpOptions {
     pub allow_hosts: Vec<String>,
     /// Extra browser origins to accept (`https://app.example:443`, `:*` for any port).
     pub allow_origins: Vec<String>,
-    /// Only warnings and errors on stderr (`-q`): no `stopping` note.
-    pub quiet: bool,
 }
 
 /// Why `--http` cannot serve as asked.
@@ -636,9 +634,6 @@ where
             drop(admitted);
         });
     }
-    if !opts.quiet {
-        eprintln!("memdir mcp: stopping");
-    }
     drop(listener);
     // Ending the sessions closes their event streams, so connections can finish.
     sessions.cancel();
@@ -738,7 +733,6 @@ mod tests {
             token: None,
             allow_hosts: extra.iter().map(|s| s.to_string()).collect(),
             allow_origins: vec![],
-            quiet: false,
         };
         assert_eq!(
             allowed_hosts(&opts("127.0.0.1:1", &[])).unwrap(),

@@ -64,7 +64,8 @@ pub struct Config {
     pub max_tokens: usize,
     /// Tool results without `structuredContent` (`--text-only`, spec/mcp.md#text-only).
     pub text_only: bool,
-    /// Only warnings and errors on stderr (`-q`): no note of each background push.
+    /// Only warnings and errors on stderr (`-q`): no note of a background push, nor
+    /// of the HTTP server stopping.
     pub quiet: bool,
     /// Watch the directory for changes made by people and other processes.
     pub watch: bool,
@@ -179,7 +180,14 @@ pub fn serve_http(
         let shared = running.shared.clone();
         // The signals are taken over before the address is printed: a script may
         // stop the server as soon as it reads it.
-        let stop = http::stop_signal();
+        let signal = http::stop_signal();
+        let quiet = config.quiet;
+        let stop = async move {
+            signal.await;
+            if !quiet {
+                eprintln!("memdir mcp: stopping");
+            }
+        };
         listening(bound);
         let served = http::serve(listener, &opts, stop, move || {
             MemoryServer::new(shared.clone())
