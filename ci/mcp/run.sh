@@ -11,20 +11,12 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-python="${PYTHON:-python3}"
 target="${CARGO_TARGET_DIR:-$root/target}"
 venv="${MCP_VENV:-$target/mcp-venv}"
 req="$root/ci/mcp/requirements.txt"
 
-if [ ! -x "$venv/bin/python" ]; then
-    "$python" -m venv "$venv"
-fi
-# Reinstall only when the pins changed.
-stamp="$venv/.requirements"
-if ! cmp -s "$req" "$stamp" 2>/dev/null; then
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-    cp "$req" "$stamp"
-fi
+. "$root/ci/venv.sh"
+venv_with "$venv" "$req"
 
 cargo build --quiet --locked --bin memdir
 exec "$venv/bin/python" "$root/tests/mcp/client.py" --memdir "$target/debug/memdir"

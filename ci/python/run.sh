@@ -15,20 +15,12 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-python="${PYTHON:-python3}"
 target="${CARGO_TARGET_DIR:-$root/target}"
 venv="${PYTHON_VENV:-$target/python-venv}"
 req="$root/ci/python/requirements.txt"
 
-if [ ! -x "$venv/bin/python" ]; then
-    "$python" -m venv "$venv"
-fi
-# Reinstall only when the pins changed.
-stamp="$venv/.requirements"
-if ! cmp -s "$req" "$stamp" 2>/dev/null; then
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-    cp "$req" "$stamp"
-fi
+. "$root/ci/venv.sh"
+venv_with "$venv" "$req"
 
 # python/ is its own package (not in the root's workspace): its format and lints
 # are checked here, as .ci/run checks the root's.

@@ -16,19 +16,12 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-python="${PYTHON:-python3}"
 target="${CARGO_TARGET_DIR:-$root/target}"
 venv="${SEAL_VENV:-$target/seal-venv}"
 req="$root/ci/seal/requirements.txt"
 
-if [ ! -x "$venv/bin/python" ]; then
-    "$python" -m venv "$venv"
-fi
-stamp="$venv/.requirements"
-if ! cmp -s "$req" "$stamp" 2>/dev/null; then
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
-    cp "$req" "$stamp"
-fi
+. "$root/ci/venv.sh"
+venv_with "$venv" "$req"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
