@@ -351,6 +351,7 @@ fn keep_records(
     snap: &mut Snapshot,
 ) -> Vec<(usize, LoadedFile)> {
     let mut kept: Vec<(usize, LoadedFile)> = Vec::with_capacity(names.len());
+    snap.records.reserve(names.len());
     for (i, f) in files.into_iter().enumerate() {
         if gone[i] {
             continue;

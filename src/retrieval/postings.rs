@@ -15,7 +15,7 @@
 /// field frequencies and its body lines.
 pub(crate) trait Terms {
     /// Weighted term frequency over the fields, by term id.
-    fn fields(&self) -> &[(u32, f64)];
+    fn fields(&self) -> impl Iterator<Item = (u32, f64)>;
     /// Number of body lines.
     fn line_count(&self) -> usize;
     /// Line `l`: its label terms and its other terms.
@@ -112,7 +112,7 @@ impl Postings {
     }
 
     fn add(&mut self, slot: u32, d: &impl Terms, scratch: &mut Vec<(u32, u32)>) {
-        for &(t, tf) in d.fields() {
+        for (t, tf) in d.fields() {
             let t = t as usize;
             if t >= self.docs.len() {
                 self.docs.resize_with(t + 1, Vec::new);

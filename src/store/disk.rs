@@ -208,7 +208,10 @@ pub(super) fn map(root: &Path, rel: &str, limit: u64) -> Result<Option<Bytes>> {
     // from a torn index, never memory unsafety in the bounds-checked decoder), and
     // one that truncated it could stop the process with SIGBUS
     // (spec/architecture.md#search-index).
-    let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?;
+    // Populated: every page mapped by one call, where the checksums would otherwise
+    // fault them in one at a time.
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }
+        .map_err(|e| Error::io(&path, e))?;
     Ok(Some(Bytes::Mapped(map)))
 }
 

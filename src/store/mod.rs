@@ -54,6 +54,12 @@ impl std::ops::Deref for Bytes {
     }
 }
 
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
 /// Where the files live.
 #[derive(Debug)]
 pub(crate) enum Backend {

@@ -34,7 +34,8 @@ pub(crate) fn par_map_owned<T: Send, R: Send>(
     if threads < 2 || items.len() < min.max(2) {
         return items.into_iter().map(&f).collect();
     }
-    let chunk = items.len().div_ceil(threads);
+    let len = items.len();
+    let chunk = len.div_ceil(threads);
     // The parts in order: cut from the end.
     let mut parts = Vec::new();
     while items.len() > chunk {
@@ -48,10 +49,13 @@ pub(crate) fn par_map_owned<T: Send, R: Send>(
             .into_iter()
             .map(|part| scope.spawn(move || part.into_iter().map(f).collect::<Vec<R>>()))
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+        // Gathered into one vector of the final size: collecting the parts' items
+        // one by one would grow it by doubling, moving every result again each time.
+        let mut out = Vec::with_capacity(len);
+        for h in handles {
+            out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        out
     })
 }
 

@@ -13,7 +13,7 @@ use crate::memory::Record;
 use crate::retrieval::postings::{LinePost, Postings};
 use crate::retrieval::search::scoring::{B, Corpus, K1};
 use crate::retrieval::search::terms;
-use crate::retrieval::search::vocab::DocData;
+use crate::retrieval::search::vocab::{DocData, DocView};
 
 /// Relevance of memories and of their lines to one query.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -522,8 +522,10 @@ impl LineScorer<'_> {
         let mut seen: Vec<u32> = Vec::new();
         let mut at = 0;
         for d in docs {
-            for l in 0..d.lines.len() {
-                out[at] = self.line(d, l, &mut counts, &mut seen, &mut pairs, at);
+            // The arrays once per memory, not once per line.
+            let v = d.view();
+            for l in 0..v.lines.len() {
+                out[at] = self.line(v, l, &mut counts, &mut seen, &mut pairs, at);
                 at += 1;
             }
         }
@@ -531,7 +533,7 @@ impl LineScorer<'_> {
 
     fn line(
         &self,
-        d: &DocData,
+        d: DocView<'_>,
         l: usize,
         counts: &mut [u32],
         seen: &mut Vec<u32>,

@@ -8,11 +8,13 @@
 //! line as a passage of its own (line-level IDF, label boost, bigrams, one round of
 //! pseudo-relevance feedback), for choosing excerpts. Pure code: no IO, no clock.
 
+mod arrays;
 mod line_scoring;
 mod scoring;
 mod text;
 mod vocab;
 
+pub(crate) use crate::retrieval::search::arrays::{Arr, Item as ArrItem, SharedBytes};
 pub(crate) use crate::retrieval::search::line_scoring::QueryScores;
 pub(crate) use crate::retrieval::search::line_scoring::best_key;
 pub(crate) use crate::retrieval::search::line_scoring::key_parts;

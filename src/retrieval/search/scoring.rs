@@ -110,10 +110,14 @@ impl Corpus {
 
     /// Keeps term postings from the next query on, so that a query looks only at
     /// the memories and lines that hold its terms (for a process that stays warm;
-    /// the scores are the same).
+    /// the scores are the same). The term data read in place from a mapped index
+    /// is copied, so that the process does not keep the index file mapped.
     pub fn keep_postings(&mut self) {
         if self.postings.is_none() {
             self.postings = Some(OnceLock::new());
+        }
+        for d in &mut self.docs {
+            *d = std::mem::take(d).into_owned();
         }
     }
 
@@ -163,10 +167,10 @@ impl Corpus {
         self.df.resize(n, 0);
         self.line_df.resize(n, 0);
         let apply = |x: &mut u32| *x = (i64::from(*x) + sign).max(0) as u32;
-        for &(t, _) in &d.tf {
+        for &t in &d.tf_terms {
             apply(&mut self.df[t as usize]);
         }
-        for &(t, n) in &d.line_df {
+        for &[t, n] in &d.line_df {
             let x = &mut self.line_df[t as usize];
             *x = (i64::from(*x) + sign * i64::from(n)).max(0) as u32;
         }

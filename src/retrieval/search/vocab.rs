@@ -9,6 +9,7 @@ use foldhash::{HashMap, HashMapExt};
 
 use crate::memory::Record;
 use crate::retrieval::postings::Terms;
+use crate::retrieval::search::arrays::Arr;
 use crate::retrieval::search::text::split_label;
 use crate::retrieval::search::text::split_tag;
 use crate::retrieval::search::text::{TermList, terms_into};
@@ -79,20 +80,32 @@ impl Vocab {
 /// the search index under `.memdir/cache/`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DocData {
-    /// Weighted term frequency over the fields, by term id, ascending.
-    pub tf: Vec<(u32, f64)>,
+    /// The terms of the fields, by id ascending...
+    pub tf_terms: Arr<u32>,
+    /// ...and each one's weighted frequency over the fields.
+    pub tf_weights: Arr<f64>,
     /// Weighted length.
     pub len: f64,
     /// The terms of every body line, one line after the other; a line's label terms
     /// come first, then its tag's ([`split_tag`]), then the rest.
-    pub tokens: Vec<u32>,
+    pub tokens: Arr<u32>,
     /// One entry per body line (`str::lines` of the body, blank ones included): where
     /// its terms end in `tokens`, how many of them are its label and how many its tag.
-    pub lines: Vec<(u32, u32, u32)>,
-    /// For each term of the body, by id ascending: how many lines contain it.
-    pub line_df: Vec<(u32, u32)>,
+    pub lines: Arr<[u32; 3]>,
+    /// For each term of the body, by id ascending: the term and how many lines
+    /// contain it.
+    pub line_df: Arr<[u32; 2]>,
     /// Lines with at least one term.
     pub n_lines: u32,
+}
+
+/// A memory's term data as slices, taken once where every line is read.
+#[derive(Debug, Clone, Copy)]
+pub struct DocView<'a> {
+    pub tf_terms: &'a [u32],
+    pub tf_weights: &'a [f64],
+    pub tokens: &'a [u32],
+    pub lines: &'a [[u32; 3]],
 }
 
 /// A memory's terms as text, in the order [`DocData::of`] interns them: the part of
@@ -161,7 +174,6 @@ impl DocData {
 
     /// An analyzed memory's terms, interned in `vocab` in the order they were found.
     pub fn intern(a: &Analyzed, vocab: &mut Vocab) -> DocData {
-        let mut d = DocData::default();
         let mut tf: HashMap<u32, f64> = HashMap::new();
         let mut len = 0.0;
         let mut start = 0;
@@ -172,16 +184,34 @@ impl DocData {
             }
             start = end;
         }
-        d.len = len;
-        d.tf = tf.into_iter().collect();
-        d.tf.sort_unstable_by_key(|x| x.0);
+        let mut tokens = Vec::new();
+        let mut lines = Vec::with_capacity(a.lines.len());
         for &(end, label, tag) in &a.lines {
-            d.tokens
-                .extend(a.terms(start, end).map(|t| vocab.intern(t)));
-            d.lines
-                .push((d.tokens.len() as u32, label as u32, tag as u32));
+            tokens.extend(a.terms(start, end).map(|t| vocab.intern(t)));
+            lines.push([tokens.len() as u32, label as u32, tag as u32]);
             start = end;
         }
+        DocData::from_parts(tf, len, tokens, lines)
+    }
+
+    /// The data of weighted field frequencies, a length and lines; `line_df` and
+    /// `n_lines` counted from the lines.
+    fn from_parts(
+        tf: HashMap<u32, f64>,
+        len: f64,
+        tokens: Vec<u32>,
+        lines: Vec<[u32; 3]>,
+    ) -> DocData {
+        let mut tf: Vec<(u32, f64)> = tf.into_iter().collect();
+        tf.sort_unstable_by_key(|x| x.0);
+        let mut d = DocData {
+            tf_terms: tf.iter().map(|x| x.0).collect::<Vec<_>>().into(),
+            tf_weights: tf.iter().map(|x| x.1).collect::<Vec<_>>().into(),
+            len,
+            tokens: tokens.into(),
+            lines: lines.into(),
+            ..DocData::default()
+        };
         d.count_lines();
         d
     }
@@ -191,8 +221,9 @@ impl DocData {
         let mut df: HashMap<u32, u32> = HashMap::new();
         let mut uniq: Vec<u32> = Vec::new();
         let mut n_lines = 0;
-        for l in 0..self.lines.len() {
-            let (label, text) = self.line(l);
+        let v = self.view();
+        for l in 0..v.lines.len() {
+            let (label, text) = v.line(l);
             if label.is_empty() && text.is_empty() {
                 continue;
             }
@@ -205,43 +236,56 @@ impl DocData {
                 *df.entry(t).or_insert(0) += 1;
             }
         }
+        let mut line_df: Vec<[u32; 2]> = df.into_iter().map(|(t, n)| [t, n]).collect();
+        line_df.sort_unstable();
         self.n_lines = n_lines;
-        self.line_df = df.into_iter().collect();
-        self.line_df.sort_unstable();
+        self.line_df = line_df.into();
+    }
+
+    /// The arrays as slices.
+    #[inline]
+    pub fn view(&self) -> DocView<'_> {
+        DocView {
+            tf_terms: &self.tf_terms,
+            tf_weights: &self.tf_weights,
+            tokens: &self.tokens,
+            lines: &self.lines,
+        }
     }
 
     /// The weighted frequency of a term id in the fields.
     pub fn tf(&self, term: u32) -> Option<f64> {
-        self.tf
-            .binary_search_by_key(&term, |x| x.0)
-            .ok()
-            .map(|i| self.tf[i].1)
+        self.view().tf(term)
     }
 
     /// Line `l`: its label terms and its other terms (its tag's first).
-    #[inline]
     pub(super) fn line(&self, l: usize) -> (&[u32], &[u32]) {
-        let start = if l == 0 {
-            0
-        } else {
-            self.lines[l - 1].0 as usize
-        };
-        let (end, label, _) = self.lines[l];
-        let all = &self.tokens[start..end as usize];
-        all.split_at(label as usize)
+        self.view().line(l)
     }
 
     /// Line `l`'s terms without its tag's: its label's and what it says.
     pub(super) fn content(&self, l: usize) -> (&[u32], &[u32]) {
-        let (label, text) = self.line(l);
-        (label, &text[self.lines[l].2 as usize..])
+        self.view().content(l)
+    }
+
+    /// The same data with arrays of its own: nothing read in place from a mapped
+    /// index is kept (for a process that keeps its data for long).
+    pub fn into_owned(self) -> DocData {
+        DocData {
+            tf_terms: self.tf_terms.into_owned(),
+            tf_weights: self.tf_weights.into_owned(),
+            tokens: self.tokens.into_owned(),
+            lines: self.lines.into_owned(),
+            line_df: self.line_df.into_owned(),
+            ..self
+        }
     }
 
     /// Whether the data is consistent (offsets in order and in range, ids below
     /// `vocab_len`): a check for data read back from a cache.
     pub fn is_valid(&self, vocab_len: usize) -> bool {
         let mut prev = 0u32;
-        for &(end, label, tag) in &self.lines {
+        for &[end, label, tag] in &self.lines {
             if end < prev
                 || end as usize > self.tokens.len()
                 || u64::from(label) + u64::from(tag) > u64::from(end - prev)
@@ -250,17 +294,52 @@ impl DocData {
             }
             prev = end;
         }
-        self.tf.windows(2).all(|w| w[0].0 < w[1].0)
-            && self.tf.iter().all(|x| (x.0 as usize) < vocab_len)
-            && self.tokens.iter().all(|&t| (t as usize) < vocab_len)
-            && self.line_df.iter().all(|x| (x.0 as usize) < vocab_len)
+        let below = |t: u32| (t as usize) < vocab_len;
+        self.tf_terms.len() == self.tf_weights.len()
+            && self.tf_terms.windows(2).all(|w| w[0] < w[1])
+            && self.tf_terms.iter().all(|&t| below(t))
+            && self.tokens.iter().all(|&t| below(t))
+            && self.line_df.iter().all(|x| below(x[0]))
             && self.n_lines as usize <= self.lines.len()
     }
 }
 
+impl<'a> DocView<'a> {
+    /// The weighted frequency of a term id in the fields.
+    #[inline]
+    pub fn tf(&self, term: u32) -> Option<f64> {
+        self.tf_terms
+            .binary_search(&term)
+            .ok()
+            .map(|i| self.tf_weights[i])
+    }
+
+    /// Line `l`: its label terms and its other terms (its tag's first).
+    #[inline]
+    pub fn line(&self, l: usize) -> (&'a [u32], &'a [u32]) {
+        let start = if l == 0 {
+            0
+        } else {
+            self.lines[l - 1][0] as usize
+        };
+        let [end, label, _] = self.lines[l];
+        let all = &self.tokens[start..end as usize];
+        all.split_at(label as usize)
+    }
+
+    /// Line `l`'s terms without its tag's: its label's and what it says.
+    pub fn content(&self, l: usize) -> (&'a [u32], &'a [u32]) {
+        let (label, text) = self.line(l);
+        (label, &text[self.lines[l][2] as usize..])
+    }
+}
+
 impl Terms for DocData {
-    fn fields(&self) -> &[(u32, f64)] {
-        &self.tf
+    fn fields(&self) -> impl Iterator<Item = (u32, f64)> {
+        self.tf_terms
+            .iter()
+            .copied()
+            .zip(self.tf_weights.iter().copied())
     }
 
     fn line_count(&self) -> usize {
@@ -284,7 +363,7 @@ mod tests {
         r.body = "[D3:5] Ann: went hiking\n[2026-03-01] met Bo\nno tag".into();
         let d = DocData::of(&r, &mut Vocab::default());
         assert_eq!(
-            d.lines.iter().map(|l| (l.1, l.2)).collect::<Vec<_>>(),
+            d.lines.iter().map(|l| (l[1], l[2])).collect::<Vec<_>>(),
             [(1, 2), (0, 3), (0, 0)]
         );
         let words = |ids: &[u32], v: &Vocab| {
@@ -313,16 +392,15 @@ mod tests {
         fields.push((terms(&r.meta.description), W_DESCRIPTION));
         fields.extend(r.meta.tags.iter().map(|t| (terms(t), W_TAGS)));
         fields.push((terms(&r.body), W_BODY));
-        let mut d = DocData::default();
         let mut tf: HashMap<u32, f64> = HashMap::new();
+        let mut len = 0.0;
         for (ts, weight) in &fields {
             for t in ts {
                 *tf.entry(vocab.intern(t)).or_insert(0.0) += weight;
-                d.len += weight;
+                len += weight;
             }
         }
-        d.tf = tf.into_iter().collect();
-        d.tf.sort_unstable_by_key(|x| x.0);
+        let (mut tokens, mut lines) = (Vec::new(), Vec::new());
         for line in r.body.lines() {
             let (mut t, label, tag) = match split_label(line) {
                 Some((before, label, after)) => {
@@ -338,12 +416,10 @@ mod tests {
                     ([b, terms(after)].concat(), 0, nb)
                 }
             };
-            d.tokens.extend(t.drain(..).map(|t| vocab.intern(&t)));
-            d.lines
-                .push((d.tokens.len() as u32, label as u32, tag as u32));
+            tokens.extend(t.drain(..).map(|t| vocab.intern(&t)));
+            lines.push([tokens.len() as u32, label as u32, tag as u32]);
         }
-        d.count_lines();
-        d
+        DocData::from_parts(tf, len, tokens, lines)
     }
 
     proptest::proptest! {

@@ -1,11 +1,13 @@
-//! The binary format of the search index (`MDX5`, spec/architecture.md#search-index):
+//! The binary format of the search index (`MDX6`, spec/architecture.md#search-index):
 //! a header (version, generation, base, vocabulary, removals) and chunks of entries,
 //! each prefixed by its length so that chunks are encoded and decoded on several
-//! threads, every part followed or prefixed by its CRC-32. It must not read or write
+//! threads, every part followed or prefixed by its CRC-32. Chunks start at multiples
+//! of 8 bytes and every array of term data at a multiple of its item's size, so that
+//! a mapped file's arrays are read in place ([`Arr`]). It must not read or write
 //! files, nor decide what is saved (`delta` does); bytes it cannot decode are `None`,
 //! never a panic, and a part whose checksum fails is dropped, never decoded.
 
-use crate::retrieval::search::DocData;
+use crate::retrieval::search::{Arr, ArrItem, DocData, SharedBytes};
 use crate::store::Stat;
 use crate::store::cache::{Entry, IndexFile, Item, Saved};
 
@@ -29,11 +31,16 @@ pub(super) fn encode_head(
     w.u64(chunks as u64);
     let crc = crc32fast::hash(&w.0);
     w.u32(crc);
+    // Zeros up to the first chunk, which starts at a multiple of 8.
+    w.align(ALIGN);
     w.0
 }
 
-/// Bytes before a chunk's entries: its length (8) and its CRC-32 (4).
-const CHUNK_HEAD: usize = 12;
+/// Bytes before a chunk's entries: its length (8), its CRC-32 (4) and four zeros.
+const CHUNK_HEAD: usize = 16;
+
+/// Chunks start, and end, at multiples of this many bytes of the file.
+const ALIGN: usize = 8;
 
 /// One chunk of entries, prefixed by its length in bytes and the CRC-32 of that
 /// length and the entries.
@@ -44,10 +51,11 @@ pub(super) fn encode_chunk<E: EncodeEntry>(entries: &[E]) -> Vec<u8> {
     for e in entries {
         e.encode_entry(&mut c);
     }
+    c.align(ALIGN);
     let len = ((c.0.len() - CHUNK_HEAD) as u64).to_le_bytes();
     c.0[..8].copy_from_slice(&len);
     let crc = chunk_crc(&len, &c.0[CHUNK_HEAD..]);
-    c.0[8..CHUNK_HEAD].copy_from_slice(&crc.to_le_bytes());
+    c.0[8..12].copy_from_slice(&crc.to_le_bytes());
     c.0
 }
 
@@ -105,7 +113,7 @@ fn encode_opt_data(w: &mut Writer, data: Option<&DocData>) {
     }
 }
 
-const MAGIC: &[u8; 4] = b"MDX5";
+const MAGIC: &[u8; 4] = b"MDX6";
 
 pub(super) struct Writer(Vec<u8>);
 
@@ -135,18 +143,57 @@ impl Writer {
             self.str(s);
         }
     }
+    /// Zeros up to the next multiple of `n` bytes (of the chunk, which starts at a
+    /// multiple of 8 in the file).
+    fn align(&mut self, n: usize) {
+        let pad = self.0.len().next_multiple_of(n) - self.0.len();
+        self.0.resize(self.0.len() + pad, 0);
+    }
+    /// An array of 4-byte items, at a multiple of 4.
+    fn u32s(&mut self, items: impl ExactSizeIterator<Item = u32>) {
+        self.u64(items.len() as u64);
+        self.align(4);
+        for x in items {
+            self.u32(x);
+        }
+    }
 }
 
-struct Reader<'a>(&'a [u8]);
+/// A reader of part of a file: the bytes left, and where the file starts in memory
+/// (positions in the file decide the padding before an array).
+struct Reader<'a> {
+    rest: &'a [u8],
+    file: usize,
+}
 
 impl<'a> Reader<'a> {
+    /// A reader of `part`, a slice of the file that starts at `file`.
+    fn new(part: &'a [u8], file: &[u8]) -> Reader<'a> {
+        Reader {
+            rest: part,
+            file: file.as_ptr() as usize,
+        }
+    }
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.0.len() {
+        if n > self.rest.len() {
             return None;
         }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
+        let (head, rest) = self.rest.split_at(n);
+        self.rest = rest;
         Some(head)
+    }
+    /// Skips the zeros up to the next multiple of `n` bytes of the file (`None`
+    /// when they are missing or not zeros).
+    fn align(&mut self, n: usize) -> Option<()> {
+        let at = (self.rest.as_ptr() as usize).checked_sub(self.file)?;
+        let pad = at.next_multiple_of(n) - at;
+        self.take(pad)?.iter().all(|&b| b == 0).then_some(())
+    }
+    /// An array of `n` items of `size` bytes, after its padding to a multiple of
+    /// `align`.
+    fn array(&mut self, n: usize, size: usize, align: usize) -> Option<&'a [u8]> {
+        self.align(align)?;
+        self.take(n.checked_mul(size)?)
     }
     fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
@@ -174,22 +221,13 @@ impl<'a> Reader<'a> {
     /// A count of items of at least `size` bytes each (bounded by what is left).
     fn count_of(&mut self, size: usize) -> Option<usize> {
         let n = usize::try_from(self.u64()?).ok()?;
-        (n <= self.0.len() / size.max(1)).then_some(n)
+        (n <= self.rest.len() / size.max(1)).then_some(n)
     }
     fn count(&mut self) -> Option<usize> {
         self.count_of(8)
     }
     fn strs(&mut self) -> Option<Vec<String>> {
         (0..self.count()?).map(|_| self.str()).collect()
-    }
-    fn u32s(&mut self) -> Option<Vec<u32>> {
-        let n = self.count_of(4)?;
-        let b = self.take(n * 4)?;
-        Some(
-            b.chunks_exact(4)
-                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-                .collect(),
-        )
     }
 }
 
@@ -248,72 +286,80 @@ impl Entry {
 }
 
 fn encode_data(w: &mut Writer, d: &DocData) {
-    w.u64(d.tf.len() as u64);
-    for &(t, f) in &d.tf {
-        w.u32(t);
+    w.u32s(d.tf_terms.iter().copied());
+    w.align(8);
+    for f in &d.tf_weights {
         w.0.extend_from_slice(&f.to_le_bytes());
     }
     w.0.extend_from_slice(&d.len.to_le_bytes());
-    w.u64(d.tokens.len() as u64);
-    for &t in &d.tokens {
-        w.u32(t);
-    }
+    w.u32s(d.tokens.iter().copied());
     w.u64(d.lines.len() as u64);
-    for &(end, label, tag) in &d.lines {
-        w.u32(end);
-        w.u32(label);
-        w.u32(tag);
+    w.align(4);
+    for l in &d.lines {
+        l.iter().for_each(|&x| w.u32(x));
     }
     w.u64(d.line_df.len() as u64);
-    for &(t, n) in &d.line_df {
-        w.u32(t);
-        w.u32(n);
+    w.align(4);
+    for x in &d.line_df {
+        x.iter().for_each(|&x| w.u32(x));
     }
     w.u32(d.n_lines);
 }
 
-/// Skips the term data of an entry, checking only that it is all there.
-fn skip_data(r: &mut Reader<'_>) -> Option<()> {
-    let n = r.count_of(12)?;
-    r.take(n * 12)?;
-    r.take(8)?;
-    let n = r.count_of(4)?;
-    r.take(n * 4)?;
-    let n = r.count_of(12)?;
-    r.take(n * 12)?;
-    let n = r.count_of(8)?;
-    r.take(n * 8)?;
-    r.take(4)?;
-    Some(())
+/// The arrays of an entry's term data, as bytes of the file: field terms and
+/// weights, length, tokens, lines, line frequencies, lines with terms.
+struct RawData<'a> {
+    tf_terms: &'a [u8],
+    tf_weights: &'a [u8],
+    len: f64,
+    tokens: &'a [u8],
+    lines: &'a [u8],
+    line_df: &'a [u8],
+    n_lines: u32,
 }
 
-fn decode_data(r: &mut Reader<'_>) -> Option<DocData> {
+/// Reads the term data of an entry as bytes of the file, checking only that it is
+/// all there and its padding zeros.
+fn raw_data<'a>(r: &mut Reader<'a>) -> Option<RawData<'a>> {
     let n = r.count_of(12)?;
-    let mut tf = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = r.u32()?;
-        let f = f64::from_le_bytes(r.take(8)?.try_into().ok()?);
-        tf.push((t, f));
-    }
+    let tf_terms = r.array(n, 4, 4)?;
+    let tf_weights = r.array(n, 8, 8)?;
     let len = f64::from_le_bytes(r.take(8)?.try_into().ok()?);
-    let tokens = r.u32s()?;
+    let n = r.count_of(4)?;
+    let tokens = r.array(n, 4, 4)?;
     let n = r.count_of(12)?;
-    let mut lines = Vec::with_capacity(n);
-    for _ in 0..n {
-        lines.push((r.u32()?, r.u32()?, r.u32()?));
-    }
+    let lines = r.array(n, 12, 4)?;
     let n = r.count_of(8)?;
-    let mut line_df = Vec::with_capacity(n);
-    for _ in 0..n {
-        line_df.push((r.u32()?, r.u32()?));
-    }
-    Some(DocData {
-        tf,
+    let line_df = r.array(n, 8, 4)?;
+    Some(RawData {
+        tf_terms,
+        tf_weights,
         len,
         tokens,
         lines,
         line_df,
         n_lines: r.u32()?,
+    })
+}
+
+/// The term data of an entry: its arrays read in place from `shared` (the file's
+/// bytes) where they can be, copied otherwise.
+fn decode_data(r: &mut Reader<'_>, shared: Option<&SharedBytes>) -> Option<DocData> {
+    let raw = raw_data(r)?;
+    fn arr<T: ArrItem>(shared: Option<&SharedBytes>, raw: &[u8]) -> Option<Arr<T>> {
+        match shared {
+            Some(b) => Arr::read(b, raw),
+            None => Some(Arr::copied(raw)),
+        }
+    }
+    Some(DocData {
+        tf_terms: arr(shared, raw.tf_terms)?,
+        tf_weights: arr(shared, raw.tf_weights)?,
+        len: raw.len,
+        tokens: arr(shared, raw.tokens)?,
+        lines: arr(shared, raw.lines)?,
+        line_df: arr(shared, raw.line_df)?,
+        n_lines: raw.n_lines,
     })
 }
 
@@ -332,7 +378,7 @@ impl Saved {
 
     /// Decodes an entry; its term data only given the size of the vocabulary it
     /// may use (data that uses more, or is malformed, is dropped: read again).
-    fn decode(r: &mut Reader<'_>, terms: Option<usize>) -> Option<Saved> {
+    fn decode(r: &mut Reader<'_>, terms: Option<WithTerms<'_>>) -> Option<Saved> {
         let file = r.str()?;
         let stat = Stat {
             size: r.u64()?,
@@ -346,16 +392,16 @@ impl Saved {
         let meta = Entry::decode(r)?;
         let (data, has_data) = match (r.byte()?, terms) {
             (0, _) => (None, false),
-            (1, Some(n)) => {
-                let d = decode_data(r)?;
-                if d.is_valid(n) {
+            (1, Some(with)) => {
+                let d = decode_data(r, with.shared)?;
+                if d.is_valid(with.vocab) {
                     (Some(d), true)
                 } else {
                     (None, false)
                 }
             }
             (1, None) => {
-                skip_data(r)?;
+                raw_data(r)?;
                 (None, true)
             }
             _ => return None,
@@ -373,18 +419,33 @@ impl Saved {
     }
 }
 
-/// Decodes chunks of entries, on as many threads as there are cores (up to 8); a
-/// chunk that does not decode is left out (`false` then: the file was damaged).
-fn decode_chunks(chunks: &[&[u8]], with_terms: Option<usize>) -> (Vec<Saved>, bool) {
+/// What a decode that reads term data needs: the size of the vocabulary the data
+/// may use, and the file's bytes as shared, for arrays read in place.
+#[derive(Clone, Copy)]
+struct WithTerms<'a> {
+    vocab: usize,
+    shared: Option<&'a SharedBytes>,
+}
+
+/// Decodes chunks of entries (slices of `file`), on as many threads as there are
+/// cores (up to 8); a chunk that does not decode is left out (`false` then: the
+/// file was damaged).
+fn decode_chunks(
+    file: &[u8],
+    chunks: &[&[u8]],
+    with_terms: Option<WithTerms<'_>>,
+) -> (Vec<Saved>, bool) {
     let one = |c: &[u8]| -> Option<Vec<Saved>> {
-        let mut r = Reader(c);
+        let mut r = Reader::new(c, file);
         let n = r.count_of(1)?;
         // Bounded by the chunk's bytes (one byte per entry at least).
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             out.push(Saved::decode(&mut r, with_terms)?);
         }
-        r.0.is_empty().then_some(out)
+        // Zeros up to the chunk's end, at a multiple of 8.
+        r.align(ALIGN)?;
+        r.rest.is_empty().then_some(out)
     };
     let parts: Vec<Option<Vec<Saved>>> = crate::store::par_map(chunks, 2, |c| one(c));
     let whole = parts.iter().all(Option::is_some);
@@ -422,7 +483,13 @@ impl IndexFile {
 
     #[cfg(test)]
     fn decode(bytes: &[u8]) -> Option<IndexFile> {
-        IndexFile::decode_with(bytes, true)
+        IndexFile::decode_with(bytes, None, true)
+    }
+
+    /// [`IndexFile::decode_with`] of the shared bytes of a mapped file, whose term
+    /// data is then read in place where it can be.
+    pub(super) fn decode_shared(shared: &SharedBytes, with_terms: bool) -> Option<IndexFile> {
+        IndexFile::decode_with((**shared).as_ref(), Some(shared), with_terms)
     }
 
     /// Decodes an index file; the term data only with `terms` (it is skipped, and
@@ -430,8 +497,12 @@ impl IndexFile {
     /// version's or fails its checksum; a chunk that fails its checksum (or is cut
     /// short) is left out, with `damaged` set, and its entries are read again from
     /// the memory files.
-    pub(super) fn decode_with(bytes: &[u8], with_terms: bool) -> Option<IndexFile> {
-        let mut r = Reader(bytes.strip_prefix(MAGIC)?);
+    pub(super) fn decode_with(
+        bytes: &[u8],
+        shared: Option<&SharedBytes>,
+        with_terms: bool,
+    ) -> Option<IndexFile> {
+        let mut r = Reader::new(bytes.strip_prefix(MAGIC)?, bytes);
         let version = r.str()?;
         if version != env!("CARGO_PKG_VERSION") {
             return None;
@@ -442,13 +513,18 @@ impl IndexFile {
         let terms = r.strs()?;
         let removed = r.strs()?;
         let count = r.u64()?;
-        let head_len = bytes.len() - r.0.len();
+        let head_len = bytes.len() - r.rest.len();
         if r.u32()? != crc32fast::hash(&bytes[..head_len]) {
             return None;
         }
+        // The zeros up to the first chunk belong to the header.
+        r.align(ALIGN)?;
         let (chunks, framed) = split_chunks(&mut r, count);
-        let vocab = with_terms.then(|| vocab_start as usize + terms.len());
-        let (entries, whole) = decode_chunks(&chunks, vocab);
+        let with = with_terms.then(|| WithTerms {
+            vocab: vocab_start as usize + terms.len(),
+            shared,
+        });
+        let (entries, whole) = decode_chunks(bytes, &chunks, with);
         Some(IndexFile {
             version,
             generation,
@@ -457,7 +533,7 @@ impl IndexFile {
             terms,
             entries,
             removed,
-            damaged: !(framed && whole && r.0.is_empty()),
+            damaged: !(framed && whole && r.rest.is_empty()),
         })
     }
 }
@@ -473,11 +549,14 @@ fn split_chunks<'a>(r: &mut Reader<'a>, count: u64) -> (Vec<&'a [u8]>, bool) {
             return (chunks, false);
         };
         let n = u64::from_le_bytes(len.try_into().expect("8 bytes"));
-        let (Some(crc), Some(payload)) = (r.u32(), usize::try_from(n).ok().and_then(|n| r.take(n)))
-        else {
+        let (Some(crc), Some(zeros), Some(payload)) = (
+            r.u32(),
+            r.take(4),
+            usize::try_from(n).ok().and_then(|n| r.take(n)),
+        ) else {
             return (chunks, false);
         };
-        if chunk_crc(len, payload) == crc {
+        if chunk_crc(len, payload) == crc && zeros == [0; 4] {
             chunks.push(payload);
         } else {
             whole = false;
@@ -487,164 +566,4 @@ fn split_chunks<'a>(r: &mut Reader<'a>, count: u64) -> (Vec<&'a [u8]>, bool) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::memory::Meta;
-    use crate::memory::frontmatter::Warning;
-
-    fn entry(i: usize) -> Entry {
-        Entry {
-            name: format!("name {i} ünï"),
-            description: "d".into(),
-            kind: "user".into(),
-            created: "2026-01-01".into(),
-            updated: "2026-01-02T10:00:00Z".into(),
-            source: i.is_multiple_of(2).then(|| "chat".into()),
-            decay: Some("30d".into()),
-            tags: vec!["a".into(), "b".into()],
-            important: i.is_multiple_of(3),
-            supersedes: vec!["older".into()],
-            valid_until: i.is_multiple_of(2).then(|| "2026-12-31".into()),
-            order: vec!["name".into(), "owner".into()],
-            extra: vec![("owner".into(), serde_json::json!({"team": [1, "x"]}))],
-            warnings: vec![(4, "unknown type".into())],
-        }
-    }
-
-    /// Term data small enough to write out.
-    fn data() -> DocData {
-        DocData {
-            tf: vec![(0, 3.0), (1, 1.5)],
-            len: 4.5,
-            tokens: vec![1, 0, 1],
-            lines: vec![(2, 1, 0), (2, 0, 0), (3, 0, 1)],
-            line_df: vec![(0, 1), (1, 2)],
-            n_lines: 2,
-        }
-    }
-
-    #[test]
-    fn entries_encoded_from_items_are_those_of_their_saved_copies() {
-        // A main file is streamed from the items; it must be the file their
-        // `Saved` copies encode to, byte for byte.
-        let metas: Vec<(Meta, Vec<Warning>)> =
-            (0..1100).map(|i| entry(i).into_meta().unwrap()).collect();
-        let data = data();
-        let names: Vec<(String, String)> = (0..metas.len())
-            .map(|i| (format!("k{i}.md"), format!("{i:064}")))
-            .collect();
-        let items: Vec<Item<'_>> = metas
-            .iter()
-            .zip(&names)
-            .enumerate()
-            .map(|(i, ((meta, warnings), (file, key)))| Item {
-                file,
-                stat: (i % 7 != 3).then_some(Stat {
-                    size: i as u64,
-                    mtime_ns: -1,
-                    ctime_ns: 1 << 60,
-                    ino: 9,
-                }),
-                checked: 12,
-                key,
-                text: [
-                    "---\nx\n---\n",
-                    "body ünï",
-                    if i % 2 == 0 { "\n" } else { "" },
-                ],
-                meta,
-                warnings,
-                data: (i % 3 != 0).then_some(&data),
-            })
-            .collect();
-        let kept: Vec<&Item<'_>> = items.iter().filter(|it| it.stat.is_some()).collect();
-        let chunks: Vec<&[&Item<'_>]> = kept.chunks(CHUNK).collect();
-        assert!(chunks.len() > 1);
-        let terms = vec!["alpha".to_string(), "beta".to_string()];
-        let mut streamed = encode_head("v", 3, (0, 0), &terms, &[], chunks.len());
-        for c in &chunks {
-            streamed.extend(encode_chunk(c));
-        }
-        let whole = IndexFile {
-            version: "v".into(),
-            generation: 3,
-            base: 0,
-            vocab_start: 0,
-            terms,
-            entries: items.iter().filter_map(Saved::of).collect(),
-            removed: Vec::new(),
-            damaged: false,
-        };
-        assert_eq!(streamed, whole.encode());
-    }
-
-    #[test]
-    fn the_format_round_trips_and_rejects_damage() {
-        let f = IndexFile {
-            version: env!("CARGO_PKG_VERSION").into(),
-            generation: 7,
-            base: 0,
-            vocab_start: 0,
-            terms: vec!["alpha".into(), "beta".into()],
-            entries: (0..5)
-                .map(|i| Saved {
-                    file: format!("k{i}.md"),
-                    stat: Stat {
-                        size: i as u64,
-                        mtime_ns: -1,
-                        ctime_ns: 1 << 60,
-                        ino: 9,
-                    },
-                    checked: 12,
-                    key: format!("{i:064}"),
-                    text: "---\nx\n---\nbody ünï".into(),
-                    meta: entry(i),
-                    data: i.is_multiple_of(2).then(data),
-                    has_data: i.is_multiple_of(2),
-                })
-                .collect(),
-            removed: vec!["gone.md".into()],
-            damaged: false,
-        };
-        let bytes = f.encode();
-        let head_len = bytes.len() - f.encode_parts()[1..].iter().map(Vec::len).sum::<usize>();
-        // Without terms, the data is skipped and said to be there.
-        let lean = IndexFile::decode_with(&bytes, false).unwrap();
-        assert!(lean.entries.iter().all(|e| e.data.is_none()));
-        assert_eq!(
-            lean.entries.iter().map(|e| e.has_data).collect::<Vec<_>>(),
-            f.entries.iter().map(|e| e.has_data).collect::<Vec<_>>()
-        );
-        assert_eq!(IndexFile::decode(&bytes), Some(f));
-        // Any truncation: the header cut is no file, a chunk cut is left out (a
-        // damaged file); never a panic.
-        for cut in 0..bytes.len() {
-            match IndexFile::decode(&bytes[..cut]) {
-                None => assert!(cut < head_len, "cut at {cut}"),
-                Some(d) => {
-                    assert!(cut >= head_len && d.damaged, "cut at {cut}");
-                    assert!(d.entries.is_empty(), "one chunk: cut at {cut}");
-                }
-            }
-        }
-        // A flipped bit: in the header, no file; in a chunk, the chunk is left out.
-        for at in 0..bytes.len() {
-            let mut bad = bytes.clone();
-            bad[at] ^= 1 << (at % 8);
-            match IndexFile::decode(&bad) {
-                None => assert!(at < head_len, "bit at {at}"),
-                Some(d) => assert!(at >= head_len && d.damaged && d.entries.is_empty()),
-            }
-        }
-        let mut other = bytes.clone();
-        other[12] ^= 0x20; // the first byte of the version string
-        assert_eq!(IndexFile::decode(&other), None);
-        let mut w = Writer(MAGIC.to_vec());
-        w.str(env!("CARGO_PKG_VERSION"));
-        w.u64(1);
-        w.u64(0);
-        w.u32(0);
-        w.u64(u64::MAX);
-        assert_eq!(IndexFile::decode(&w.0), None);
-    }
-}
+mod tests;

@@ -8,7 +8,9 @@
 use std::collections::HashSet;
 
 use crate::memory::layout::{MAX_SEARCH_INDEX, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
-use crate::retrieval::search::Vocab;
+use std::sync::Arc;
+
+use crate::retrieval::search::{SharedBytes, Vocab};
 use crate::store::cache::{Cache, IndexFile, Loaded, Saved};
 use crate::store::{Backend, Stat};
 
@@ -25,11 +27,11 @@ impl Cache {
             ..Cache::default()
         };
         let read = |rel: &str| {
-            backend
-                .map(rel, MAX_SEARCH_INDEX)
-                .ok()
-                .flatten()
-                .map(|b| (b.len() as u64, IndexFile::decode_with(&b, terms)))
+            backend.map(rel, MAX_SEARCH_INDEX).ok().flatten().map(|b| {
+                let shared: SharedBytes = Arc::new(b);
+                let len = (*shared).as_ref().len() as u64;
+                (len, IndexFile::decode_shared(&shared, terms))
+            })
         };
         let Some((bytes, Some(main))) = read(SEARCH_INDEX_FILE) else {
             return cache;

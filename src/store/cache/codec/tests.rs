@@ -1,0 +1,239 @@
+//! Tests of the index format: round trips, damage, entries written from items, term
+//! data read in place.
+
+use super::*;
+use crate::memory::Meta;
+use crate::memory::frontmatter::Warning;
+
+fn entry(i: usize) -> Entry {
+    Entry {
+        name: format!("name {i} ünï"),
+        description: "d".into(),
+        kind: "user".into(),
+        created: "2026-01-01".into(),
+        updated: "2026-01-02T10:00:00Z".into(),
+        source: i.is_multiple_of(2).then(|| "chat".into()),
+        decay: Some("30d".into()),
+        tags: vec!["a".into(), "b".into()],
+        important: i.is_multiple_of(3),
+        supersedes: vec!["older".into()],
+        valid_until: i.is_multiple_of(2).then(|| "2026-12-31".into()),
+        order: vec!["name".into(), "owner".into()],
+        extra: vec![("owner".into(), serde_json::json!({"team": [1, "x"]}))],
+        warnings: vec![(4, "unknown type".into())],
+    }
+}
+
+/// Term data small enough to write out.
+fn data() -> DocData {
+    DocData {
+        tf_terms: vec![0, 1].into(),
+        tf_weights: vec![3.0, 1.5].into(),
+        len: 4.5,
+        tokens: vec![1, 0, 1].into(),
+        lines: vec![[2, 1, 0], [2, 0, 0], [3, 0, 1]].into(),
+        line_df: vec![[0, 1], [1, 2]].into(),
+        n_lines: 2,
+    }
+}
+
+#[test]
+fn entries_encoded_from_items_are_those_of_their_saved_copies() {
+    // A main file is streamed from the items; it must be the file their
+    // `Saved` copies encode to, byte for byte.
+    let metas: Vec<(Meta, Vec<Warning>)> =
+        (0..1100).map(|i| entry(i).into_meta().unwrap()).collect();
+    let data = data();
+    let names: Vec<(String, String)> = (0..metas.len())
+        .map(|i| (format!("k{i}.md"), format!("{i:064}")))
+        .collect();
+    let items: Vec<Item<'_>> = metas
+        .iter()
+        .zip(&names)
+        .enumerate()
+        .map(|(i, ((meta, warnings), (file, key)))| Item {
+            file,
+            stat: (i % 7 != 3).then_some(Stat {
+                size: i as u64,
+                mtime_ns: -1,
+                ctime_ns: 1 << 60,
+                ino: 9,
+            }),
+            checked: 12,
+            key,
+            text: [
+                "---\nx\n---\n",
+                "body ünï",
+                if i % 2 == 0 { "\n" } else { "" },
+            ],
+            meta,
+            warnings,
+            data: (i % 3 != 0).then_some(&data),
+        })
+        .collect();
+    let kept: Vec<&Item<'_>> = items.iter().filter(|it| it.stat.is_some()).collect();
+    let chunks: Vec<&[&Item<'_>]> = kept.chunks(CHUNK).collect();
+    assert!(chunks.len() > 1);
+    let terms = vec!["alpha".to_string(), "beta".to_string()];
+    let mut streamed = encode_head("v", 3, (0, 0), &terms, &[], chunks.len());
+    for c in &chunks {
+        streamed.extend(encode_chunk(c));
+    }
+    let whole = IndexFile {
+        version: "v".into(),
+        generation: 3,
+        base: 0,
+        vocab_start: 0,
+        terms,
+        entries: items.iter().filter_map(Saved::of).collect(),
+        removed: Vec::new(),
+        damaged: false,
+    };
+    assert_eq!(streamed, whole.encode());
+}
+
+#[test]
+fn the_format_round_trips_and_rejects_damage() {
+    let f = IndexFile {
+        version: env!("CARGO_PKG_VERSION").into(),
+        generation: 7,
+        base: 0,
+        vocab_start: 0,
+        terms: vec!["alpha".into(), "beta".into()],
+        entries: (0..5)
+            .map(|i| Saved {
+                file: format!("k{i}.md"),
+                stat: Stat {
+                    size: i as u64,
+                    mtime_ns: -1,
+                    ctime_ns: 1 << 60,
+                    ino: 9,
+                },
+                checked: 12,
+                key: format!("{i:064}"),
+                text: "---\nx\n---\nbody ünï".into(),
+                meta: entry(i),
+                data: i.is_multiple_of(2).then(data),
+                has_data: i.is_multiple_of(2),
+            })
+            .collect(),
+        removed: vec!["gone.md".into()],
+        damaged: false,
+    };
+    let bytes = f.encode();
+    let head_len = bytes.len() - f.encode_parts()[1..].iter().map(Vec::len).sum::<usize>();
+    // Without terms, the data is skipped and said to be there.
+    let lean = IndexFile::decode_with(&bytes, None, false).unwrap();
+    assert!(lean.entries.iter().all(|e| e.data.is_none()));
+    assert_eq!(
+        lean.entries.iter().map(|e| e.has_data).collect::<Vec<_>>(),
+        f.entries.iter().map(|e| e.has_data).collect::<Vec<_>>()
+    );
+    assert_eq!(IndexFile::decode(&bytes), Some(f));
+    // Any truncation: the header cut is no file, a chunk cut is left out (a
+    // damaged file); never a panic.
+    for cut in 0..bytes.len() {
+        match IndexFile::decode(&bytes[..cut]) {
+            None => assert!(cut < head_len, "cut at {cut}"),
+            Some(d) => {
+                assert!(cut >= head_len && d.damaged, "cut at {cut}");
+                assert!(d.entries.is_empty(), "one chunk: cut at {cut}");
+            }
+        }
+    }
+    // A flipped bit: in the header, no file; in a chunk, the chunk is left out.
+    for at in 0..bytes.len() {
+        let mut bad = bytes.clone();
+        bad[at] ^= 1 << (at % 8);
+        match IndexFile::decode(&bad) {
+            None => assert!(at < head_len, "bit at {at}"),
+            Some(d) => assert!(at >= head_len && d.damaged && d.entries.is_empty()),
+        }
+    }
+    let mut other = bytes.clone();
+    other[12] ^= 0x20; // the first byte of the version string
+    assert_eq!(IndexFile::decode(&other), None);
+    let mut w = Writer(MAGIC.to_vec());
+    w.str(env!("CARGO_PKG_VERSION"));
+    w.u64(1);
+    w.u64(0);
+    w.u32(0);
+    w.u64(u64::MAX);
+    assert_eq!(IndexFile::decode(&w.0), None);
+}
+
+/// Bytes at an address that is a multiple of 8, plus `shift`: a mapped file's
+/// (page-aligned) when `shift` is 0.
+struct Placed(Vec<u64>, usize, usize);
+
+impl Placed {
+    fn new(bytes: &[u8], shift: usize) -> Placed {
+        let mut words = vec![0u64; (bytes.len() + shift).div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[shift..shift + bytes.len()]
+            .copy_from_slice(bytes);
+        Placed(words, shift, bytes.len())
+    }
+}
+
+impl AsRef<[u8]> for Placed {
+    fn as_ref(&self) -> &[u8] {
+        &bytemuck::cast_slice::<u64, u8>(&self.0)[self.1..self.1 + self.2]
+    }
+}
+
+#[test]
+fn term_data_of_a_mapped_file_is_read_in_place() {
+    let f = IndexFile {
+        version: env!("CARGO_PKG_VERSION").into(),
+        generation: 1,
+        base: 0,
+        vocab_start: 0,
+        // An odd length, so that the header needs padding.
+        terms: vec!["alpha".into(), "beta".into(), "c".into()],
+        entries: (0..3)
+            .map(|i| Saved {
+                file: format!("k{i}.md"),
+                stat: Stat::default(),
+                checked: 1,
+                key: format!("{i:063}"),
+                text: "x".repeat(i),
+                meta: entry(i),
+                data: Some(data()),
+                has_data: true,
+            })
+            .collect(),
+        removed: Vec::new(),
+        damaged: false,
+    };
+    let bytes = f.encode();
+    assert_eq!(bytes.len() % ALIGN, 0);
+    // Placed like a mapped file: every array read in place (on a little-endian
+    // Unix machine), the same data as a copy.
+    let shared: SharedBytes = std::sync::Arc::new(Placed::new(&bytes, 0));
+    let mapped = IndexFile::decode_shared(&shared, true).unwrap();
+    assert_eq!(mapped, f);
+    let in_place = cfg!(all(unix, target_endian = "little"));
+    for e in &mapped.entries {
+        let d = e.data.as_ref().unwrap();
+        assert_eq!(d.tokens.is_shared(), in_place);
+        assert_eq!(d.tf_weights.is_shared(), in_place);
+        assert_eq!(d.lines.is_shared(), in_place);
+    }
+    // Bytes that start off a multiple of 8: copied, the same data.
+    let shared: SharedBytes = std::sync::Arc::new(Placed::new(&bytes, 3));
+    let moved = IndexFile::decode_shared(&shared, true).unwrap();
+    assert_eq!(moved, f);
+    assert!(
+        !moved.entries[0]
+            .data
+            .as_ref()
+            .unwrap()
+            .tf_weights
+            .is_shared()
+    );
+    // A non-zero byte where the format has padding is damage.
+    let mut bad = bytes.clone();
+    let pad = bad.len() - 1;
+    bad[pad] = 1;
+    assert!(IndexFile::decode(&bad).unwrap().damaged);
+}
