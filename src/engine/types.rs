@@ -3,7 +3,7 @@
 //! It must not read or write the store: these are plain data.
 
 use crate::memory::printable::escape_line;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -409,24 +409,96 @@ pub(super) fn short_io(e: &Error) -> String {
 /// adds a warning for keys that differ only by case.
 pub(super) fn finish_problems(problems: &mut Vec<Problem>, records: &[Record]) {
     problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
-    let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
-    for r in records {
-        lower
-            .entry(r.key.as_str().to_lowercase())
-            .or_default()
-            .push(r.key.as_str());
-    }
+    // Each key lowered (borrowed when there is nothing to lower: the usual case),
+    // sorted stably, so that keys equal when lowered are neighbours in record order.
+    let mut lower: Vec<(std::borrow::Cow<'_, str>, &str)> = records
+        .iter()
+        .map(|r| {
+            let k = r.key.as_str();
+            let l = if k.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+                std::borrow::Cow::Borrowed(k)
+            } else {
+                std::borrow::Cow::Owned(k.to_lowercase())
+            };
+            (l, k)
+        })
+        .collect();
+    lower.sort_by(|a, b| a.0.cmp(&b.0));
     let mut dupes: Vec<Problem> = lower
-        .values()
+        .chunk_by(|a, b| a.0 == b.0)
         .filter(|v| v.len() > 1)
         .map(|v| {
+            let keys: Vec<&str> = v.iter().map(|x| x.1).collect();
             Problem::warning(
-                &format!("{}.md", v[0]),
+                &format!("{}.md", keys[0]),
                 None,
-                format!("keys differ only by case: {}", v.join(", ")),
+                format!("keys differ only by case: {}", keys.join(", ")),
             )
         })
         .collect();
     dupes.sort_by(|a, b| a.path.cmp(&b.path));
     problems.extend(dupes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::index::tests::rec;
+    use std::collections::HashMap;
+
+    /// The warnings for keys that differ only by case, the plain way: a map from each
+    /// lowered key to its keys in record order.
+    fn by_map(records: &[Record]) -> Vec<Problem> {
+        let mut lower: HashMap<String, Vec<&str>> = HashMap::new();
+        for r in records {
+            lower
+                .entry(r.key.as_str().to_lowercase())
+                .or_default()
+                .push(r.key.as_str());
+        }
+        let mut dupes: Vec<Problem> = lower
+            .values()
+            .filter(|v| v.len() > 1)
+            .map(|v| {
+                Problem::warning(
+                    &format!("{}.md", v[0]),
+                    None,
+                    format!("keys differ only by case: {}", v.join(", ")),
+                )
+            })
+            .collect();
+        dupes.sort_by(|a, b| a.path.cmp(&b.path));
+        dupes
+    }
+
+    #[test]
+    fn keys_that_differ_only_by_case_are_named_in_record_order() {
+        let sets: [&[&str]; 4] = [
+            &["alpha", "b", "c"],
+            &["Alpha", "alpha", "b", "B", "ALPHA", "c"],
+            &["zeta", "Émile", "émile", "ÉMILE", "x_1", "X_1", "y"],
+            &["b2", "a", "B2", "A", "a-b", "A-b", "a-B"],
+        ];
+        for keys in sets {
+            let records: Vec<Record> = keys
+                .iter()
+                .map(|k| rec(k, "user", k, "d", "2026-01-01"))
+                .collect();
+            let mut problems = Vec::new();
+            finish_problems(&mut problems, &records);
+            assert_eq!(problems, by_map(&records), "{keys:?}");
+        }
+        let records: Vec<Record> = ["Alpha", "alpha", "ALPHA"]
+            .iter()
+            .map(|k| rec(k, "user", k, "d", "2026-01-01"))
+            .collect();
+        let mut problems = Vec::new();
+        finish_problems(&mut problems, &records);
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].path, "Alpha.md");
+        assert_eq!(
+            problems[0].message,
+            "keys differ only by case: Alpha, alpha, ALPHA"
+        );
+    }
 }
