@@ -255,7 +255,9 @@ impl DocData {
 
     /// The weighted frequency of a term id in the fields.
     pub fn tf(&self, term: u32) -> Option<f64> {
-        self.view().tf(term)
+        // Only the two arrays it reads (`view` would take all four).
+        let terms: &[u32] = &self.tf_terms;
+        terms.binary_search(&term).ok().map(|i| self.tf_weights[i])
     }
 
     /// Line `l`: its label terms and its other terms (its tag's first).

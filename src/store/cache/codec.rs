@@ -2,8 +2,8 @@
 //! a header (version, generation, base, vocabulary, removals) and chunks of entries,
 //! each prefixed by its length so that chunks are encoded and decoded on several
 //! threads, every part followed or prefixed by its CRC-32. Chunks start at multiples
-//! of 8 bytes and every array of term data at a multiple of its item's size, so that
-//! a mapped file's arrays are read in place ([`Arr`]). It must not read or write
+//! of 8 bytes and every array of term data at a multiple of its item's alignment, so
+//! that a mapped file's arrays are read in place ([`Arr`]). It must not read or write
 //! files, nor decide what is saved (`delta` does); bytes it cannot decode are `None`,
 //! never a panic, and a part whose checksum fails is dropped, never decoded.
 
