@@ -99,11 +99,9 @@ pub struct DocData {
     pub n_lines: u32,
 }
 
-/// A memory's term data as slices, taken once where every line is read.
+/// A memory's line data as slices, taken once where every line is read.
 #[derive(Debug, Clone, Copy)]
 pub struct DocView<'a> {
-    pub tf_terms: &'a [u32],
-    pub tf_weights: &'a [f64],
     pub tokens: &'a [u32],
     pub lines: &'a [[u32; 3]],
 }
@@ -242,12 +240,10 @@ impl DocData {
         self.line_df = line_df.into();
     }
 
-    /// The arrays as slices.
+    /// The line arrays as slices.
     #[inline]
     pub fn view(&self) -> DocView<'_> {
         DocView {
-            tf_terms: &self.tf_terms,
-            tf_weights: &self.tf_weights,
             tokens: &self.tokens,
             lines: &self.lines,
         }
@@ -255,7 +251,6 @@ impl DocData {
 
     /// The weighted frequency of a term id in the fields.
     pub fn tf(&self, term: u32) -> Option<f64> {
-        // Only the two arrays it reads (`view` would take all four).
         let terms: &[u32] = &self.tf_terms;
         terms.binary_search(&term).ok().map(|i| self.tf_weights[i])
     }
@@ -307,15 +302,6 @@ impl DocData {
 }
 
 impl<'a> DocView<'a> {
-    /// The weighted frequency of a term id in the fields.
-    #[inline]
-    pub fn tf(&self, term: u32) -> Option<f64> {
-        self.tf_terms
-            .binary_search(&term)
-            .ok()
-            .map(|i| self.tf_weights[i])
-    }
-
     /// Line `l`: its label terms and its other terms (its tag's first).
     #[inline]
     pub fn line(&self, l: usize) -> (&'a [u32], &'a [u32]) {

@@ -149,11 +149,12 @@ impl Writer {
         let pad = self.0.len().next_multiple_of(n) - self.0.len();
         self.0.resize(self.0.len() + pad, 0);
     }
-    /// An array of 4-byte items, at a multiple of 4.
-    fn u32s(&mut self, items: impl ExactSizeIterator<Item = u32>) {
-        self.u64(items.len() as u64);
+    /// An array of `count` items made of 4-byte words (`words`, every item's in
+    /// turn): the count, then the words from a multiple of 4.
+    fn words(&mut self, count: usize, words: impl Iterator<Item = u32>) {
+        self.u64(count as u64);
         self.align(4);
-        for x in items {
+        for x in words {
             self.u32(x);
         }
     }
@@ -286,23 +287,15 @@ impl Entry {
 }
 
 fn encode_data(w: &mut Writer, d: &DocData) {
-    w.u32s(d.tf_terms.iter().copied());
+    w.words(d.tf_terms.len(), d.tf_terms.iter().copied());
     w.align(8);
     for f in &d.tf_weights {
         w.0.extend_from_slice(&f.to_le_bytes());
     }
     w.0.extend_from_slice(&d.len.to_le_bytes());
-    w.u32s(d.tokens.iter().copied());
-    w.u64(d.lines.len() as u64);
-    w.align(4);
-    for l in &d.lines {
-        l.iter().for_each(|&x| w.u32(x));
-    }
-    w.u64(d.line_df.len() as u64);
-    w.align(4);
-    for x in &d.line_df {
-        x.iter().for_each(|&x| w.u32(x));
-    }
+    w.words(d.tokens.len(), d.tokens.iter().copied());
+    w.words(d.lines.len(), d.lines.iter().flatten().copied());
+    w.words(d.line_df.len(), d.line_df.iter().flatten().copied());
     w.u32(d.n_lines);
 }
 
