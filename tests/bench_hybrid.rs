@@ -76,6 +76,7 @@ fn embeddings(url: &str) -> Embeddings {
         model: "stand-in".into(),
         dimensions: 256,
         timeout_ms: 5_000,
+        passages: false,
     }
 }
 

@@ -173,6 +173,13 @@ fn handle(
     );
 }
 
+impl Server {
+    /// Texts embedded so far, over all requests.
+    pub fn texts(&self) -> usize {
+        self.texts.load(Ordering::SeqCst)
+    }
+}
+
 pub fn configure(dir: &Path, url: &str, extra: &str) {
     std::fs::create_dir_all(dir.join(".memdir")).unwrap();
     std::fs::write(

@@ -19,6 +19,8 @@ mod doctor;
 mod embed;
 #[cfg(feature = "embed-builtin")]
 mod embed_builtin;
+#[cfg(feature = "sync")]
+mod embed_passages;
 mod graph;
 mod hardening;
 mod import_formats;

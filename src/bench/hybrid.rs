@@ -12,6 +12,7 @@ use crate::bench::BenchError;
 use crate::engine::{ContextRequest, Memory};
 use crate::retrieval::context::{Block, Prepared};
 use crate::retrieval::filter::Filter;
+use crate::retrieval::hybrid::Fused;
 
 /// The embeddings of the hybrid column, an OpenAI-compatible endpoint or the builtin
 /// model: each store the benchmark builds gets it as its `[embeddings]` section.
@@ -28,7 +29,15 @@ pub struct Embeddings {
     /// Per request: a batch of 64 long memories on a CPU takes tens of seconds, far
     /// over the default meant for a query.
     pub timeout_ms: u64,
+    /// `passages = true`: the lines of each question's best memories are compared
+    /// with it too (spec/ranking.md#passages), embedded the first time a question
+    /// needs them, with no limit on how many one question embeds.
+    pub passages: bool,
 }
+
+/// The query budget of a benchmark store with passages: more than the lines of the
+/// best memories of any question, so that no block is scored with lines pending.
+const BENCH_PASSAGE_BUDGET: i64 = 1 << 20;
 
 /// The default request timeout of a benchmark's embeddings: five minutes.
 pub const BENCH_EMBED_TIMEOUT_MS: u64 = 300_000;
@@ -50,6 +59,20 @@ impl Embeddings {
                 "timeout_ms".into(),
                 toml::Value::Integer(i64::try_from(self.timeout_ms).unwrap_or(i64::MAX)),
             );
+        }
+        if self.passages {
+            t.insert("passages".into(), toml::Value::Boolean(true));
+            t.insert(
+                "query_budget".into(),
+                toml::Value::Integer(BENCH_PASSAGE_BUDGET),
+            );
+            if self.builtin {
+                // The builtin model stops between texts once a call's time is spent.
+                t.insert(
+                    "timeout_ms".into(),
+                    toml::Value::Integer(i64::try_from(self.timeout_ms).unwrap_or(i64::MAX)),
+                );
+            }
         }
         let mut doc = toml::Table::new();
         doc.insert("embeddings".into(), toml::Value::Table(t));
@@ -79,10 +102,10 @@ impl Embeddings {
 /// `context` computes it with `[embeddings]` configured (`None` when it fell back:
 /// the block is then the keyword block), and whether it ran hybrid with a vector for
 /// every memory (`false`: it fell back, or some memory was ranked by keywords only).
-fn hybrid_relevance(mem: &Memory, prepared: &Prepared, query: &str) -> (Option<Vec<f64>>, bool) {
+fn hybrid_relevance(mem: &Memory, prepared: &Prepared, query: &str) -> (Option<Fused>, bool) {
     // The engine's one-shot path: a block that fell back is the keyword block.
     let (rel, report) = mem.context_relevance(prepared, query);
-    let ok = report.is_some_and(|r| r.mode == "hybrid" && r.pending == 0);
+    let ok = report.is_some_and(|r| r.mode == "hybrid" && r.pending == 0 && r.pending_lines == 0);
     (rel, ok)
 }
 
@@ -165,7 +188,7 @@ impl<'a> Column<'a> {
         mem: &Memory,
         prepared: &Prepared,
         query: &str,
-    ) -> (Option<Vec<f64>>, bool) {
+    ) -> (Option<Fused>, bool) {
         let start = Instant::now();
         let out = hybrid_relevance(mem, prepared, query);
         self.timing.query_time += start.elapsed();
@@ -183,7 +206,7 @@ pub(super) fn blocks(
     prepared: &Prepared,
     max_tokens: usize,
     query: &str,
-    hybrid: Option<&Option<Vec<f64>>>,
+    hybrid: Option<&Option<Fused>>,
     check: bool,
 ) -> Result<(Block, Option<Block>), BenchError> {
     let (block, hybrid_block) = match hybrid {

@@ -67,6 +67,11 @@ pub struct EmbedArgs {
     /// Milliseconds one embedding request may take.
     #[arg(long, value_name = "MS", default_value_t = BENCH_EMBED_TIMEOUT_MS, requires = "embed_url")]
     pub embed_timeout_ms: u64,
+    /// Also compare the lines of each question's best memories with it, one by one
+    /// (`[embeddings] passages = true`); each line is embedded the first time a
+    /// question needs it.
+    #[arg(long)]
+    pub embed_passages: bool,
 }
 
 impl EmbedArgs {
@@ -78,6 +83,7 @@ impl EmbedArgs {
                 model: memdir::BUILTIN_MODEL.into(),
                 dimensions: memdir::BUILTIN_DIMENSIONS,
                 timeout_ms: self.embed_timeout_ms,
+                passages: self.embed_passages,
             });
         }
         self.embed_url.as_ref().map(|url| Embeddings {
@@ -86,6 +92,7 @@ impl EmbedArgs {
             model: self.embed_model.clone(),
             dimensions: self.embed_dim,
             timeout_ms: self.embed_timeout_ms,
+            passages: self.embed_passages,
         })
     }
 }

@@ -216,6 +216,9 @@ pub struct Config {
     pub query_budget: usize,
     /// Texts per request (64 unless set).
     pub batch_size: usize,
+    /// Whether a context compares the best memories' lines with the query one by
+    /// one (spec/ranking.md#passages); off unless set.
+    pub passages: bool,
 }
 
 #[derive(Deserialize)]
@@ -230,6 +233,7 @@ struct Raw {
     floor: Option<f32>,
     query_budget: Option<usize>,
     batch_size: Option<usize>,
+    passages: Option<bool>,
 }
 
 impl Config {
@@ -306,6 +310,7 @@ impl Config {
             floor,
             query_budget: raw.query_budget.unwrap_or(DEFAULT_QUERY_BUDGET),
             batch_size,
+            passages: raw.passages.unwrap_or(false),
         }))
     }
 

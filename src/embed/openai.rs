@@ -273,6 +273,7 @@ mod tests {
             floor: 0.3,
             query_budget: 1,
             batch_size: 1,
+            passages: false,
         };
         let mut client = OpenAi::new(&config).unwrap();
         client.key = Some("sk-live-do-not-show".into());
@@ -351,6 +352,7 @@ mod tests {
             floor: 0.3,
             query_budget: 1,
             batch_size: 2,
+            passages: false,
         }
     }
 

@@ -76,7 +76,8 @@ impl Memory {
                 let hashes = hybrid::hashes_of(&snap.records);
                 let has = |i: usize| vectors.get(&hashes[i]).is_some();
                 let missing = hybrid::missing_of(&snap.records, &hashes, has, usize::MAX);
-                (missing, Some((vectors, hashes)))
+                let live = hybrid::live_hashes(&snap.records, &hashes, config.passages);
+                (missing, Some((vectors, live)))
             }
         };
         let save = |cold: &mut Option<(Vectors, Vec<[u8; 32]>)>| match cold {
@@ -122,7 +123,7 @@ impl Memory {
                 Some((v, hashes)) => v.retain(hashes.iter().copied()),
                 None => {
                     if let Some(r) = self.with_warm_as_is(|w| {
-                        w.prune_vectors(&rel);
+                        w.prune_vectors(&rel, config.passages);
                         Ok(())
                     }) {
                         r?;

@@ -16,7 +16,7 @@ use crate::embed::cache::{self, Vectors, text_hash};
 use crate::embed::{Config, EmbedError, Embedder};
 use crate::memory::Record;
 use crate::memory::layout::{CONFIG_FILE, MAX_VECTOR_FILE};
-use crate::retrieval::hybrid;
+use crate::retrieval::hybrid::{self, Passages};
 use crate::store::config::ConfigError;
 use crate::store::{Backend, Stat};
 
@@ -31,6 +31,10 @@ pub struct Report {
     /// Memories without a vector yet (ranked by keywords only this time).
     #[serde(skip_serializing_if = "is_zero")]
     pub pending: usize,
+    /// With passages on: lines of the best memories without a vector yet (chosen by
+    /// keywords only this time).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pending_lines: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -47,6 +51,9 @@ impl Report {
         }
         if self.pending > 0 {
             doc["pending"] = serde_json::json!(self.pending);
+        }
+        if self.pending_lines > 0 {
+            doc["pending_lines"] = serde_json::json!(self.pending_lines);
         }
     }
 
@@ -264,6 +271,23 @@ pub(crate) fn write_save(backend: &Backend, rel: &str, bytes: &[u8]) -> Option<O
         .then(|| backend.stat(rel))
 }
 
+/// The hashes whose vectors the cache keeps when it drops what no memory uses:
+/// `hashes` (each record's text's) and, with passages on, those of every record's
+/// non-blank lines (spec/ranking.md#passages).
+pub(crate) fn live_hashes(
+    records: &[Record],
+    hashes: &[[u8; 32]],
+    passages: bool,
+) -> Vec<[u8; 32]> {
+    let mut live = hashes.to_vec();
+    if passages {
+        for r in records {
+            live.extend(r.body.lines().filter_map(hybrid::passage).map(text_hash));
+        }
+    }
+    live
+}
+
 /// The text hash of every record, in order.
 pub(crate) fn hashes_of(records: &[Record]) -> Vec<[u8; 32]> {
     records.iter().map(text_hash_of).collect()
@@ -301,6 +325,10 @@ pub(crate) enum State<'a> {
     /// The query's vector is known.
     Fetched {
         config: Config,
+        /// Kept for the passages of the best memories (spec/ranking.md#passages).
+        embedder: Box<dyn Embedder>,
+        backend: &'a Backend,
+        rel: String,
         vectors: Option<Vectors>,
         /// Vectors embedded by this call not yet in a warm store's cache.
         fresh: Vec<([u8; 32], Vec<f32>)>,
@@ -424,6 +452,9 @@ impl<'a> State<'a> {
         });
         *self = State::Fetched {
             config,
+            embedder,
+            backend,
+            rel,
             vectors,
             fresh,
             query: q,
@@ -432,20 +463,26 @@ impl<'a> State<'a> {
 
     /// The relevance to rank by: `keyword` unchanged (and no report) when off,
     /// fused with vector similarity when fetched, else `keyword` and the reason.
+    /// With `plan` (a context with passages on, spec/ranking.md#passages), each
+    /// planned memory's similarity is raised to its best line's before fusing, and the
+    /// lines' similarities come back for the planner.
     pub(crate) fn finish(
         &self,
         records: &[Record],
         keyword: Vec<f64>,
-    ) -> (Vec<f64>, Option<Report>) {
+        plan: Option<&PassagePlan>,
+    ) -> (Vec<f64>, Option<Report>, Option<Passages>) {
         match self {
             State::Fetched {
                 vectors: Some(v),
                 query,
+                config,
                 ..
             } => {
                 let hashes = hashes_of(records);
                 let sims = hybrid::similarities(query, hashes.iter().map(|h| v.get_normed(h)));
-                self.fuse(sims, keyword)
+                let passages = plan.map(|p| p.similarities(records, v, query, config.floor));
+                self.fuse(sims, keyword, passages)
             }
             _ => self.finish_without(keyword),
         }
@@ -459,13 +496,15 @@ impl<'a> State<'a> {
         hashes: &[[u8; 32]],
         slot: &mut Option<Loaded>,
         keyword: Vec<f64>,
-    ) -> (Vec<f64>, Option<Report>) {
+        plan: Option<&PassagePlan>,
+    ) -> (Vec<f64>, Option<Report>, Option<Passages>) {
         if let (
             State::Fetched {
                 config,
                 vectors: None,
                 fresh,
                 query,
+                ..
             },
             Some(l),
         ) = (&mut *self, slot.as_mut())
@@ -474,36 +513,200 @@ impl<'a> State<'a> {
             for (h, x) in fresh.drain(..) {
                 l.vectors.insert(h, x);
             }
+            let passages = plan.map(|p| p.similarities(records, &l.vectors, query, config.floor));
             let sims = l.similarities(hashes, query);
-            return self.fuse(sims, keyword);
+            return self.fuse(sims, keyword, passages);
         }
-        self.finish(records, keyword)
+        self.finish(records, keyword, plan)
     }
 
-    fn finish_without(&self, keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
-        match self {
+    fn finish_without(&self, keyword: Vec<f64>) -> (Vec<f64>, Option<Report>, Option<Passages>) {
+        let (rel, report) = match self {
             State::Off => (keyword, None),
             State::Fallback(why) => fallback(keyword, why.clone()),
             State::Planned { .. } => fallback(keyword, "the query was not embedded".into()),
             State::Fetched { .. } => fallback(keyword, "the vector cache was not loaded".into()),
-        }
+        };
+        (rel, report, None)
     }
 
     /// Fuses `keyword` with each memory's cosine similarity to the query (`None`:
-    /// no vector yet).
-    fn fuse(&self, sims: Vec<Option<f32>>, keyword: Vec<f64>) -> (Vec<f64>, Option<Report>) {
+    /// no vector yet), raised to its best line's where `passages` has its lines.
+    fn fuse(
+        &self,
+        mut sims: Vec<Option<f32>>,
+        keyword: Vec<f64>,
+        passages: Option<Compared>,
+    ) -> (Vec<f64>, Option<Report>, Option<Passages>) {
         let State::Fetched { config, .. } = self else {
             return self.finish_without(keyword);
         };
         let pending = sims.iter().filter(|s| s.is_none()).count();
+        let mut pending_lines = 0;
+        if let Some(p) = &passages {
+            hybrid::with_passages(&mut sims, &p.passages);
+            pending_lines = p.pending;
+        }
         (
             hybrid::fuse(&keyword, &sims, config.floor),
             Some(Report {
                 mode: "hybrid",
                 fallback: None,
                 pending,
+                pending_lines,
             }),
+            passages.map(|p| p.passages),
         )
+    }
+
+    /// Whether ranking is hybrid so far and a context compares the best memories'
+    /// lines with the query too (`passages = true`, spec/ranking.md#passages).
+    pub(crate) fn wants_passages(&self) -> bool {
+        matches!(self, State::Fetched { config, .. } if config.passages)
+    }
+
+    /// The lines of the best memories by `relevance` (the fused relevance of their
+    /// whole texts) and, at most the query budget of them, those without a vector in
+    /// this call's cache or the warm store's `loaded` one.
+    pub(crate) fn plan_passages(
+        &self,
+        records: &[Record],
+        relevance: &[f64],
+        loaded: Option<&Loaded>,
+    ) -> PassagePlan {
+        let State::Fetched {
+            config, vectors, ..
+        } = self
+        else {
+            return PassagePlan::default();
+        };
+        let v = vectors.as_ref().or(loaded.map(|l| &l.vectors));
+        let has = |h: &[u8; 32]| v.is_some_and(|v| v.get(h).is_some());
+        let mut seen = HashSet::new();
+        let mut plan = PassagePlan::default();
+        for r in hybrid::top(relevance, hybrid::PASSAGE_MEMORIES) {
+            let Some(record) = records.get(r) else {
+                continue;
+            };
+            let mut lines = Vec::new();
+            for (l, line) in record.body.lines().enumerate() {
+                let Some(text) = hybrid::passage(line) else {
+                    continue;
+                };
+                let h = text_hash(text);
+                lines.push((l, h));
+                if !has(&h) && plan.missing.len() < config.query_budget && seen.insert(h) {
+                    plan.missing.push((h, text.to_string()));
+                }
+            }
+            plan.memories.push(PlannedMemory {
+                record: r,
+                hash: text_hash_of(record),
+                lines,
+            });
+        }
+        plan
+    }
+
+    /// Embeds the plan's passages without a vector (the network, with no lock
+    /// held), a batch at a time, and keeps what comes back (written to the cache file
+    /// here when it was read here); a failure leaves the rest pending.
+    pub(crate) fn fetch_passages(&mut self, plan: &mut PassagePlan) {
+        let State::Fetched {
+            config,
+            embedder,
+            backend,
+            rel,
+            vectors,
+            fresh,
+            ..
+        } = self
+        else {
+            return;
+        };
+        let missing = std::mem::take(&mut plan.missing);
+        let mut got: Vec<([u8; 32], Vec<f32>)> = Vec::new();
+        for chunk in missing.chunks(config.batch_size) {
+            let texts: Vec<String> = chunk.iter().map(|(_, t)| t.clone()).collect();
+            let Ok(out) = embedder.embed_within(&texts, config.timeout) else {
+                break;
+            };
+            let complete = out.len() == chunk.len();
+            got.extend(chunk.iter().map(|(h, _)| *h).zip(out));
+            if !complete {
+                break;
+            }
+        }
+        match vectors {
+            Some(v) if !got.is_empty() => {
+                for (h, x) in got {
+                    v.insert(h, x);
+                }
+                save_vectors(backend, rel, v);
+            }
+            Some(_) => {}
+            None => fresh.extend(got),
+        }
+    }
+}
+
+/// The lines a context compares with the query (spec/ranking.md#passages): the best
+/// memories by the fused relevance of their whole texts, with their non-blank lines,
+/// and the passages to embed.
+#[derive(Debug, Default)]
+pub(crate) struct PassagePlan {
+    memories: Vec<PlannedMemory>,
+    /// Passages without a vector, each text once, at most the query budget.
+    missing: Vec<([u8; 32], String)>,
+}
+
+#[derive(Debug)]
+struct PlannedMemory {
+    record: usize,
+    /// The hash of the memory's embedded text: a warm store that changed since the
+    /// plan is not given another memory's lines.
+    hash: [u8; 32],
+    /// Each non-blank line's number and the hash of its passage.
+    lines: Vec<(usize, [u8; 32])>,
+}
+
+/// [`hybrid::Passages`] and how many of the planned lines had no vector.
+struct Compared {
+    passages: Passages,
+    pending: usize,
+}
+
+impl PassagePlan {
+    /// The query's similarity to each planned line that has a vector in `vectors`.
+    fn similarities(
+        &self,
+        records: &[Record],
+        vectors: &Vectors,
+        query: &[f32],
+        floor: f32,
+    ) -> Compared {
+        let qn = hybrid::norm(query);
+        let mut sims: Vec<Option<Vec<Option<f32>>>> = vec![None; records.len()];
+        let mut pending = 0;
+        for m in &self.memories {
+            let Some(record) = records.get(m.record).filter(|r| text_hash_of(r) == m.hash) else {
+                continue;
+            };
+            let mut of = vec![None; record.body.lines().count()];
+            for &(l, h) in &m.lines {
+                match (vectors.get_normed(&h), of.get_mut(l)) {
+                    (Some((v, n)), Some(slot)) => {
+                        *slot = Some(hybrid::cosine_normed(query, qn, v, n));
+                    }
+                    _ => pending += 1,
+                }
+            }
+            sims[m.record] = Some(of);
+        }
+        Compared {
+            passages: Passages { sims, floor },
+            pending,
+        }
     }
 }
 
@@ -533,6 +736,7 @@ fn fallback(keyword: Vec<f64>, why: String) -> (Vec<f64>, Option<Report>) {
             mode: "keyword",
             fallback: Some(why),
             pending: 0,
+            pending_lines: 0,
         }),
     )
 }
@@ -551,7 +755,7 @@ pub(crate) fn index(
     let embedder = config.embedder()?;
     let rel = cache::file(&config.model, config.dimensions);
     let mut vectors = read_vectors(backend, &rel, config.dimensions);
-    vectors.retain(records.iter().map(|r| text_hash(&text_of(r))));
+    vectors.retain(live_hashes(records, &hashes_of(records), config.passages));
     let mut seen = HashSet::new();
     let missing: Vec<(String, [u8; 32])> = records
         .iter()
@@ -593,21 +797,4 @@ pub(crate) fn index(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_are_scattered_when_more_than_one_in_sixteen_go_back() {
-        let inc: Vec<Option<usize>> = (0..32).map(Some).collect();
-        assert!(!scattered(&inc));
-        // A memory edited (its new vector appended) and one without a vector yet.
-        let mut edited = inc.clone();
-        edited[5] = Some(40);
-        edited[9] = None;
-        assert!(!scattered(&edited));
-        // The order of a file sorted by hash.
-        let shuffled: Vec<Option<usize>> = (0..32).map(|i| Some((i * 7) % 32)).collect();
-        assert!(scattered(&shuffled));
-        assert!(!scattered(&[]));
-    }
-}
+mod tests;

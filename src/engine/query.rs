@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::memory::Record;
 use crate::retrieval::context;
 use crate::retrieval::filter::{Filter, Lifecycle};
+use crate::retrieval::hybrid::{Fused, Passages};
 use crate::retrieval::rank;
 use crate::retrieval::search;
 use crate::store;
@@ -79,7 +80,7 @@ impl Memory {
         let warm = self.with_warm(|w| {
             check_filter(filter, w.records())?;
             let keyword = w.corpus().relevance(w.records(), query);
-            let (rel, report) = w.finish_hybrid(&mut hy, keyword);
+            let (rel, report, _) = w.finish_hybrid(&mut hy, keyword, None);
             let hits = recall_rel(w.records(), rel, query, limit, filter, self.now());
             Ok(((hits, report), w.problems().to_vec()))
         });
@@ -98,7 +99,7 @@ impl Memory {
                     hy.fetch(query);
                 }
                 let keyword = corpus.relevance(&snap.records, query);
-                let (rel, report) = hy.finish(&snap.records, keyword);
+                let (rel, report, _) = hy.finish(&snap.records, keyword, None);
                 let hits = recall_rel(&snap.records, rel, query, limit, filter, self.now());
                 store::drop_later((snap.records, corpus));
                 ((hits, report), snap.problems)
@@ -159,7 +160,22 @@ impl Memory {
             r?;
             hy.fetch(q);
         }
-        if let Some(out) = self.context_warm(max_tokens, query, filter, &mut hy) {
+        // With passages on, the best memories' lines are planned on the warm store
+        // and embedded with no lock held (spec/ranking.md#passages).
+        let mut plan = None;
+        if let Some(q) = query_text
+            && hy.wants_passages()
+            && let Some(r) = self.with_warm(|w| {
+                let keyword = w.corpus().relevance(w.records(), q);
+                let (first, _, _) = w.finish_hybrid(&mut hy, keyword, None);
+                Ok(w.plan_passages(&hy, &first))
+            })
+        {
+            let mut p = r?;
+            hy.fetch_passages(&mut p);
+            plan = Some(p);
+        }
+        if let Some(out) = self.context_warm(max_tokens, query, filter, &mut hy, plan.as_ref()) {
             if let Ok(c) = &out {
                 self.save_warm_vectors();
                 access::record(
@@ -236,11 +252,18 @@ fn recall_rel(
         .collect()
 }
 
-/// The relevance a context block is built with: the fused one when hybrid ranking
-/// ran; none when it fell back, so that the block is the keyword block exactly
-/// (its memory prior weighed by the keyword match's strength, spec/ranking.md).
-fn fused(rel: Vec<f64>, report: Option<&hybrid::Report>) -> Option<Vec<f64>> {
-    report.is_some_and(|r| r.mode == "hybrid").then_some(rel)
+/// The relevance a context block is built with: the fused one (with the lines'
+/// similarities when passages are on) when hybrid ranking ran; none when it fell
+/// back, so that the block is the keyword block exactly (its memory prior weighed
+/// by the keyword match's strength, spec/ranking.md).
+fn fused(
+    memory: Vec<f64>,
+    report: Option<&hybrid::Report>,
+    passages: Option<Passages>,
+) -> Option<Fused> {
+    report
+        .is_some_and(|r| r.mode == "hybrid")
+        .then_some(Fused { memory, passages })
 }
 
 /// The one-shot hybrid path over a loaded store (spec/ranking.md#hybrid-recall):
@@ -255,17 +278,26 @@ fn prepared_relevance(
     hy: &mut hybrid::State,
     prepared: &context::Prepared,
     query: &str,
-) -> (Option<Vec<f64>>, Option<hybrid::Report>) {
+) -> (Option<Fused>, Option<hybrid::Report>) {
     if matches!(*hy, hybrid::State::Off) {
         return (None, None);
     }
+    let records = prepared.records();
     if hy.wants_records() {
-        hy.prepare(prepared.records());
+        hy.prepare(records);
         hy.fetch(query);
     }
     let keyword = prepared.keyword_relevance(query);
-    let (rel, report) = hy.finish(prepared.records(), keyword);
-    (fused(rel, report.as_ref()), report)
+    // With passages on, the best memories by the first fusion have their lines
+    // embedded and compared (spec/ranking.md#passages).
+    let plan = hy.wants_passages().then(|| {
+        let (first, _, _) = hy.finish(records, keyword.clone(), None);
+        let mut plan = hy.plan_passages(records, &first, None);
+        hy.fetch_passages(&mut plan);
+        plan
+    });
+    let (rel, report, passages) = hy.finish(records, keyword, plan.as_ref());
+    (fused(rel, report.as_ref(), passages), report)
 }
 
 impl Memory {
@@ -278,7 +310,7 @@ impl Memory {
         &self,
         prepared: &context::Prepared,
         query: &str,
-    ) -> (Option<Vec<f64>>, Option<hybrid::Report>) {
+    ) -> (Option<Fused>, Option<hybrid::Report>) {
         let mut hy = hybrid::State::start(&self.backend);
         prepared_relevance(&mut hy, prepared, query)
     }
@@ -306,6 +338,7 @@ impl Memory {
         query: Option<&str>,
         filter: &Filter,
         hy: &mut hybrid::State,
+        plan: Option<&hybrid::PassagePlan>,
     ) -> Option<Result<Context>> {
         let query_text = query.filter(|q| !q.trim().is_empty());
         self.with_warm(|w| {
@@ -318,8 +351,8 @@ impl Memory {
             let (relevance, embeddings) = match query_text {
                 Some(q) if !matches!(*hy, hybrid::State::Off) => {
                     let keyword = w.corpus().relevance(w.records(), q);
-                    let (rel, report) = w.finish_hybrid(hy, keyword);
-                    (fused(rel, report.as_ref()), report)
+                    let (rel, report, passages) = w.finish_hybrid(hy, keyword, plan);
+                    (fused(rel, report.as_ref(), passages), report)
                 }
                 _ => (None, None),
             };

@@ -23,6 +23,7 @@ use crate::error::Result;
 use crate::memory::frontmatter::{self, Warning};
 use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
 use crate::memory::{Key, Record};
+use crate::retrieval::hybrid::Passages;
 use crate::retrieval::search::{Corpus, DocData, Vocab};
 use crate::store::cache::{self, RACY_NS};
 use crate::store::watch::{Changes, DirWatch};
@@ -139,11 +140,13 @@ impl Warm {
     }
 
     /// Drops the vectors of texts no memory has any more from the vectors of the
-    /// cache file `rel` (those of another model's cache are left alone).
-    pub(crate) fn prune_vectors(&mut self, rel: &str) {
+    /// cache file `rel` (those of another model's cache are left alone); with
+    /// `passages`, a memory's lines are among its texts.
+    pub(crate) fn prune_vectors(&mut self, rel: &str, passages: bool) {
         self.hash();
         if let Some(l) = self.vectors.as_mut().filter(|l| l.rel() == rel) {
-            l.vectors.retain(self.hashes.iter().copied());
+            l.vectors
+                .retain(hybrid::live_hashes(&self.records, &self.hashes, passages));
         }
     }
 
@@ -166,9 +169,26 @@ impl Warm {
         &mut self,
         hy: &mut hybrid::State,
         keyword: Vec<f64>,
-    ) -> (Vec<f64>, Option<hybrid::Report>) {
+        plan: Option<&hybrid::PassagePlan>,
+    ) -> (Vec<f64>, Option<hybrid::Report>, Option<Passages>) {
         self.hash();
-        hy.finish_warm(&self.records, &self.hashes, &mut self.vectors, keyword)
+        hy.finish_warm(
+            &self.records,
+            &self.hashes,
+            &mut self.vectors,
+            keyword,
+            plan,
+        )
+    }
+
+    /// The lines a context compares with the query on this store, for the fused
+    /// `relevance` of its memories ([`hybrid::State::plan_passages`]).
+    pub(crate) fn plan_passages(
+        &self,
+        hy: &hybrid::State,
+        relevance: &[f64],
+    ) -> hybrid::PassagePlan {
+        hy.plan_passages(&self.records, relevance, self.vectors.as_ref())
     }
 
     pub(crate) fn problems(&self) -> &[Problem] {

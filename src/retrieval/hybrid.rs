@@ -10,6 +10,75 @@ pub(crate) const RRF_K: f64 = 60.0;
 /// The default cosine similarity a memory found only by vectors must reach.
 pub(crate) const DEFAULT_FLOOR: f32 = 0.3;
 
+/// With passages on, the lines of this many memories, the best by the fused
+/// relevance of their whole texts, are compared with the query one by one
+/// (spec/ranking.md#passages): enough for a block of several thousand tokens, few
+/// enough that a query embeds at most a few hundred short texts once.
+pub(crate) const PASSAGE_MEMORIES: usize = 8;
+
+/// The query's similarity to the body lines of some memories (passage-level hybrid,
+/// spec/ranking.md#passages).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Passages {
+    /// `sims[r]`, for a memory whose lines were compared: one entry per body line
+    /// (`None`: a blank line, or one without a vector yet).
+    pub sims: Vec<Option<Vec<Option<f32>>>>,
+    /// The similarity a line without a query term must reach to be a candidate.
+    pub floor: f32,
+}
+
+impl Passages {
+    /// The similarity of line `l` of memory `r`, when known.
+    pub(crate) fn of(&self, r: usize, l: usize) -> Option<f32> {
+        self.sims.get(r)?.as_ref()?.get(l).copied().flatten()
+    }
+}
+
+/// The relevance a context block is built with when hybrid ranking ran: the fused
+/// relevance of each memory and, with passages on, the query's similarity to the
+/// lines of the best memories.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Fused {
+    pub memory: Vec<f64>,
+    pub passages: Option<Passages>,
+}
+
+/// The text of a body line that is embedded as a passage: the line without the
+/// whitespace around it; `None` for a blank line.
+pub(crate) fn passage(line: &str) -> Option<&str> {
+    let t = line.trim();
+    (!t.is_empty()).then_some(t)
+}
+
+/// The `n` memories of highest relevance above 0, best first (ties by index).
+pub(crate) fn top(relevance: &[f64], n: usize) -> Vec<usize> {
+    let mut hits: Vec<(f64, usize)> = relevance
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| **r > 0.0)
+        .map(|(i, r)| (*r, i))
+        .collect();
+    hits.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    hits.into_iter().take(n).map(|(_, i)| i).collect()
+}
+
+/// Each memory's similarity raised to its best line's, for the memories whose lines
+/// were compared: a memory whose answer lies past what its own vector covers (the
+/// first few hundred tokens) is found by that line.
+pub(crate) fn with_passages(sims: &mut [Option<f32>], passages: &Passages) {
+    for (s, lines) in sims.iter_mut().zip(&passages.sims) {
+        let best = lines
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))));
+        if let Some(b) = best {
+            *s = Some(s.map_or(b, |s| s.max(b)));
+        }
+    }
+}
+
 /// Cosine similarity of two vectors of lengths ([`norm`]) `norm_a` and `norm_b`: the
 /// query's length is found once for a whole ranking, a cached vector's when it is read
 /// or added. 0 when either is all zeros or the lengths differ.
@@ -167,6 +236,37 @@ mod tests {
         check(&[0.0, 0.9, 0.0], &[None, Some(0.5), Some(0.8)], &[1, 2]);
         // Nothing relevant: nothing.
         check(&[0.0, 0.0], &[Some(0.1), Some(0.2)], &[]);
+    }
+
+    #[test]
+    fn top_takes_the_best_hits_in_order() {
+        assert_eq!(top(&[0.2, 0.0, 0.9, 0.2, 0.5], 3), vec![2, 4, 0]);
+        assert_eq!(top(&[0.0, 0.0], 3), Vec::<usize>::new());
+        assert_eq!(top(&[0.1, 0.3], 8), vec![1, 0]);
+    }
+
+    // A memory's similarity is its best line's when that is higher; memories whose
+    // lines were not compared keep their own.
+    #[test]
+    fn a_memory_is_as_similar_as_its_best_line() {
+        let passages = Passages {
+            sims: vec![
+                Some(vec![Some(0.2), None, Some(0.7)]),
+                None,
+                Some(vec![Some(0.1)]),
+                Some(vec![None]),
+            ],
+            floor: DEFAULT_FLOOR,
+        };
+        let mut sims = vec![Some(0.4), Some(0.5), Some(0.3), None];
+        with_passages(&mut sims, &passages);
+        assert_eq!(sims, vec![Some(0.7), Some(0.5), Some(0.3), None]);
+        assert_eq!(passages.of(0, 2), Some(0.7));
+        assert_eq!(passages.of(0, 1), None);
+        assert_eq!(passages.of(1, 0), None);
+        assert_eq!(passages.of(9, 0), None);
+        assert_eq!(passage("  [S1:2] user: hi \t"), Some("[S1:2] user: hi"));
+        assert_eq!(passage(" \t "), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::bench::hybrid::{Column, Embeddings, HybridRun, Timing, blocks};
 use crate::bench::{BenchError, LostSteps, lost_steps};
 use crate::engine::Memory;
 use crate::retrieval::context::Prepared;
+use crate::retrieval::hybrid::Fused;
 
 /// Evidence recall of a group of questions at one budget.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -255,7 +256,7 @@ impl<'a> Run<'a> {
         prepared: &Prepared,
         baseline: &LineIndex,
         q: &Question,
-        hybrid: &Option<Option<Vec<f64>>>,
+        hybrid: &Option<Option<Fused>>,
         check: bool,
     ) -> Result<Held, BenchError> {
         let mut held: Held = Default::default();

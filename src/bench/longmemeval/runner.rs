@@ -16,6 +16,7 @@ use crate::bench::{BenchError, LostSteps, lost_steps};
 use crate::clock::Clock;
 use crate::engine::{Memory, RecallRequest};
 use crate::retrieval::context::Prepared;
+use crate::retrieval::hybrid::Fused;
 
 /// Evidence recall of a group of questions at one budget.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -342,7 +343,7 @@ impl<'a> Runner<'a> {
         prepared: &Prepared,
         baseline: &LineIndex,
         q: &Instance,
-        hybrid: Option<&Option<Vec<f64>>>,
+        hybrid: Option<&Option<Fused>>,
     ) -> Result<Found, BenchError> {
         let evidence: HashSet<&String> = q.answer_turns.iter().collect();
         let keep = |h: Held| -> HashSet<String> {

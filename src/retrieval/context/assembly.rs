@@ -18,6 +18,7 @@ use crate::retrieval::context::{
     Block, INDEX_SHARE, INDEX_SHARE_QUERY, Included, Parts, STATE_SHARE, estimate_tokens,
 };
 use crate::retrieval::filter::{Filter, Lifecycle};
+use crate::retrieval::hybrid::{Fused, Passages};
 use crate::retrieval::rank;
 use crate::retrieval::search::{self, Corpus, QueryScores};
 use crate::retrieval::state;
@@ -28,14 +29,15 @@ use crate::retrieval::state;
 /// without `parts.corpus` gets one computed for this call. `relevance`, when given,
 /// is the memories' relevance to the query (the hybrid relevance of
 /// spec/ranking.md#hybrid-recall, one value per record) used instead of the keyword
-/// one; the line scores, and so the line packer, stay the keyword ones. `None` is the
-/// keyword block.
+/// one; the line scores stay the keyword ones, fused with the query's similarity to
+/// the lines when it has passages (spec/ranking.md#passages). `None` is the keyword
+/// block.
 pub(crate) fn build_with(
     parts: &Parts<'_>,
     max_tokens: usize,
     query: Option<&str>,
     filter: &Filter,
-    relevance: Option<Vec<f64>>,
+    relevance: Option<Fused>,
 ) -> Block {
     type Ready = fn(&[Record]) -> Result<String, std::convert::Infallible>;
     match build_inner(parts, None::<Ready>, max_tokens, query, filter, relevance) {
@@ -55,7 +57,7 @@ pub(crate) fn build_while<E: Send>(
     max_tokens: usize,
     query: Option<&str>,
     filter: &Filter,
-    relevance: Option<Vec<f64>>,
+    relevance: Option<Fused>,
 ) -> Result<Block, E> {
     build_inner(parts, Some(index), max_tokens, query, filter, relevance)
 }
@@ -63,7 +65,7 @@ pub(crate) fn build_while<E: Send>(
 /// How the memories go in: whole in order, or planned for a query.
 enum Pack {
     Whole(Vec<usize>),
-    Plan(Vec<usize>, QueryScores),
+    Plan(Vec<usize>, QueryScores, Option<Passages>),
 }
 
 fn build_inner<E: Send>(
@@ -72,7 +74,7 @@ fn build_inner<E: Send>(
     max_tokens: usize,
     query: Option<&str>,
     filter: &Filter,
-    relevance: Option<Vec<f64>>,
+    relevance: Option<Fused>,
 ) -> Result<Block, E> {
     let records = parts.records;
     let life = Lifecycle::of(records, parts.now.date_naive());
@@ -154,7 +156,7 @@ fn order_and_pack(
     query: Option<(&str, &Corpus)>,
     filter: &Filter,
     life: &Lifecycle,
-    relevance: Option<Vec<f64>>,
+    relevance: Option<Fused>,
 ) -> (Vec<usize>, Pack) {
     let records = parts.records;
     let admitted = || admissible(records, filter, life);
@@ -169,8 +171,12 @@ fn order_and_pack(
     };
     // The lines are scored while the memories are ranked (on two threads for a
     // large store: neither needs the other).
+    let (relevance, passages) = match relevance.filter(|r| r.memory.len() == records.len()) {
+        Some(Fused { memory, passages }) => (Some(memory), passages),
+        None => (None, None),
+    };
     let rank = || {
-        let (memory, prior) = match relevance.filter(|r| r.len() == records.len()) {
+        let (memory, prior) = match relevance {
             Some(r) => (r, 1.0),
             None => corpus.relevance_and_strength(records, q),
         };
@@ -200,6 +206,7 @@ fn order_and_pack(
                 lines,
                 terms: corpus.query_weights(q),
             },
+            passages,
         ),
     )
 }
@@ -224,14 +231,14 @@ fn pack_block(
             max_tokens,
             |room| pack_whole(packed, &candidates, room),
         ),
-        Pack::Plan(candidates, scores) => assemble(
+        Pack::Plan(candidates, scores, passages) => assemble(
             index_text,
             packed,
             order,
             INDEX_SHARE_QUERY,
             events,
             max_tokens,
-            |room| plan(packed, &candidates, &scores, room),
+            |room| plan(packed, &candidates, &scores, passages.as_ref(), room),
         ),
     }
 }

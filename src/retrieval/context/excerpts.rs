@@ -8,6 +8,7 @@
 use crate::memory::Record;
 use crate::retrieval::context::cut;
 use crate::retrieval::context::section::{MIN_SECTION, heading, heading_len, whole_len};
+use crate::retrieval::hybrid::{self, Passages};
 use crate::retrieval::search::{self, QueryScores};
 
 /// Query-aware packing (spec/ranking.md#query-aware-context-measured-on-locomo): a
@@ -207,16 +208,21 @@ impl Iterator for BestFirst {
 /// goes in at a budget is a prefix of the same sequence as at any larger one, so more
 /// room never shows less (spec/ranking.md#query-aware-context-measured-on-locomo).
 /// When every line with a value is in, the room left takes whole memories in
-/// `order` up to the first that does not fit.
+/// `order` up to the first that does not fit. With `passages`, the lines' values are
+/// fused with the query's similarity to them ([`fused_line_keys`]).
 pub(super) fn plan(
     records: &[Record],
     order: &[usize],
     scores: &QueryScores,
+    passages: Option<&Passages>,
     room: usize,
 ) -> Vec<(usize, Part)> {
     // Bodies are split into lines only for the memories the plan looks at.
     let mut bodies: Vec<Option<Body<'_>>> = (0..records.len()).map(|_| None).collect();
-    let keys = line_keys(order, scores);
+    let keys = match passages {
+        Some(p) => fused_line_keys(order, scores, p),
+        None => line_keys(order, scores),
+    };
     // (position, line) pairs are distinct, so the order is total: the lines are
     // visited in exactly the order of a full sort, and a plan that fills early sorts
     // little.
@@ -325,6 +331,41 @@ fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
         }
     }
     keys
+}
+
+/// [`line_keys`] fused with the query's similarity to the lines that have a vector
+/// (spec/ranking.md#passages): the lines of relevant memories that have a query term
+/// ranked by their keyword value, those with a vector ranked by similarity, a line
+/// without a query term a candidate when its similarity reaches the floor; the two
+/// rankings fused as memories are ([`hybrid::fuse`]).
+fn fused_line_keys(order: &[usize], scores: &QueryScores, passages: &Passages) -> Vec<u128> {
+    let mut keyword: Vec<f64> = Vec::new();
+    let mut similarity: Vec<Option<f32>> = Vec::new();
+    let mut place: Vec<(usize, usize)> = Vec::new();
+    for (pos, &r) in order.iter().enumerate() {
+        let relevance = scores.memory[r];
+        if relevance <= 0.0 {
+            continue;
+        }
+        for (l, &own) in scores.lines.of(r).iter().enumerate() {
+            let sim = passages.of(r, l);
+            if own > 0.0 || sim.is_some() {
+                keyword.push(if own > 0.0 {
+                    own + MEMORY_PRIOR * scores.prior * relevance
+                } else {
+                    0.0
+                });
+                similarity.push(sim);
+                place.push((pos, l));
+            }
+        }
+    }
+    hybrid::fuse(&keyword, &similarity, passages.floor)
+        .into_iter()
+        .zip(place)
+        .filter(|(v, _)| *v > 0.0)
+        .map(|(v, (pos, l))| search::best_key(v, pos, l))
+        .collect()
 }
 
 /// Room left after the lines takes whole memories in `order`, as without a query:
@@ -508,11 +549,61 @@ mod tests {
         // Room for one of the two sections, not both.
         let mut first = |prior: f64| {
             scores.prior = prior;
-            let p = plan(&records, &[0, 1], &scores, 160);
+            let p = plan(&records, &[0, 1], &scores, None, 160);
             assert_eq!(p.len(), 1, "{p:?}");
             p[0].0
         };
         assert_eq!(first(1.0), 0);
         assert_eq!(first(0.1), 1);
+    }
+
+    // spec/ranking.md#passages: with the lines' similarities, a line without a query
+    // term is a candidate when it reaches the floor, and the two rankings are fused;
+    // a memory whose lines were not compared keeps its keyword keys.
+    #[test]
+    fn passages_add_similar_lines_and_fuse_the_rankings() {
+        let rs = vec![
+            long(
+                "a",
+                10,
+                &[
+                    (2, "[a:2] Ana: the cello lesson"),
+                    (5, "[a:5] Eve: she practised scales for an hour"),
+                    (7, "[a:7] Dan: cello cello strings"),
+                ],
+            ),
+            long("b", 10, &[(3, "[b:3] Cy: a cello for sale")]),
+        ];
+        let corpus = Corpus::new(&rs);
+        let scores = corpus.score(&rs, "cello");
+        let order = [0, 1];
+        let places = |keys: Vec<u128>| -> Vec<(usize, usize)> { BestFirst::new(keys).collect() };
+        let keyword = places(line_keys(&order, &scores));
+        assert!(!keyword.contains(&(0, 5)), "no query term: {keyword:?}");
+        let mut sims = vec![None; 10];
+        sims[2] = Some(0.95);
+        sims[5] = Some(0.9);
+        sims[7] = Some(0.1);
+        sims[8] = Some(0.29);
+        let passages = Passages {
+            sims: vec![Some(sims), None],
+            floor: 0.3,
+        };
+        let fused = places(fused_line_keys(&order, &scores, &passages));
+        // The scales line is in (above the floor), the line below it is not, and
+        // every keyword candidate stays one.
+        assert!(fused.contains(&(0, 5)), "{fused:?}");
+        assert!(!fused.contains(&(0, 8)), "{fused:?}");
+        assert_eq!(fused.len(), keyword.len() + 1);
+        // Line 2 of a, second by keywords and first by similarity, goes before
+        // line 7, first by keywords and last by similarity; the scales line, in one
+        // list only, after both.
+        assert_eq!(fused[..3], [(0, 2), (0, 7), (0, 5)], "{fused:?}");
+        // No similarity at all: the keyword keys' order.
+        let none = Passages {
+            sims: vec![None, None],
+            floor: 0.3,
+        };
+        assert_eq!(places(fused_line_keys(&order, &scores, &none)), keyword);
     }
 }

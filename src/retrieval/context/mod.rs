@@ -28,6 +28,7 @@ use crate::memory::Record;
 use crate::memory::index;
 use crate::memory::timeline::Event;
 use crate::retrieval::filter::Filter;
+use crate::retrieval::hybrid::Fused;
 use crate::retrieval::search::Corpus;
 
 pub(crate) use crate::retrieval::context::assembly::build_while;
@@ -158,7 +159,7 @@ impl Prepared {
         max_tokens: usize,
         query: Option<&str>,
         filter: &Filter,
-        relevance: Option<Vec<f64>>,
+        relevance: Option<Fused>,
     ) -> Block {
         build_with(&self.parts(query), max_tokens, query, filter, relevance)
     }
@@ -172,7 +173,7 @@ impl Prepared {
         max_tokens: usize,
         query: Option<&str>,
         filter: &Filter,
-        relevance: Option<Vec<f64>>,
+        relevance: Option<Fused>,
     ) -> Result<Block, E> {
         build_while(
             &self.parts(query),
