@@ -355,3 +355,45 @@ fn bench_longmemeval_prints_the_hybrid_column() {
     assert_eq!(r["hybrid_recall"]["mrr"], 1.0, "{r}");
     assert_eq!(r["lost_steps"]["hybrid"], 0, "{r}");
 }
+
+// spec/ranking.md#passages: `--embed-passages` configures each store with passages
+// and a budget no question exceeds, so the lines are embedded and no question falls
+// back; without an embedder the flag is refused before anything runs.
+#[test]
+fn bench_embed_passages_embeds_the_lines_and_needs_an_embedder() {
+    let server = serve(Behaviour::Good);
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_lme(dir.path());
+    let base = |extra: &[&str]| {
+        let mut a: Vec<String> = ["bench", "longmemeval", "--data", data.to_str().unwrap()]
+            .map(String::from)
+            .to_vec();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let embed = [
+        "--embed-url",
+        &server.url,
+        "--embed-model",
+        "stand-in",
+        "--embed-dim",
+        "256",
+        "--json",
+    ];
+    let o = run(memdir(dir.path()).args(base(&embed)));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let without = server.texts();
+    let o = run(memdir(dir.path()).args(base(&[&embed[..], &["--embed-passages"]].concat())));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["hybrid"]["fallbacks"], 0, "{r}");
+    // The same memories and questions, and the lines besides.
+    assert!(
+        server.texts() - without > without,
+        "{without} texts without passages, {} with",
+        server.texts() - without
+    );
+    let o = run(memdir(dir.path()).args(base(&["--embed-passages"])));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--embed-builtin"), "{}", stderr(&o));
+}

@@ -47,11 +47,16 @@ pub struct ParaphraseArgs {
 pub struct EmbedArgs {
     /// Also score hybrid blocks with this embeddings endpoint (`/v1/embeddings` is
     /// appended as for `[embeddings] url`); every memory is embedded ahead of time.
-    #[arg(long, value_name = "URL", conflicts_with = "embed_builtin")]
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with = "embed_builtin",
+        group = "embedder"
+    )]
     pub embed_url: Option<String>,
     /// Also score hybrid blocks with the embedding model built into this binary
     /// (`[embeddings] provider = "builtin"`; needs the `embed-builtin` feature).
-    #[arg(long)]
+    #[arg(long, group = "embedder")]
     pub embed_builtin: bool,
     /// The embedding model's name, as the endpoint knows it.
     #[arg(
@@ -70,7 +75,7 @@ pub struct EmbedArgs {
     /// Also compare the lines of each question's best memories with it, one by one
     /// (`[embeddings] passages = true`); each line is embedded the first time a
     /// question needs it.
-    #[arg(long)]
+    #[arg(long, requires = "embedder")]
     pub embed_passages: bool,
 }
 
