@@ -8,6 +8,8 @@
 //! is reached with no lock held (see [`State`]). A warm store keeps the cache loaded
 //! ([`Loaded`]): read once, merged again only when another process wrote the file.
 
+mod passages;
+
 use std::collections::HashSet;
 
 use serde::Serialize;
@@ -19,6 +21,8 @@ use crate::memory::layout::{CONFIG_FILE, MAX_VECTOR_FILE};
 use crate::retrieval::hybrid::{self, Passages};
 use crate::store::config::ConfigError;
 use crate::store::{Backend, Stat};
+use passages::Compared;
+pub(crate) use passages::{PassagePlan, live_hashes};
 
 /// Which ranking a query used, when embeddings are configured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -271,23 +275,6 @@ pub(crate) fn write_save(backend: &Backend, rel: &str, bytes: &[u8]) -> Option<O
         .then(|| backend.stat(rel))
 }
 
-/// The hashes whose vectors the cache keeps when it drops what no memory uses:
-/// `hashes` (each record's text's) and, with passages on, those of every record's
-/// non-blank lines (spec/ranking.md#passages).
-pub(crate) fn live_hashes(
-    records: &[Record],
-    hashes: &[[u8; 32]],
-    passages: bool,
-) -> Vec<[u8; 32]> {
-    let mut live = hashes.to_vec();
-    if passages {
-        for r in records {
-            live.extend(r.body.lines().filter_map(hybrid::passage).map(text_hash));
-        }
-    }
-    live
-}
-
 /// The text hash of every record, in order.
 pub(crate) fn hashes_of(records: &[Record]) -> Vec<[u8; 32]> {
     records.iter().map(text_hash_of).collect()
@@ -321,6 +308,9 @@ pub(crate) enum State<'a> {
         /// The cache read here (`None` on the warm path, which keeps its own).
         vectors: Option<Vectors>,
         missing: Option<Vec<([u8; 32], String)>>,
+        /// The text hash of each record [`State::prepare`] was given (`None` on the
+        /// warm path, which keeps its own).
+        hashes: Option<Vec<[u8; 32]>>,
     },
     /// The query's vector is known.
     Fetched {
@@ -330,6 +320,8 @@ pub(crate) enum State<'a> {
         backend: &'a Backend,
         rel: String,
         vectors: Option<Vectors>,
+        /// As prepared: [`State::finish`] hashes no record again.
+        hashes: Option<Vec<[u8; 32]>>,
         /// Vectors embedded by this call not yet in a warm store's cache.
         fresh: Vec<([u8; 32], Vec<f32>)>,
         query: Vec<f32>,
@@ -356,6 +348,7 @@ impl<'a> State<'a> {
             rel,
             vectors: None,
             missing: None,
+            hashes: None,
         }
     }
 
@@ -373,14 +366,15 @@ impl<'a> State<'a> {
             rel,
             vectors,
             missing,
+            hashes,
             ..
         } = self
         {
             let v = vectors.get_or_insert_with(|| read_vectors(backend, rel, config.dimensions));
-            let hashes = hashes_of(records);
+            let hashes = hashes.insert(hashes_of(records));
             *missing = Some(missing_of(
                 records,
-                &hashes,
+                hashes,
                 |i| v.get(&hashes[i]).is_some(),
                 config.query_budget,
             ));
@@ -422,6 +416,7 @@ impl<'a> State<'a> {
             rel,
             vectors,
             missing,
+            hashes,
         } = std::mem::replace(self, State::Off)
         else {
             return;
@@ -456,6 +451,7 @@ impl<'a> State<'a> {
             backend,
             rel,
             vectors,
+            hashes,
             fresh,
             query: q,
         };
@@ -465,7 +461,8 @@ impl<'a> State<'a> {
     /// fused with vector similarity when fetched, else `keyword` and the reason.
     /// With `plan` (a context with passages on, spec/ranking.md#passages), each
     /// planned memory's similarity is raised to its best line's before fusing, and the
-    /// lines' similarities come back for the planner.
+    /// lines' similarities come back for the planner. `records` are those
+    /// [`State::prepare`] was given, when it ran (their hashes are not found again).
     pub(crate) fn finish(
         &self,
         records: &[Record],
@@ -477,9 +474,18 @@ impl<'a> State<'a> {
                 vectors: Some(v),
                 query,
                 config,
+                hashes,
                 ..
             } => {
-                let hashes = hashes_of(records);
+                // The hashes [`State::prepare`] found for these records, else found here.
+                let found;
+                let hashes = match hashes.as_deref().filter(|h| h.len() == records.len()) {
+                    Some(h) => h,
+                    None => {
+                        found = hashes_of(records);
+                        &found
+                    }
+                };
                 let sims = hybrid::similarities(query, hashes.iter().map(|h| v.get_normed(h)));
                 let passages = plan.map(|p| p.similarities(records, v, query, config.floor));
                 self.fuse(sims, keyword, passages)
@@ -557,156 +563,6 @@ impl<'a> State<'a> {
             }),
             passages.map(|p| p.passages),
         )
-    }
-
-    /// Whether ranking is hybrid so far and a context compares the best memories'
-    /// lines with the query too (`passages = true`, spec/ranking.md#passages).
-    pub(crate) fn wants_passages(&self) -> bool {
-        matches!(self, State::Fetched { config, .. } if config.passages)
-    }
-
-    /// The lines of the best memories by `relevance` (the fused relevance of their
-    /// whole texts) and, at most the query budget of them, those without a vector in
-    /// this call's cache or the warm store's `loaded` one.
-    pub(crate) fn plan_passages(
-        &self,
-        records: &[Record],
-        relevance: &[f64],
-        loaded: Option<&Loaded>,
-    ) -> PassagePlan {
-        let State::Fetched {
-            config, vectors, ..
-        } = self
-        else {
-            return PassagePlan::default();
-        };
-        let v = vectors.as_ref().or(loaded.map(|l| &l.vectors));
-        let has = |h: &[u8; 32]| v.is_some_and(|v| v.get(h).is_some());
-        let mut seen = HashSet::new();
-        let mut plan = PassagePlan::default();
-        for r in hybrid::top(relevance, hybrid::PASSAGE_MEMORIES) {
-            let Some(record) = records.get(r) else {
-                continue;
-            };
-            let mut lines = Vec::new();
-            for (l, line) in record.body.lines().enumerate() {
-                let Some(text) = hybrid::passage(line) else {
-                    continue;
-                };
-                let h = text_hash(text);
-                lines.push((l, h));
-                if !has(&h) && plan.missing.len() < config.query_budget && seen.insert(h) {
-                    plan.missing.push((h, text.to_string()));
-                }
-            }
-            plan.memories.push(PlannedMemory {
-                record: r,
-                hash: text_hash_of(record),
-                lines,
-            });
-        }
-        plan
-    }
-
-    /// Embeds the plan's passages without a vector (the network, with no lock
-    /// held), a batch at a time, and keeps what comes back (written to the cache file
-    /// here when it was read here); a failure leaves the rest pending.
-    pub(crate) fn fetch_passages(&mut self, plan: &mut PassagePlan) {
-        let State::Fetched {
-            config,
-            embedder,
-            backend,
-            rel,
-            vectors,
-            fresh,
-            ..
-        } = self
-        else {
-            return;
-        };
-        let missing = std::mem::take(&mut plan.missing);
-        let mut got: Vec<([u8; 32], Vec<f32>)> = Vec::new();
-        for chunk in missing.chunks(config.batch_size) {
-            let texts: Vec<String> = chunk.iter().map(|(_, t)| t.clone()).collect();
-            let Ok(out) = embedder.embed_within(&texts, config.timeout) else {
-                break;
-            };
-            let complete = out.len() == chunk.len();
-            got.extend(chunk.iter().map(|(h, _)| *h).zip(out));
-            if !complete {
-                break;
-            }
-        }
-        match vectors {
-            Some(v) if !got.is_empty() => {
-                for (h, x) in got {
-                    v.insert(h, x);
-                }
-                save_vectors(backend, rel, v);
-            }
-            Some(_) => {}
-            None => fresh.extend(got),
-        }
-    }
-}
-
-/// The lines a context compares with the query (spec/ranking.md#passages): the best
-/// memories by the fused relevance of their whole texts, with their non-blank lines,
-/// and the passages to embed.
-#[derive(Debug, Default)]
-pub(crate) struct PassagePlan {
-    memories: Vec<PlannedMemory>,
-    /// Passages without a vector, each text once, at most the query budget.
-    missing: Vec<([u8; 32], String)>,
-}
-
-#[derive(Debug)]
-struct PlannedMemory {
-    record: usize,
-    /// The hash of the memory's embedded text: a warm store that changed since the
-    /// plan is not given another memory's lines.
-    hash: [u8; 32],
-    /// Each non-blank line's number and the hash of its passage.
-    lines: Vec<(usize, [u8; 32])>,
-}
-
-/// [`hybrid::Passages`] and how many of the planned lines had no vector.
-struct Compared {
-    passages: Passages,
-    pending: usize,
-}
-
-impl PassagePlan {
-    /// The query's similarity to each planned line that has a vector in `vectors`.
-    fn similarities(
-        &self,
-        records: &[Record],
-        vectors: &Vectors,
-        query: &[f32],
-        floor: f32,
-    ) -> Compared {
-        let qn = hybrid::norm(query);
-        let mut sims: Vec<Option<Vec<Option<f32>>>> = vec![None; records.len()];
-        let mut pending = 0;
-        for m in &self.memories {
-            let Some(record) = records.get(m.record).filter(|r| text_hash_of(r) == m.hash) else {
-                continue;
-            };
-            let mut of = vec![None; record.body.lines().count()];
-            for &(l, h) in &m.lines {
-                match (vectors.get_normed(&h), of.get_mut(l)) {
-                    (Some((v, n)), Some(slot)) => {
-                        *slot = Some(hybrid::cosine_normed(query, qn, v, n));
-                    }
-                    _ => pending += 1,
-                }
-            }
-            sims[m.record] = Some(of);
-        }
-        Compared {
-            passages: Passages { sims, floor },
-            pending,
-        }
     }
 }
 

@@ -99,6 +99,7 @@ fn fetched<'a>(
         backend,
         vectors: None,
         missing: None,
+        hashes: None,
     };
     hy.prepare(records);
     hy.fetch("espresso");

@@ -309,27 +309,36 @@ fn fits(
     None
 }
 
-/// The keys of the lines of relevant memories ([`search::best_key`] of the line's
-/// value, its memory's position in `order` and the line): its own score and its
-/// memory's relevance weighed by the query's strength. Lines without a query term
-/// (own score 0) have no key.
+/// Each line of a relevant memory, memories in `order`: the memory's position there,
+/// the memory, the line, and the line's keyword value, its own score and its memory's
+/// relevance weighed by the query's strength (0 for a line without a query term).
+fn relevant_lines<'s>(
+    order: &'s [usize],
+    scores: &'s QueryScores,
+) -> impl Iterator<Item = (usize, usize, usize, f64)> + 's {
+    order
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| scores.memory[**r] > 0.0)
+        .flat_map(move |(pos, &r)| {
+            let prior = MEMORY_PRIOR * scores.prior * scores.memory[r];
+            scores.lines.of(r).iter().enumerate().map(move |(l, &own)| {
+                let value = if own > 0.0 { own + prior } else { 0.0 };
+                (pos, r, l, value)
+            })
+        })
+}
+
+/// The keys of the lines of relevant memories with a query term
+/// ([`search::best_key`] of the line's keyword value ([`relevant_lines`]), its
+/// memory's position in `order` and the line).
 fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
     let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
-    for (pos, &r) in order.iter().enumerate() {
-        let relevance = scores.memory[r];
-        if relevance <= 0.0 {
-            continue;
-        }
-        for (l, &own) in scores.lines.of(r).iter().enumerate() {
-            if own > 0.0 {
-                keys.push(search::best_key(
-                    own + MEMORY_PRIOR * scores.prior * relevance,
-                    pos,
-                    l,
-                ));
-            }
-        }
-    }
+    keys.extend(
+        relevant_lines(order, scores)
+            .filter(|&(_, _, _, value)| value > 0.0)
+            .map(|(pos, _, l, value)| search::best_key(value, pos, l)),
+    );
     keys
 }
 
@@ -342,22 +351,12 @@ fn fused_line_keys(order: &[usize], scores: &QueryScores, passages: &Passages) -
     let mut keyword: Vec<f64> = Vec::new();
     let mut similarity: Vec<Option<f32>> = Vec::new();
     let mut place: Vec<(usize, usize)> = Vec::new();
-    for (pos, &r) in order.iter().enumerate() {
-        let relevance = scores.memory[r];
-        if relevance <= 0.0 {
-            continue;
-        }
-        for (l, &own) in scores.lines.of(r).iter().enumerate() {
-            let sim = passages.of(r, l);
-            if own > 0.0 || sim.is_some() {
-                keyword.push(if own > 0.0 {
-                    own + MEMORY_PRIOR * scores.prior * relevance
-                } else {
-                    0.0
-                });
-                similarity.push(sim);
-                place.push((pos, l));
-            }
+    for (pos, r, l, value) in relevant_lines(order, scores) {
+        let sim = passages.of(r, l);
+        if value > 0.0 || sim.is_some() {
+            keyword.push(value);
+            similarity.push(sim);
+            place.push((pos, l));
         }
     }
     hybrid::fuse(&keyword, &similarity, passages.floor)
