@@ -20,7 +20,7 @@ fn body_of(dir: &std::path::Path, key: &str) -> String {
         .find(|r| r.key.as_str() == key)
         .unwrap()
         .body
-        .clone()
+        .to_string()
 }
 
 #[test]
@@ -359,9 +359,9 @@ fn the_delta_is_folded_into_the_main_file_when_it_grows() {
     assert_eq!(hits[0].key, "k250");
 }
 
-/// A read that keeps only the records (recall, context) takes each vouched-for
-/// body out of its saved text in place; a new main file written by such a read
-/// still holds every file's exact text.
+/// A read that keeps only the records (recall, context) reads each vouched-for
+/// body in place, a slice of its saved text in the mapped index; a new main file
+/// written by such a read still holds every file's exact text.
 #[test]
 fn a_main_file_written_by_a_query_holds_the_exact_texts() {
     let (_tmp, dir) = settled_store(300);

@@ -174,7 +174,7 @@ proptest! {
         let today = chrono::NaiveDate::from_ymd_opt(2026, 4, 14).unwrap();
         let inc = memdir::exchange::foreign::mcp_memory::decode("m.jsonl", &text, today).unwrap();
         let records: Vec<memdir::Record> = inc.files.iter().map(|f| memdir::Record {
-            key: f.key.clone(), meta: f.parsed.meta.clone(), body: f.parsed.body.clone(),
+            key: f.key.clone(), meta: f.parsed.meta.clone(), body: f.parsed.body.clone().into(),
         }).collect();
         let back = memdir::exchange::foreign::mcp_memory::encode(&records);
         let mut want: Vec<&str> = text.lines().collect();

@@ -142,7 +142,7 @@ impl From<memdir::Record> for Record {
             name: m.name,
             description: m.description,
             kind: m.kind.to_string(),
-            body: r.body,
+            body: r.body.into_string(),
             tags: m.tags,
             important: m.important,
             created: m.created.text,

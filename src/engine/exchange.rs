@@ -162,7 +162,7 @@ impl Memory {
                 records.push(Record {
                     key: f.key.clone(),
                     meta: f.parsed.meta.clone(),
-                    body: f.parsed.body.clone(),
+                    body: f.parsed.body.clone().into(),
                 });
             }
         }

@@ -186,7 +186,7 @@ mod tests {
         let rec = Record {
             key: Key::parse("hub").unwrap(),
             meta: p.meta,
-            body: p.body,
+            body: p.body.into(),
         };
         (vec![rec], BTreeMap::from([("hub".to_string(), text)]))
     }

@@ -9,7 +9,7 @@ use crate::engine::warm;
 use crate::error::Result;
 use crate::memory::frontmatter::{self, Parsed};
 use crate::memory::layout::MAX_MEMORY_FILE;
-use crate::memory::{Key, Record};
+use crate::memory::{Key, Meta, Record, SharedStr};
 use crate::retrieval::search;
 use crate::store::cache::{self, Cache};
 use crate::store::{self, Found};
@@ -114,7 +114,7 @@ impl Memory {
                 stat: f.stat,
                 checked: f.checked,
                 key: &f.key,
-                text: f.text.parts(&r.body),
+                text: [f.text.as_str(), "", ""],
                 meta: &r.meta,
                 warnings: &f.warnings,
                 data: f.data.as_ref(),
@@ -129,7 +129,7 @@ impl Memory {
         for ((i, f), r) in kept.into_iter().zip(&snap.records) {
             docs.push(f.data);
             if texts {
-                snap.texts.insert(r.key.to_string(), f.text.whole(&r.body));
+                snap.texts.insert(r.key.to_string(), f.text.into_string());
             }
             infos.push(warm::FileInfo {
                 name: std::mem::take(&mut names[i]),
@@ -159,34 +159,28 @@ struct LoadedFile {
     stat: Option<store::Stat>,
     checked: i64,
     key: String,
-    text: Text,
-    parsed: std::result::Result<Parsed, frontmatter::FrontmatterError>,
+    /// The whole text (read in place from a mapped index, or read from the file).
+    text: SharedStr,
+    parsed: std::result::Result<Parse, frontmatter::FrontmatterError>,
     /// The parse's warnings, once the parse has become a record.
     warnings: Vec<frontmatter::Warning>,
     data: Option<search::DocData>,
 }
 
-/// A memory file's text as loaded: whole, or what surrounds its body (which the
-/// record holds) when the body was taken from the text in place.
-enum Text {
-    Whole(String),
-    Around { head: String, tail: String },
+/// A file's parse with its body: a slice of the file's text in place where it can
+/// be (a one-shot read of records from a mapped index), else a text of its own.
+struct Parse {
+    meta: Meta,
+    body: SharedStr,
+    warnings: Vec<frontmatter::Warning>,
 }
 
-impl Text {
-    /// The text in up to three parts, given the record's body.
-    fn parts<'a>(&'a self, body: &'a str) -> [&'a str; 3] {
-        match self {
-            Text::Whole(t) => [t, "", ""],
-            Text::Around { head, tail } => [head, body, tail],
-        }
-    }
-
-    /// The whole text, given the record's body.
-    fn whole(self, body: &str) -> String {
-        match self {
-            Text::Whole(t) => t,
-            Text::Around { head, tail } => [head.as_str(), body, &tail].concat(),
+impl From<Parsed> for Parse {
+    fn from(p: Parsed) -> Parse {
+        Parse {
+            meta: p.meta,
+            body: p.body.into(),
+            warnings: p.warnings,
         }
     }
 }
@@ -226,7 +220,7 @@ impl Memory {
         names: &[String],
         to_read: &[usize],
         checked: i64,
-        files: &mut [Option<LoadedFile>],
+        files: &mut [Option<Box<LoadedFile>>],
         problems: &mut Vec<Problem>,
     ) -> (Vec<bool>, usize) {
         let read: Vec<Read> = store::par_map(to_read, PARALLEL_FROM, |&i| {
@@ -243,19 +237,19 @@ impl Memory {
             match r {
                 Ok(Some((key, text, st))) => match cache.by_content(&names[i], &key) {
                     Some(hit) => {
-                        files[i] = Some(LoadedFile {
+                        files[i] = Some(Box::new(LoadedFile {
                             stat: st,
                             checked,
-                            parsed: frontmatter::body_of(&text).map(|body| Parsed {
+                            parsed: frontmatter::body_of(&text).map(|body| Parse {
                                 meta: hit.meta,
-                                body,
+                                body: body.into(),
                                 warnings: hit.warnings,
                             }),
                             key,
-                            text: Text::Whole(text),
+                            text: text.into(),
                             warnings: Vec::new(),
                             data: hit.data,
-                        });
+                        }));
                     }
                     None => misses.push((i, key, text, st)),
                 },
@@ -272,15 +266,15 @@ impl Memory {
                 frontmatter::parse_read(text)
             });
         for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
-            files[i] = Some(LoadedFile {
+            files[i] = Some(Box::new(LoadedFile {
                 stat: st,
                 checked,
                 key,
-                text: Text::Whole(text),
-                parsed,
+                text: text.into(),
+                parsed: parsed.map(Parse::from),
                 warnings: Vec::new(),
                 data: None,
-            });
+            }));
         }
         (gone, parsed_count)
     }
@@ -293,7 +287,7 @@ fn vouched_files(
     names: &[String],
     stats: &[Option<store::Stat>],
     texts: bool,
-) -> Vec<Option<LoadedFile>> {
+) -> Vec<Option<Box<LoadedFile>>> {
     let vouched: Vec<Option<(store::Stat, cache::Vouched)>> = names
         .iter()
         .zip(stats)
@@ -308,49 +302,39 @@ fn vouched_files(
     })
 }
 
-/// One file the index vouches for, with its parse from the index; without `texts`,
-/// the body is cut from the text in place.
-fn vouched_file(st: store::Stat, hit: cache::Hit, texts: bool) -> Option<LoadedFile> {
-    let (text, body) = match frontmatter::body_span(&hit.text).filter(|_| !texts) {
-        // The text becomes the body in place; the file's text is kept as
-        // what surrounds it.
-        Some((start, end)) => {
-            let mut body = hit.text;
-            let tail = body[end..].to_string();
-            body.truncate(end);
-            let head = body[..start].to_string();
-            body.drain(..start);
-            (Text::Around { head, tail }, Ok(body))
-        }
-        None => {
-            let body = frontmatter::body_of(&hit.text);
-            (Text::Whole(hit.text), body)
-        }
+/// One file the index vouches for, with its parse from the index. Without `texts`
+/// the body is a slice of the text, read in place where the text is (a one-shot
+/// read keeps no copy of any text); with `texts` (a load kept for long, or handed
+/// out) it is a text of its own, so that no record keeps a map.
+fn vouched_file(st: store::Stat, hit: cache::Hit, texts: bool) -> Option<Box<LoadedFile>> {
+    let body = match frontmatter::body_span(&hit.text).filter(|_| !texts) {
+        Some((start, end)) => Ok(hit.text.slice(start..end)),
+        None => frontmatter::body_of(&hit.text).map(SharedStr::from),
     };
-    Some(LoadedFile {
+    Some(Box::new(LoadedFile {
         stat: Some(st),
         checked: hit.checked,
         key: hit.key,
-        parsed: body.map(|body| Parsed {
+        parsed: body.map(|body| Parse {
             meta: hit.meta,
             body,
             warnings: hit.warnings,
         }),
-        text,
+        text: hit.text,
         warnings: Vec::new(),
         data: hit.data,
-    })
+    }))
 }
 
 /// The records of the files that parsed, into `snap` in file order, each kept
 /// with its file; a problem for each file that did not parse.
 fn keep_records(
     names: &[String],
-    files: Vec<Option<LoadedFile>>,
+    files: Vec<Option<Box<LoadedFile>>>,
     gone: &[bool],
     snap: &mut Snapshot,
-) -> Vec<(usize, LoadedFile)> {
-    let mut kept: Vec<(usize, LoadedFile)> = Vec::with_capacity(names.len());
+) -> Vec<(usize, Box<LoadedFile>)> {
+    let mut kept: Vec<(usize, Box<LoadedFile>)> = Vec::with_capacity(names.len());
     snap.records.reserve(names.len());
     for (i, f) in files.into_iter().enumerate() {
         if gone[i] {
@@ -382,7 +366,7 @@ fn keep_records(
 
 /// Computes the term data of the kept files the index had none for.
 fn analyze(
-    kept: &mut [(usize, LoadedFile)],
+    kept: &mut [(usize, Box<LoadedFile>)],
     records: &[Record],
     vocab: &mut search::Vocab,
     report: &mut SearchIndexReport,
@@ -400,5 +384,46 @@ fn analyze(
             kept[k].1.data = Some(search::DocData::intern(&a, vocab));
             report.analyzed += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::testing::{dir_store, draft};
+
+    /// A one-shot read of records takes each body the index vouches for in place (a
+    /// slice of the mapped index); a load that is kept or handed out owns its
+    /// bodies, so that it keeps no map (spec/architecture.md#search-index).
+    #[test]
+    fn only_a_one_shot_read_keeps_bodies_in_the_mapped_index() {
+        let (_tmp, mem) = dir_store();
+        for k in ["alpha", "beta"] {
+            mem.write(&draft(
+                k,
+                "user",
+                &format!("{k} first line\nsecond line ünï"),
+            ))
+            .unwrap();
+        }
+        // Settled past the margin, then read once more: the index vouches for both.
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        mem.search_index().unwrap();
+        let (one_shot, _, report) = mem.load_records(true).unwrap();
+        assert_eq!((report.vouched, report.read), (2, 0));
+        let (kept, _, _) = mem.load_with(true).unwrap();
+        let handed = mem.load().unwrap();
+        for snap in [&one_shot, &kept, &handed] {
+            let bodies: Vec<&str> = snap.records.iter().map(|r| r.body.as_str()).collect();
+            assert_eq!(
+                bodies,
+                [
+                    "alpha first line\nsecond line ünï",
+                    "beta first line\nsecond line ünï"
+                ]
+            );
+        }
+        assert!(one_shot.records.iter().all(|r| r.body.is_shared()));
+        assert!(kept.records.iter().all(|r| !r.body.is_shared()));
+        assert!(handed.records.iter().all(|r| !r.body.is_shared()));
     }
 }

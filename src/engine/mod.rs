@@ -271,7 +271,7 @@ impl Memory {
         Ok(Record {
             key,
             meta: p.meta,
-            body: p.body,
+            body: p.body.into(),
         })
     }
 }

@@ -210,7 +210,7 @@ impl Memory {
         records.push(Record {
             key: new.clone(),
             meta: p.meta,
-            body: p.body,
+            body: p.body.into(),
         });
         let mut plan = self.plan_index(&records)?;
         self.save_index_backup(&mut plan)?;

@@ -42,7 +42,7 @@ impl StateEntry {
         StateEntry {
             key: view::state_key(r).to_string(),
             file_key: r.key.to_string(),
-            value: r.body.clone(),
+            value: r.body.to_string(),
             limit: r.meta.state_limit(),
             read_only: r.meta.read_only(),
             updated: r.meta.updated.text.clone(),

@@ -445,7 +445,7 @@ impl Warm {
                     let record = Record {
                         key: Key::from_file_stem(&name[..name.len() - 3]),
                         meta: p.meta,
-                        body: p.body,
+                        body: p.body.into(),
                     };
                     edits.push((j, stat, key, Some((record, text))));
                 }
@@ -575,7 +575,7 @@ impl Next {
                 let record = Record {
                     key: Key::from_file_stem(&name[..name.len() - 3]),
                     meta: p.meta,
-                    body: p.body,
+                    body: p.body.into(),
                 };
                 push_problems(&name, &p.warnings, &mut self.problems);
                 self.docs.push(DocData::of(&record, &mut self.vocab));

@@ -127,7 +127,7 @@ impl Memory {
         records.push(Record {
             key: key.clone(),
             meta: parsed.meta,
-            body: parsed.body,
+            body: parsed.body.into(),
         });
         let mut plan = self.plan_index(&records)?;
         self.save_index_backup(&mut plan)?;

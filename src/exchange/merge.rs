@@ -304,7 +304,7 @@ mod tests {
         Record {
             key: Key::parse(key).unwrap(),
             meta: p.meta,
-            body: p.body,
+            body: p.body.into(),
         }
     }
 

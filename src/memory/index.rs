@@ -369,7 +369,7 @@ pub(crate) mod tests {
                 valid_until: None,
                 extra: Extra::default(),
             },
-            body: String::new(),
+            body: Default::default(),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod links;
 pub mod merge;
 pub mod printable;
 pub mod secrets;
+mod shared;
 pub mod timeline;
 
 use std::fmt;
@@ -21,6 +22,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::memory::frontmatter::Extra;
+pub(crate) use crate::memory::shared::SharedBytes;
+pub use crate::memory::shared::SharedStr;
 
 /// Longest key memdir writes (the key pattern allows 100 characters).
 pub const MAX_KEY_LEN: usize = 100;
@@ -461,7 +464,7 @@ pub struct Record {
     pub meta: Meta,
     /// The Markdown body, without the blank line that separates it from the
     /// frontmatter and without trailing white space.
-    pub body: String,
+    pub body: SharedStr,
 }
 
 impl Record {

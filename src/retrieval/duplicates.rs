@@ -308,7 +308,7 @@ mod tests {
 
     fn with_body(key: &str, name: &str, body: &str) -> Record {
         let mut r = rec(key, "user", name, "d", "2026-01-01");
-        r.body = body.to_string();
+        r.body = (body.to_string()).into();
         r
     }
 

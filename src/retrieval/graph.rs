@@ -556,7 +556,7 @@ mod tests {
         Record {
             key: Key::parse(key).unwrap(),
             meta: p.meta,
-            body: p.body,
+            body: p.body.into(),
         }
     }
 

@@ -219,7 +219,7 @@ mod tests {
         let rec = |k: &str, updated: &str| Record {
             key: Key::from_file_stem(k),
             meta: meta("user", 0, false, updated, Some(Decay::Never)),
-            body: String::new(),
+            body: Default::default(),
         };
         let rs = vec![
             rec("b", "2026-01-01"),

@@ -482,7 +482,7 @@ mod tests {
             .map(|f| Record {
                 key: f.key.clone(),
                 meta: f.parsed.meta.clone(),
-                body: f.parsed.body.clone(),
+                body: f.parsed.body.clone().into(),
             })
             .collect();
         let back = encode(&records);

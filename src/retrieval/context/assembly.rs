@@ -422,7 +422,7 @@ mod tests {
     fn skips_what_does_not_fit_and_tries_the_next() {
         // spec/ranking.md#packing
         let mut big = rec("big", "user", "Big", "d", "2026-01-01");
-        big.body = "x".repeat(500);
+        big.body = ("x".repeat(500)).into();
         let mut small = rec("small", "user", "Small", "d", "2026-01-01");
         small.body = "y".into();
         let rs = vec![big, small];
@@ -447,7 +447,7 @@ mod tests {
         let mut rs = Vec::new();
         for i in 0..30 {
             let mut r = rec(&format!("k{i}"), "user", "N", "d", "2026-01-01");
-            r.body = "é😀".repeat(i * 7);
+            r.body = ("é😀".repeat(i * 7)).into();
             rs.push(r);
         }
         let events: Vec<Event> = (0..50)

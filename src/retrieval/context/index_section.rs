@@ -181,10 +181,11 @@ mod tests {
                     "one sentence of about a hundred and thirty characters describing memory number {i} in some detail, as people write them"
                 );
                 let mut r = rec(&format!("{kind}_m{i:02}"), kind, &format!("Memory {i}"), &desc, "2026-01-01");
-                r.body = format!("The body of memory {i}: the evidence an agent needs.");
+                let mut body = format!("The body of memory {i}: the evidence an agent needs.");
                 if i == 17 {
-                    r.body.push_str(" The cello lives in the hall cupboard.");
+                    body.push_str(" The cello lives in the hall cupboard.");
                 }
+                r.body = body.into();
                 r
             })
             .collect()

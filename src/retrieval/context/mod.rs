@@ -246,7 +246,8 @@ mod tests {
                 None => format!("[{key}:{i}] Bo: filler words about nothing much, line {i}"),
             })
             .collect::<Vec<_>>()
-            .join("\n");
+            .join("\n")
+            .into();
         r
     }
 }

@@ -6,9 +6,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-/// Bytes arrays can be read from in place (a mapped index file), shared by every
-/// array read from them and kept as long as one of those lives.
-pub(crate) type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+pub(crate) use crate::memory::SharedBytes;
 
 /// An item of a term data array: plain bytes, stored little-endian.
 pub trait Item: bytemuck::Pod {

@@ -522,6 +522,16 @@ impl LineScorer<'_> {
         let mut seen: Vec<u32> = Vec::new();
         let mut at = 0;
         for d in docs {
+            // A memory none of whose lines holds a weighted term scores 0 on every
+            // line (and adds no pair): its lines are left at their zeros unread.
+            if !self
+                .weights
+                .iter()
+                .any(|&(t, _)| d.line_df.binary_search_by_key(&t, |x| x[0]).is_ok())
+            {
+                at += d.lines.len();
+                continue;
+            }
             // The arrays once per memory, not once per line.
             let v = d.view();
             for l in 0..v.lines.len() {
@@ -615,7 +625,7 @@ mod tests {
             .enumerate()
             .map(|(i, b)| {
                 let mut r = numbered(i);
-                r.body = b.to_string();
+                r.body = (b.to_string()).into();
                 r
             })
             .collect();

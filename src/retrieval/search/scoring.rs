@@ -424,7 +424,8 @@ mod tests {
                 r.body = (0..1 + i % 5)
                     .map(|l| format!("{} {} line {l}", words[(i + l) % 7], words[i * l % 7]))
                     .collect::<Vec<_>>()
-                    .join("\n");
+                    .join("\n")
+                    .into();
                 r
             })
             .collect();
@@ -521,7 +522,7 @@ mod tests {
                         }
                     })
                     .collect();
-                r.body = lines.join("\n");
+                r.body = (lines.join("\n")).into();
                 r
             })
             .collect()
@@ -635,8 +636,8 @@ mod tests {
         // A line of more terms, and a term counted more often, than postings hold in
         // 16 bits: looked up in the memory's data, same scores.
         let mut records = random_records(7, 5);
-        records[2].body = format!("Ana: {}\nknee tempo", "cello tempo ".repeat(40_000));
-        records[3].body = format!("{}knee", "zebra ".repeat(70_000));
+        records[2].body = (format!("Ana: {}\nknee tempo", "cello tempo ".repeat(40_000))).into();
+        records[3].body = (format!("{}knee", "zebra ".repeat(70_000))).into();
         let queries = ["cello tempo", "Ana cello", "zebra knee", "knee tempo"];
         same_scores(
             &Corpus::new(&records),

@@ -428,7 +428,7 @@ mod tests {
             r.meta.name = name;
             r.meta.description = description;
             r.meta.tags = tags;
-            r.body = lines.join("\n");
+            r.body = (lines.join("\n")).into();
             let (mut a, mut b) = (Vocab::default(), Vocab::default());
             // Two memories into one vocabulary, so that ids already given are met too.
             for _ in 0..2 {

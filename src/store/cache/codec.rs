@@ -7,6 +7,7 @@
 //! files, nor decide what is saved (`delta` does); bytes it cannot decode are `None`,
 //! never a panic, and a part whose checksum fails is dropped, never decoded.
 
+use crate::memory::SharedStr;
 use crate::retrieval::search::{Arr, ArrItem, DocData, SharedBytes};
 use crate::store::Stat;
 use crate::store::cache::{Entry, IndexFile, Item, Saved};
@@ -73,7 +74,7 @@ pub(super) trait EncodeEntry {
     fn encode_entry(&self, w: &mut Writer);
 }
 
-impl EncodeEntry for Saved {
+impl EncodeEntry for Box<Saved> {
     fn encode_entry(&self, w: &mut Writer) {
         self.encode(w);
     }
@@ -211,6 +212,16 @@ impl<'a> Reader<'a> {
     fn str(&mut self) -> Option<String> {
         let n = usize::try_from(self.u64()?).ok()?;
         String::from_utf8(self.take(n)?.to_vec()).ok()
+    }
+    /// A string read in place from `shared` (the file's bytes) when given, else
+    /// copied.
+    fn text(&mut self, shared: Option<&SharedBytes>) -> Option<SharedStr> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        let raw = self.take(n)?;
+        match shared {
+            Some(b) => SharedStr::read(b, raw),
+            None => Some(String::from_utf8(raw.to_vec()).ok()?.into()),
+        }
     }
     fn opt(&mut self) -> Option<Option<String>> {
         match self.byte()? {
@@ -371,7 +382,11 @@ impl Saved {
 
     /// Decodes an entry; its term data only given the size of the vocabulary it
     /// may use (data that uses more, or is malformed, is dropped: read again).
-    fn decode(r: &mut Reader<'_>, terms: Option<WithTerms<'_>>) -> Option<Saved> {
+    fn decode(
+        r: &mut Reader<'_>,
+        shared: Option<&SharedBytes>,
+        terms: Option<usize>,
+    ) -> Option<Saved> {
         let file = r.str()?;
         let stat = Stat {
             size: r.u64()?,
@@ -381,13 +396,13 @@ impl Saved {
         };
         let checked = r.i64()?;
         let key = r.str()?;
-        let text = r.str()?;
+        let text = r.text(shared)?;
         let meta = Entry::decode(r)?;
         let (data, has_data) = match (r.byte()?, terms) {
             (0, _) => (None, false),
-            (1, Some(with)) => {
-                let d = decode_data(r, with.shared)?;
-                if d.is_valid(with.vocab) {
+            (1, Some(vocab)) => {
+                let d = decode_data(r, shared)?;
+                if d.is_valid(vocab) {
                     (Some(d), true)
                 } else {
                     (None, false)
@@ -412,35 +427,29 @@ impl Saved {
     }
 }
 
-/// What a decode that reads term data needs: the size of the vocabulary the data
-/// may use, and the file's bytes as shared, for arrays read in place.
-#[derive(Clone, Copy)]
-struct WithTerms<'a> {
-    vocab: usize,
-    shared: Option<&'a SharedBytes>,
-}
-
 /// Decodes chunks of entries (slices of `file`), on as many threads as there are
 /// cores (up to 8); a chunk that does not decode is left out (`false` then: the
 /// file was damaged).
+#[allow(clippy::vec_box)] // see `IndexFile::entries`
 fn decode_chunks(
     file: &[u8],
     chunks: &[&[u8]],
-    with_terms: Option<WithTerms<'_>>,
-) -> (Vec<Saved>, bool) {
-    let one = |c: &[u8]| -> Option<Vec<Saved>> {
+    shared: Option<&SharedBytes>,
+    with_terms: Option<usize>,
+) -> (Vec<Box<Saved>>, bool) {
+    let one = |c: &[u8]| -> Option<Vec<Box<Saved>>> {
         let mut r = Reader::new(c, file);
         let n = r.count_of(1)?;
         // Bounded by the chunk's bytes (one byte per entry at least).
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
-            out.push(Saved::decode(&mut r, with_terms)?);
+            out.push(Box::new(Saved::decode(&mut r, shared, with_terms)?));
         }
         // Zeros up to the chunk's end, at a multiple of 8.
         r.align(ALIGN)?;
         r.rest.is_empty().then_some(out)
     };
-    let parts: Vec<Option<Vec<Saved>>> = crate::store::par_map(chunks, 2, |c| one(c));
+    let parts: Vec<Option<Vec<Box<Saved>>>> = crate::store::par_map(chunks, 2, |c| one(c));
     let whole = parts.iter().all(Option::is_some);
     let mut out = Vec::with_capacity(parts.iter().flatten().map(Vec::len).sum());
     for p in parts.into_iter().flatten() {
@@ -458,7 +467,7 @@ impl IndexFile {
     /// the header, then each chunk of entries prefixed by its length in bytes (so
     /// that chunks can be decoded on several threads; they are encoded on several).
     fn encode_parts(&self) -> Vec<Vec<u8>> {
-        let chunks: Vec<&[Saved]> = self.entries.chunks(CHUNK).collect();
+        let chunks: Vec<&[Box<Saved>]> = self.entries.chunks(CHUNK).collect();
         let head = encode_head(
             &self.version,
             self.generation,
@@ -513,11 +522,9 @@ impl IndexFile {
         // The zeros up to the first chunk belong to the header.
         r.align(ALIGN)?;
         let (chunks, framed) = split_chunks(&mut r, count);
-        let with = with_terms.then(|| WithTerms {
-            vocab: vocab_start as usize + terms.len(),
-            shared,
-        });
-        let (entries, whole) = decode_chunks(bytes, &chunks, with);
+        // Term data may use the terms up to the file's last.
+        let with = with_terms.then(|| vocab_start as usize + terms.len());
+        let (entries, whole) = decode_chunks(bytes, &chunks, shared, with);
         Some(IndexFile {
             version,
             generation,

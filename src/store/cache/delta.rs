@@ -88,10 +88,11 @@ impl Cache {
         version: String,
         mut removed: Vec<String>,
     ) -> u64 {
-        let entries: Vec<Saved> = items
+        let entries: Vec<Box<Saved>> = items
             .iter()
             .filter(|it| !self.same(it) || self.loaded.get(it.file).is_none_or(|e| e.in_delta))
             .filter_map(Saved::of)
+            .map(Box::new)
             .collect();
         removed.sort();
         let f = IndexFile {

@@ -81,7 +81,8 @@ impl Cache {
 
     /// Adds the main file's entries, then the delta's, each replacing the main
     /// file's entry for its file.
-    fn merge(&mut self, main: Vec<Saved>, delta: Vec<Saved>) {
+    #[allow(clippy::vec_box)] // see `IndexFile::entries`
+    fn merge(&mut self, main: Vec<Box<Saved>>, delta: Vec<Box<Saved>>) {
         let total = main.len() + delta.len();
         self.saved.reserve(total);
         self.by_file.reserve(total);
@@ -128,7 +129,7 @@ impl Cache {
 
     /// Adds one loaded entry (its term data checked against its file's vocabulary
     /// when decoded: the loaded vocabulary extends it).
-    fn add(&mut self, e: Saved, in_main: bool, in_delta: bool) {
+    fn add(&mut self, e: Box<Saved>, in_main: bool, in_delta: bool) {
         self.loaded.insert(
             e.file.clone(),
             Loaded {

@@ -33,7 +33,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::memory::frontmatter::{Extra, Warning};
-use crate::memory::{Decay, Kind, Meta, Stamp};
+use crate::memory::{Decay, Kind, Meta, SharedStr, Stamp};
 use crate::retrieval::search::{DocData, Vocab};
 use crate::store::Stat;
 
@@ -70,7 +70,8 @@ struct Saved {
     /// Wall-clock time (ns) taken before the stat that went with the last read.
     checked: i64,
     key: String,
-    text: String,
+    /// Read in place from the mapped index file where it can be.
+    text: SharedStr,
     meta: Entry,
     data: Option<DocData>,
     /// Whether the file holds term data for it (decoded into `data` only when the
@@ -88,7 +89,11 @@ struct IndexFile {
     /// Terms from id `vocab_start` on (0 in the main file: the whole vocabulary).
     vocab_start: u32,
     terms: Vec<String>,
-    entries: Vec<Saved>,
+    /// Boxed (an entry is some 650 bytes): a load moves every entry from the decode
+    /// to the table by file to the files it vouches for, and each move is then a
+    /// pointer's, not a copy into fresh memory.
+    #[allow(clippy::vec_box)]
+    entries: Vec<Box<Saved>>,
     /// Files removed since the main file (delta only).
     removed: Vec<String>,
     /// Whether a part failed its checksum or was cut short when it was read (its
@@ -99,7 +104,7 @@ struct IndexFile {
 /// A file found in the index.
 pub(crate) struct Hit {
     pub key: String,
-    pub text: String,
+    pub text: SharedStr,
     pub meta: Meta,
     pub warnings: Vec<Warning>,
     pub data: Option<DocData>,
@@ -122,7 +127,7 @@ pub(crate) struct Item<'a> {
 
 /// A file's saved entry, taken by [`Cache::by_stat`]: turned into a [`Hit`] on
 /// whatever thread needs it.
-pub(crate) struct Vouched(Saved);
+pub(crate) struct Vouched(Box<Saved>);
 
 impl Vouched {
     /// The entry as a hit; `None` when its metadata no longer parses (the file is
@@ -161,7 +166,7 @@ impl Loaded {
 /// The search index of one load.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
-    saved: Vec<Option<Saved>>,
+    saved: Vec<Option<Box<Saved>>>,
     by_file: HashMap<String, usize>,
     loaded: HashMap<String, Loaded>,
     /// Content key → position, built only when a lookup by file fails.
@@ -242,7 +247,7 @@ impl Cache {
                 *by_key.get(key)?
             }
         };
-        self.saved[at].as_ref()?.clone().into_hit()
+        (**self.saved[at].as_ref()?).clone().into_hit()
     }
 
     /// Whether an item is what the load found for its file.
@@ -274,7 +279,7 @@ impl Saved {
             stat: it.stat?,
             checked: it.checked,
             key: it.key.to_string(),
-            text: it.text.concat(),
+            text: it.text.concat().into(),
             meta: Entry::from_meta(it.meta, it.warnings),
             data: it.data.cloned(),
             has_data: it.data.is_some(),

@@ -85,7 +85,7 @@ fn entries_encoded_from_items_are_those_of_their_saved_copies() {
         base: 0,
         vocab_start: 0,
         terms,
-        entries: items.iter().filter_map(Saved::of).collect(),
+        entries: items.iter().filter_map(Saved::of).map(Box::new).collect(),
         removed: Vec::new(),
         damaged: false,
     };
@@ -101,20 +101,22 @@ fn the_format_round_trips_and_rejects_damage() {
         vocab_start: 0,
         terms: vec!["alpha".into(), "beta".into()],
         entries: (0..5)
-            .map(|i| Saved {
-                file: format!("k{i}.md"),
-                stat: Stat {
-                    size: i as u64,
-                    mtime_ns: -1,
-                    ctime_ns: 1 << 60,
-                    ino: 9,
-                },
-                checked: 12,
-                key: format!("{i:064}"),
-                text: "---\nx\n---\nbody ünï".into(),
-                meta: entry(i),
-                data: i.is_multiple_of(2).then(data),
-                has_data: i.is_multiple_of(2),
+            .map(|i| {
+                Box::new(Saved {
+                    file: format!("k{i}.md"),
+                    stat: Stat {
+                        size: i as u64,
+                        mtime_ns: -1,
+                        ctime_ns: 1 << 60,
+                        ino: 9,
+                    },
+                    checked: 12,
+                    key: format!("{i:064}"),
+                    text: "---\nx\n---\nbody ünï".into(),
+                    meta: entry(i),
+                    data: i.is_multiple_of(2).then(data),
+                    has_data: i.is_multiple_of(2),
+                })
             })
             .collect(),
         removed: vec!["gone.md".into()],
@@ -191,15 +193,17 @@ fn term_data_of_a_mapped_file_is_read_in_place() {
         // An odd length, so that the header needs padding.
         terms: vec!["alpha".into(), "beta".into(), "c".into()],
         entries: (0..3)
-            .map(|i| Saved {
-                file: format!("k{i}.md"),
-                stat: Stat::default(),
-                checked: 1,
-                key: format!("{i:063}"),
-                text: "x".repeat(i),
-                meta: entry(i),
-                data: Some(data()),
-                has_data: true,
+            .map(|i| {
+                Box::new(Saved {
+                    file: format!("k{i}.md"),
+                    stat: Stat::default(),
+                    checked: 1,
+                    key: format!("{i:063}"),
+                    text: "x".repeat(i).into(),
+                    meta: entry(i),
+                    data: Some(data()),
+                    has_data: true,
+                })
             })
             .collect(),
         removed: Vec::new(),
