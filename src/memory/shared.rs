@@ -13,9 +13,9 @@ use std::sync::Arc;
 /// only by renaming a new one over it (`store::disk::map`).
 pub(crate) type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
-/// Text that is a `String` of its own or valid UTF-8 inside [`SharedBytes`]; it reads
-/// as a `&str` either way (`Deref`), compares by its text, and is cheap to clone
-/// and to slice when shared.
+/// Text that is a `String` of its own or valid UTF-8 inside the shared bytes of a
+/// mapped index; it reads as a `&str` either way (`Deref`), compares by its text, and
+/// is cheap to clone and to slice when shared.
 #[derive(Clone)]
 pub struct SharedStr(Repr);
 
