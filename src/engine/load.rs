@@ -66,8 +66,8 @@ impl Memory {
             .map(|(snap, corpus, report, _)| (snap, corpus, report))
     }
 
-    /// [`Memory::load_with`], with what was found of each record's file; the
-    /// files' texts (`Snapshot::texts`) only with `texts`.
+    /// [`Memory::load_with`], with the files' texts (`Snapshot::texts`) and what was
+    /// found of each record's file (what a warm process keeps) only with `texts`.
     pub(super) fn load_files(
         &self,
         terms: bool,
@@ -106,38 +106,43 @@ impl Memory {
         if terms {
             analyze(&mut kept, &snap.records, &mut vocab, &mut report);
         }
-        let items: Vec<cache::Item<'_>> = kept
-            .iter()
-            .zip(&snap.records)
-            .map(|((i, f), r)| cache::Item {
-                file: &names[*i],
-                stat: f.stat,
-                checked: f.checked,
-                key: &f.key,
-                text: [f.text.as_str(), "", ""],
-                meta: &r.meta,
-                warnings: &f.warnings,
-                data: f.data.as_ref(),
-            })
-            .collect();
-        report.bytes = cache.save(&self.backend, &vocab, &items);
-        report.memories = items.len();
+        let items = || {
+            kept.iter()
+                .zip(&snap.records)
+                .map(|((i, f), r)| cache::Item {
+                    file: &names[*i],
+                    stat: f.stat,
+                    checked: f.checked,
+                    key: &f.key,
+                    text: [f.text.as_str(), "", ""],
+                    meta: &r.meta,
+                    warnings: &f.warnings,
+                    data: f.data.as_ref(),
+                })
+        };
+        // The usual read changed nothing: found without gathering the items.
+        report.bytes = if cache.holds(&vocab, items()) {
+            cache.bytes()
+        } else {
+            cache.save(&self.backend, &vocab, &items().collect::<Vec<_>>())
+        };
+        report.memories = kept.len();
         report.terms = vocab.len();
-        drop(items);
         let mut docs = Vec::with_capacity(kept.len());
-        let mut infos = Vec::with_capacity(kept.len());
+        // What a warm process keeps of each file (it loads with the texts).
+        let mut infos = Vec::with_capacity(if texts { kept.len() } else { 0 });
         for ((i, f), r) in kept.into_iter().zip(&snap.records) {
             docs.push(f.data);
             if texts {
                 snap.texts.insert(r.key.to_string(), f.text.into_string());
+                infos.push(warm::FileInfo {
+                    name: std::mem::take(&mut names[i]),
+                    stat: f.stat,
+                    checked: f.checked,
+                    key: f.key,
+                    warnings: f.warnings,
+                });
             }
-            infos.push(warm::FileInfo {
-                name: std::mem::take(&mut names[i]),
-                stat: f.stat,
-                checked: f.checked,
-                key: f.key,
-                warnings: f.warnings,
-            });
         }
         finish_problems(&mut snap.problems, &snap.records);
         let corpus = terms.then(|| {

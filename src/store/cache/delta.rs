@@ -45,20 +45,18 @@ impl Cache {
         if !self.enabled {
             return 0;
         }
-        if vocab.len() == self.loaded_vocab_len && self.unchanged(items) {
+        if vocab.len() == self.loaded_vocab_len && self.unchanged(items.iter().copied()) {
             return self.bytes();
         }
         let present: HashSet<&str> = items.iter().map(|i| i.file).collect();
         let changed = items.iter().filter(|it| !self.same(it)).count();
         let removed: Vec<String> = self
-            .loaded
-            .iter()
+            .infos()
             .filter(|(f, e)| e.in_main && !present.contains(f.as_str()))
             .map(|(f, _)| f.clone())
             .collect();
         let newly_removed = self
-            .loaded
-            .iter()
+            .infos()
             // A file the loaded delta already records as removed is not news.
             .filter(|(f, e)| !(present.contains(f.as_str()) || e.is_removal()))
             .count();
@@ -90,7 +88,7 @@ impl Cache {
     ) -> u64 {
         let entries: Vec<Box<Saved>> = items
             .iter()
-            .filter(|it| !self.same(it) || self.loaded.get(it.file).is_none_or(|e| e.in_delta))
+            .filter(|it| !self.same(it) || self.info(it.file).is_none_or(|e| e.in_delta))
             .filter_map(Saved::of)
             .map(Box::new)
             .collect();

@@ -94,10 +94,7 @@ impl Cache {
         {
             // An entry of the delta replaces the main file's entry for its file.
             let in_main = match self.by_file.get(&e.file) {
-                Some(&i) if in_delta => {
-                    self.saved[i] = None;
-                    true
-                }
+                Some(_) if in_delta => true,
                 _ => !in_delta,
             };
             self.add(e, in_main, in_delta);
@@ -108,40 +105,44 @@ impl Cache {
     fn hide_removed(&mut self, removed: Vec<String>) {
         for f in removed {
             // Removed from the main file (a file the delta also holds stays).
-            if self.loaded.get(&f).is_some_and(|l| !l.in_delta)
-                && let Some(i) = self.by_file.remove(&f)
+            if let Some(&i) = self.by_file.get(&f)
+                && !self.loaded[i].in_delta
             {
                 self.saved[i] = None;
-                self.loaded.insert(
-                    f,
-                    Loaded {
-                        stat: Stat::default(),
-                        checked: 0,
-                        key: String::new(),
-                        has_data: false,
-                        in_main: true,
-                        in_delta: true,
-                    },
-                );
+                self.loaded[i] = Loaded {
+                    stat: Stat::default(),
+                    checked: 0,
+                    key: String::new(),
+                    has_data: false,
+                    in_main: true,
+                    in_delta: true,
+                };
             }
         }
     }
 
     /// Adds one loaded entry (its term data checked against its file's vocabulary
-    /// when decoded: the loaded vocabulary extends it).
+    /// when decoded: the loaded vocabulary extends it), in the place of the entry
+    /// already there for its file.
     fn add(&mut self, e: Box<Saved>, in_main: bool, in_delta: bool) {
-        self.loaded.insert(
-            e.file.clone(),
-            Loaded {
-                stat: e.stat,
-                checked: e.checked,
-                key: e.key.clone(),
-                has_data: e.has_data,
-                in_main,
-                in_delta,
-            },
-        );
-        self.by_file.insert(e.file.clone(), self.saved.len());
-        self.saved.push(Some(e));
+        let info = Loaded {
+            stat: e.stat,
+            checked: e.checked,
+            key: e.key.clone(),
+            has_data: e.has_data,
+            in_main,
+            in_delta,
+        };
+        match self.by_file.get(&e.file) {
+            Some(&i) => {
+                self.loaded[i] = info;
+                self.saved[i] = Some(e);
+            }
+            None => {
+                self.by_file.insert(e.file.clone(), self.saved.len());
+                self.loaded.push(info);
+                self.saved.push(Some(e));
+            }
+        }
     }
 }

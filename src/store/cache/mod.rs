@@ -113,6 +113,7 @@ pub(crate) struct Hit {
 }
 
 /// What a load saves into the index for one file.
+#[derive(Clone, Copy)]
 pub(crate) struct Item<'a> {
     pub file: &'a str,
     pub stat: Option<Stat>,
@@ -167,8 +168,11 @@ impl Loaded {
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
     saved: Vec<Option<Box<Saved>>>,
+    /// File → position in `saved` and `loaded` (the one copy of each name besides
+    /// the entry's own).
     by_file: HashMap<String, usize>,
-    loaded: HashMap<String, Loaded>,
+    /// What the load said of each file, by position.
+    loaded: Vec<Loaded>,
     /// Content key → position, built only when a lookup by file fails.
     by_key: Option<HashMap<String, usize>>,
     vocab: Vocab,
@@ -216,7 +220,7 @@ impl Cache {
 
     /// Whether the index holds a file whose stat alone vouches for it.
     pub(crate) fn trusted(&self, file: &str, stat: &Stat) -> bool {
-        self.loaded.get(file).is_some_and(|e| {
+        self.info(file).is_some_and(|e| {
             !e.key.is_empty() && e.stat == *stat && e.stat.changed_ns() < e.checked - RACY_NS
         })
     }
@@ -250,24 +254,45 @@ impl Cache {
         (**self.saved[at].as_ref()?).clone().into_hit()
     }
 
+    /// Whether a save of `items` (the files of this load, made only as they are
+    /// looked at) with `vocab` would write nothing: the usual read, found without
+    /// gathering the items ([`Cache::save`] then).
+    pub(crate) fn holds<'a>(
+        &self,
+        vocab: &Vocab,
+        items: impl IntoIterator<Item = Item<'a>>,
+    ) -> bool {
+        !self.enabled || (vocab.len() == self.loaded_vocab_len && self.unchanged(items))
+    }
+
+    /// What the load said of `file`.
+    fn info(&self, file: &str) -> Option<&Loaded> {
+        self.by_file.get(file).map(|&i| &self.loaded[i])
+    }
+
+    /// Every file the load said something of, with what it said.
+    fn infos(&self) -> impl Iterator<Item = (&String, &Loaded)> {
+        self.by_file.iter().map(|(f, &i)| (f, &self.loaded[i]))
+    }
+
     /// Whether an item is what the load found for its file.
     fn same(&self, it: &Item<'_>) -> bool {
-        self.loaded.get(it.file).is_some_and(|e| e.same(it))
+        self.info(it.file).is_some_and(|e| e.same(it))
     }
 
     /// Whether `items` (distinct files) are exactly what was loaded: none changed,
     /// none added, none of the loaded files gone. One lookup per item, no set of
     /// names: the usual case of a read, decided before anything else is built.
-    fn unchanged(&self, items: &[Item<'_>]) -> bool {
+    fn unchanged<'a>(&self, items: impl IntoIterator<Item = Item<'a>>) -> bool {
         let mut live_hits = 0usize;
         for it in items {
-            match self.loaded.get(it.file) {
-                Some(e) if e.same(it) => live_hits += usize::from(!e.is_removal()),
+            match self.info(it.file) {
+                Some(e) if e.same(&it) => live_hits += usize::from(!e.is_removal()),
                 _ => return false,
             }
         }
         // Every loaded file that is not a recorded removal is among the items.
-        live_hits == self.loaded.values().filter(|e| !e.is_removal()).count()
+        live_hits == self.loaded.iter().filter(|e| !e.is_removal()).count()
     }
 }
 
@@ -371,17 +396,15 @@ mod tests {
         };
         let mut c = Cache::default();
         let mut add = |file: &str, changed: i64, checked: i64| {
-            c.loaded.insert(
-                file.into(),
-                Loaded {
-                    stat: stat(changed),
-                    checked,
-                    key: "k".into(),
-                    has_data: false,
-                    in_main: true,
-                    in_delta: false,
-                },
-            );
+            c.by_file.insert(file.into(), c.loaded.len());
+            c.loaded.push(Loaded {
+                stat: stat(changed),
+                checked,
+                key: "k".into(),
+                has_data: false,
+                in_main: true,
+                in_delta: false,
+            });
         };
         let t = 1_000 * RACY_NS;
         add("old.md", t, t + RACY_NS + 1);
