@@ -39,6 +39,10 @@ pub struct Report {
     /// keywords only this time).
     #[serde(skip_serializing_if = "is_zero")]
     pub pending_lines: usize,
+    /// Why embedding those lines failed this time, when it did (they are then
+    /// pending past the budget too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_fallback: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -59,13 +63,24 @@ impl Report {
         if self.pending_lines > 0 {
             doc["pending_lines"] = serde_json::json!(self.pending_lines);
         }
+        if let Some(why) = &self.lines_fallback {
+            doc["lines_fallback"] = serde_json::json!(why);
+        }
     }
 
-    /// The one warning a fallback gives, when it fell back.
+    /// The one warning a fallback gives, when it fell back (or, with passages, when
+    /// the lines could not be embedded).
     pub fn warning(&self) -> Option<String> {
-        self.fallback
-            .as_ref()
-            .map(|why| format!("embeddings unavailable, keyword ranking used: {why}"))
+        match (&self.fallback, &self.lines_fallback) {
+            (Some(why), _) => Some(format!(
+                "embeddings unavailable, keyword ranking used: {why}"
+            )),
+            (None, Some(why)) => Some(format!(
+                "{} lines could not be embedded, chosen by keywords this time: {why}",
+                self.pending_lines
+            )),
+            (None, None) => None,
+        }
     }
 }
 
@@ -325,6 +340,8 @@ pub(crate) enum State<'a> {
         /// Vectors embedded by this call not yet in a warm store's cache.
         fresh: Vec<([u8; 32], Vec<f32>)>,
         query: Vec<f32>,
+        /// Why the passages' embedding failed, when it did.
+        lines_failed: Option<String>,
     },
 }
 
@@ -454,6 +471,7 @@ impl<'a> State<'a> {
             hashes,
             fresh,
             query: q,
+            lines_failed: None,
         };
     }
 
@@ -544,7 +562,12 @@ impl<'a> State<'a> {
         keyword: Vec<f64>,
         passages: Option<Compared>,
     ) -> (Vec<f64>, Option<Report>, Option<Passages>) {
-        let State::Fetched { config, .. } = self else {
+        let State::Fetched {
+            config,
+            lines_failed,
+            ..
+        } = self
+        else {
             return self.finish_without(keyword);
         };
         let pending = sims.iter().filter(|s| s.is_none()).count();
@@ -560,6 +583,7 @@ impl<'a> State<'a> {
                 fallback: None,
                 pending,
                 pending_lines,
+                lines_fallback: lines_failed.clone().filter(|_| pending_lines > 0),
             }),
             passages.map(|p| p.passages),
         )
@@ -593,6 +617,7 @@ fn fallback(keyword: Vec<f64>, why: String) -> (Vec<f64>, Option<Report>) {
             fallback: Some(why),
             pending: 0,
             pending_lines: 0,
+            lines_fallback: None,
         }),
     )
 }

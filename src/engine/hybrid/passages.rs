@@ -92,6 +92,7 @@ impl State<'_> {
             rel,
             vectors,
             fresh,
+            lines_failed,
             ..
         } = self
         else {
@@ -101,8 +102,12 @@ impl State<'_> {
         let mut got: Vec<([u8; 32], Vec<f32>)> = Vec::new();
         for chunk in missing.chunks(config.batch_size) {
             let texts: Vec<String> = chunk.iter().map(|(_, t)| t.clone()).collect();
-            let Ok(out) = embedder.embed_within(&texts, config.timeout) else {
-                break;
+            let out = match embedder.embed_within(&texts, config.timeout) {
+                Ok(out) => out,
+                Err(e) => {
+                    *lines_failed = Some(e.to_string());
+                    break;
+                }
             };
             let complete = out.len() == chunk.len();
             got.extend(chunk.iter().map(|(h, _)| *h).zip(out));

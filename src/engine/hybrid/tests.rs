@@ -27,8 +27,17 @@ fn rows_are_scattered_when_more_than_one_in_sixteen_go_back() {
 /// query "espresso" along the first axis. Counts the texts it is asked for.
 struct Fixed(std::sync::Arc<AtomicUsize>);
 
+/// A text [`Fixed`] refuses: the request that holds it fails.
+const REFUSED: &str = "refuse this line";
+
 impl Embedder for Fixed {
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.iter().any(|t| t == REFUSED) {
+            return Err(EmbedError::Endpoint {
+                url: "fixed".into(),
+                reason: "refused this batch".into(),
+            });
+        }
         self.0.fetch_add(texts.len(), Ordering::SeqCst);
         Ok(texts
             .iter()
@@ -175,6 +184,43 @@ fn passages_past_the_budget_are_pending() {
     // three lines and the notes' one, two of them embedded.
     let report = report.unwrap();
     assert_eq!((report.pending, report.pending_lines), (2, 2));
+}
+
+// spec/ranking.md#passages: a failed embedding of the lines leaves them pending and
+// says why, in the report and its warning; the memories are ranked as before.
+#[test]
+fn a_failed_line_embedding_says_why() {
+    let backend = Backend::Mem(Mutex::new(std::collections::BTreeMap::new()));
+    let mut records = passages_store();
+    records[0].body =
+        format!("Caroline went to the market.\n{REFUSED}\nThe weather was grey.").into();
+    let keyword = vec![0.5, 1.0, 0.0, 0.0];
+    let texts = std::sync::Arc::new(AtomicUsize::new(0));
+    let mut hy = fetched(&backend, &records, 63, &texts);
+    let (first, report, _) = hy.finish(&records, keyword.clone(), None);
+    assert_eq!(report.as_ref().and_then(|r| r.lines_fallback.clone()), None);
+    let mut plan = hy.plan_passages(&records, &first, None);
+    let at = plan
+        .missing
+        .iter()
+        .position(|(_, t)| t == REFUSED)
+        .expect("the refused line is planned");
+    let planned = plan.missing.len();
+    hy.fetch_passages(&mut plan);
+    let (_, report, _) = hy.finish(&records, keyword, Some(&plan));
+    let report = report.unwrap();
+    assert_eq!(report.mode, "hybrid");
+    // Batches of two: those before the refused line's were embedded; its batch and
+    // the rest are pending.
+    assert_eq!(report.pending_lines, planned - at / 2 * 2);
+    let why = report.lines_fallback.clone().expect("a reason");
+    assert!(why.contains("refused this batch"), "{why}");
+    let warning = report.warning().unwrap();
+    let want = format!("{} lines could not be embedded", report.pending_lines);
+    assert!(warning.starts_with(&want), "{warning}");
+    let mut doc = serde_json::json!({});
+    report.add_to(&mut doc);
+    assert_eq!(doc["lines_fallback"], serde_json::json!(why));
 }
 
 // spec/ranking.md#passages: dropping the vectors no memory uses keeps the lines'
