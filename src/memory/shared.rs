@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 /// Bytes text and arrays can be read from in place (a mapped index file), shared by
 /// everything read from them and kept as long as one of those lives. Whoever hands
-/// them out promises they never change while shared: memdir replaces an index file
-/// only by renaming a new one over it (`store::disk::map`).
+/// them out promises they never change while shared, and that `as_ref` gives the
+/// same slice every time (a map, a vector): memdir replaces an index file only by
+/// renaming a new one over it (`store::disk::map`). [`SharedStr`]'s reads rely on both.
 pub(crate) type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
 /// Text that is a `String` of its own or valid UTF-8 inside the shared bytes of a
