@@ -650,8 +650,13 @@ fn ranking(m: &Memory, query: &str) -> (Vec<(String, String)>, Option<Value>) {
 
 /// A context block's text and its embeddings report, to compare two stores by.
 fn context_of(m: &Memory, query: &str) -> (String, Value) {
+    context_within(m, 4000, query)
+}
+
+/// [`context_of`] within `max_tokens`.
+pub fn context_within(m: &Memory, max_tokens: usize, query: &str) -> (String, Value) {
     let c = m
-        .context(&ContextRequest::new(4000).with_query(query))
+        .context(&ContextRequest::new(max_tokens).with_query(query))
         .unwrap();
     (c.block.text, serde_json::to_value(c.embeddings).unwrap())
 }

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use memdir::{Clock, ContextRequest, Draft, Memory};
+use memdir::{Clock, Draft, Memory};
 use serde_json::Value;
 
-use crate::embed::{Behaviour, configure, serve};
+use crate::embed::{Behaviour, configure, context_within, serve};
 
 fn clock() -> Clock {
     Clock::fixed("2026-04-01T09:00:00Z".parse().unwrap())
@@ -47,10 +47,7 @@ fn store(dir: &Path) -> Memory {
 }
 
 fn context_of(m: &Memory) -> (String, Value) {
-    let c = m
-        .context(&ContextRequest::new(300).with_query("Caroline espresso"))
-        .unwrap();
-    (c.block.text, serde_json::to_value(c.embeddings).unwrap())
+    context_within(m, 300, "Caroline espresso")
 }
 
 // The drink line, which shares no word with the query, is chosen only with passages

@@ -22,8 +22,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::memory::frontmatter::Extra;
-pub(crate) use crate::memory::shared::SharedBytes;
 pub use crate::memory::shared::SharedStr;
+pub(crate) use crate::memory::shared::{SharedBytes, offset_in};
 
 /// Longest key memdir writes (the key pattern allows 100 characters).
 pub const MAX_KEY_LEN: usize = 100;

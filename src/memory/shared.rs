@@ -14,6 +14,19 @@ use std::sync::Arc;
 /// renaming a new one over it (`store::disk::map`). [`SharedStr`]'s reads rely on both.
 pub(crate) type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
+/// Where `raw` starts in `bytes`, when it is a slice of them (`None` otherwise): what
+/// a text or an array read in place keeps instead of a pointer.
+pub(crate) fn offset_in(bytes: &SharedBytes, raw: &[u8]) -> Option<usize> {
+    let all: &[u8] = (**bytes).as_ref();
+    (raw.as_ptr() as usize)
+        .checked_sub(all.as_ptr() as usize)
+        .filter(|&at| {
+            at.checked_add(raw.len())
+                .and_then(|end| all.get(at..end))
+                .is_some_and(|s| std::ptr::eq(s, raw))
+        })
+}
+
 /// Text that is a `String` of its own or valid UTF-8 inside the shared bytes of a
 /// mapped index; it reads as a `&str` either way (`Deref`), compares by its text, and
 /// is cheap to clone and to slice when shared.
@@ -35,15 +48,7 @@ impl SharedStr {
     /// not a slice of `bytes`. `None` when it is not UTF-8.
     pub(crate) fn read(bytes: &SharedBytes, raw: &[u8]) -> Option<SharedStr> {
         let text = std::str::from_utf8(raw).ok()?;
-        let all: &[u8] = (**bytes).as_ref();
-        let start = (raw.as_ptr() as usize)
-            .checked_sub(all.as_ptr() as usize)
-            .filter(|&at| {
-                at.checked_add(raw.len())
-                    .and_then(|end| all.get(at..end))
-                    .is_some_and(|s| std::ptr::eq(s, raw))
-            });
-        Some(match start {
+        Some(match offset_in(bytes, raw) {
             Some(start) => SharedStr(Repr::Shared {
                 bytes: Arc::clone(bytes),
                 start,

@@ -7,6 +7,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 pub(crate) use crate::memory::SharedBytes;
+use crate::memory::offset_in;
 
 /// An item of a term data array: plain bytes, stored little-endian.
 pub trait Item: bytemuck::Pod {
@@ -61,16 +62,7 @@ impl<T: Item> Arr<T> {
         if !raw.len().is_multiple_of(size) {
             return None;
         }
-        let all: &[u8] = (**bytes).as_ref();
-        // Where `raw` starts in the shared bytes, when it is a slice of them.
-        let start = (raw.as_ptr() as usize)
-            .checked_sub(all.as_ptr() as usize)
-            .filter(|&at| {
-                at.checked_add(raw.len())
-                    .and_then(|end| all.get(at..end))
-                    .is_some_and(|s| std::ptr::eq(s, raw))
-            });
-        if let Some(start) = start
+        if let Some(start) = offset_in(bytes, raw)
             && IN_PLACE
             && bytemuck::try_cast_slice::<u8, T>(raw).is_ok()
         {
