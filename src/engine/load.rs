@@ -114,7 +114,7 @@ impl Memory {
                     stat: f.stat,
                     checked: f.checked,
                     key: &f.key,
-                    text: [f.text.as_str(), "", ""],
+                    text: &f.text,
                     meta: &r.meta,
                     warnings: &f.warnings,
                     data: f.data.as_ref(),

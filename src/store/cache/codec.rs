@@ -86,11 +86,7 @@ impl EncodeEntry for &Item<'_> {
         w.str(self.file);
         encode_stat(w, &stat, self.checked);
         w.str(self.key);
-        // The text in its parts, as one string.
-        w.u64(self.text.iter().map(|p| p.len()).sum::<usize>() as u64);
-        for p in self.text {
-            w.0.extend_from_slice(p.as_bytes());
-        }
+        w.str(self.text);
         Entry::from_meta(self.meta, self.warnings).encode(w);
         encode_opt_data(w, self.data);
     }

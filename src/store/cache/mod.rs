@@ -119,8 +119,8 @@ pub(crate) struct Item<'a> {
     pub stat: Option<Stat>,
     pub checked: i64,
     pub key: &'a str,
-    /// The file's text: these parts joined.
-    pub text: [&'a str; 3],
+    /// The file's text.
+    pub text: &'a str,
     pub meta: &'a Meta,
     pub warnings: &'a [Warning],
     pub data: Option<&'a DocData>,
@@ -304,7 +304,7 @@ impl Saved {
             stat: it.stat?,
             checked: it.checked,
             key: it.key.to_string(),
-            text: it.text.concat().into(),
+            text: it.text.into(),
             meta: Entry::from_meta(it.meta, it.warnings),
             data: it.data.cloned(),
             has_data: it.data.is_some(),

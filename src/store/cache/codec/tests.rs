@@ -47,6 +47,14 @@ fn entries_encoded_from_items_are_those_of_their_saved_copies() {
     let names: Vec<(String, String)> = (0..metas.len())
         .map(|i| (format!("k{i}.md"), format!("{i:064}")))
         .collect();
+    let texts: Vec<String> = (0..metas.len())
+        .map(|i| {
+            format!(
+                "---\nx\n---\nbody ünï{}",
+                if i % 2 == 0 { "\n" } else { "" }
+            )
+        })
+        .collect();
     let items: Vec<Item<'_>> = metas
         .iter()
         .zip(&names)
@@ -61,11 +69,7 @@ fn entries_encoded_from_items_are_those_of_their_saved_copies() {
             }),
             checked: 12,
             key,
-            text: [
-                "---\nx\n---\n",
-                "body ünï",
-                if i % 2 == 0 { "\n" } else { "" },
-            ],
+            text: &texts[i],
             meta,
             warnings,
             data: (i % 3 != 0).then_some(&data),
