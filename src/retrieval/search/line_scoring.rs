@@ -207,6 +207,16 @@ impl Corpus {
             scorer.postings(p, &self.docs, &mut out, carry);
             return out;
         }
+        // A pass whose weights extend the last pass's starts from its scores: a
+        // memory none of whose lines holds a new term keeps them (the same terms,
+        // weights, pair sums and boost: the same sums).
+        let from = match carry.scores.take() {
+            Some((scores, done)) if scores.len() == out.scores.len() && done <= weights.len() => {
+                out.scores = scores;
+                done
+            }
+            _ => 0,
+        };
         let pair_memo = &mut carry.pairs;
         let total = out.scores.len();
         // The first pass keeps each line's pair sum, the second reads it.
@@ -219,7 +229,7 @@ impl Corpus {
                 Some(m) => Pairs::Known(m),
                 None => Pairs::Fill(&mut fill),
             };
-            scorer.docs(&self.docs, &mut out.scores, memo);
+            scorer.docs(&self.docs, &mut out.scores, memo, from);
             if known.is_none() {
                 *pair_memo = Some(fill);
             }
@@ -246,8 +256,8 @@ impl Corpus {
             }
         };
         std::thread::scope(|s| {
-            let other = s.spawn(|| scorer.docs(second, b, memo_b));
-            scorer.docs(first, a, memo_a);
+            let other = s.spawn(|| scorer.docs(second, b, memo_b, from));
+            scorer.docs(first, a, memo_a, from);
             if let Err(e) = other.join() {
                 std::panic::resume_unwind(e)
             }
@@ -322,6 +332,12 @@ impl Corpus {
     /// The line scores of [`Corpus::score`]: each line's score divided by the best
     /// line's.
     pub fn line_relevance(&self, query: &str) -> LineScores {
+        self.line_relevance_by(query, true)
+    }
+
+    /// [`Corpus::line_relevance`]; with `reuse`, the feedback pass of a scan starts
+    /// from the first pass's scores (the same scores: tested).
+    fn line_relevance_by(&self, query: &str, reuse: bool) -> LineScores {
         let seq: Vec<u32> = terms(query)
             .iter()
             .filter_map(|t| self.vocab.get(t))
@@ -348,6 +364,9 @@ impl Corpus {
         let mut lines = self.line_scores(&weights, &pairs, &q, &mut carry);
         let extra = self.feedback(&lines, &q);
         if !extra.is_empty() {
+            if reuse {
+                carry.scores = Some((std::mem::take(&mut lines.scores), weights.len()));
+            }
             weights.extend(extra);
             lines = self.line_scores(&weights, &pairs, &q, &mut carry);
         }
@@ -381,6 +400,9 @@ struct Carry {
     /// adds only the new ones' postings: the sums come out as a pass over all of
     /// them would give, the same additions in the same order.
     partial: Option<(Vec<f64>, Vec<u64>, usize)>,
+    /// By a scan: the last pass's scores (before they are divided by the best), and
+    /// how many weights it scored.
+    scores: Option<(Vec<f64>, usize)>,
 }
 
 /// Each line's pair sum: kept by a first pass, read by the next (a line without a
@@ -533,8 +555,10 @@ impl LineScorer<'_> {
     }
 
     /// Scores the lines of `docs` into `out`, one after the other, with their pair
-    /// sums kept in or read from `pairs` (the same layout).
-    fn docs(&self, docs: &[DocData], out: &mut [f64], mut pairs: Pairs<'_>) {
+    /// sums kept in or read from `pairs` (the same layout). `out` holds the scores of
+    /// a pass over the weights before `from` (zeros when `from` is 0): a memory none
+    /// of whose lines holds a term weighted from `from` on keeps them unread.
+    fn docs(&self, docs: &[DocData], out: &mut [f64], mut pairs: Pairs<'_>, from: usize) {
         // counts[s]: occurrences in the line of the term in slot s; `seen` the slots
         // met, so that only they are summed and reset.
         let mut counts = vec![0u32; self.weights.len() + 1];
@@ -542,9 +566,9 @@ impl LineScorer<'_> {
         let mut at = 0;
         for d in docs {
             // A memory none of whose lines holds a weighted term scores 0 on every
-            // line (and adds no pair): its lines are left at their zeros unread.
-            if !self
-                .weights
+            // line (and adds no pair): its lines are left at their zeros unread; one
+            // with no newly weighted term keeps the last pass's scores.
+            if !self.weights[from..]
                 .iter()
                 .any(|&(t, _)| d.line_df.binary_search_by_key(&t, |x| x[0]).is_ok())
             {
@@ -612,7 +636,53 @@ mod tests {
     use super::*;
     use crate::memory::Record;
     use crate::retrieval::search::tests::numbered;
+    use crate::retrieval::search::tests::random_records;
     use crate::retrieval::search::tests::with_postings;
+
+    /// The feedback pass of a scan rescans only the memories with a line that holds
+    /// a fed-back term; the others keep the first pass's scores, which are what a
+    /// rescan gives them, bit for bit.
+    #[test]
+    fn a_feedback_pass_keeps_the_scores_of_memories_without_a_new_term() {
+        let bodies = [
+            "cello and zebra\nzebra stripes",
+            "cello tempo",
+            "zebra crossing",
+        ];
+        let records: Vec<Record> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut r = numbered(i);
+                r.body = (*b).into();
+                r
+            })
+            .collect();
+        let c = Corpus::new(&records);
+        let reused = c.line_relevance_by("cello", true);
+        // `zebra` is fed back: m1 (no zebra) keeps its first-pass score, m2 (zebra
+        // only) is rescanned.
+        assert!(reused.of(1)[0] > 0.0 && reused.of(2)[0] > 0.0, "{reused:?}");
+        assert_eq!(reused, c.line_relevance_by("cello", false));
+        let queries = [
+            "cello",
+            "Ana cello tempo",
+            "knee physio tempo run",
+            "flat white",
+            "Paris dog",
+        ];
+        for seed in 1..=12 {
+            let records = random_records(seed, 40);
+            let c = Corpus::new(&records);
+            for q in queries {
+                let (a, b) = (c.line_relevance_by(q, true), c.line_relevance_by(q, false));
+                // Bit for bit (0.0 and -0.0 apart too).
+                let bits =
+                    |l: &LineScores| l.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&a), bits(&b), "seed {seed}, {q:?}");
+            }
+        }
+    }
 
     #[test]
     fn feedback_takes_no_terms_from_tags() {

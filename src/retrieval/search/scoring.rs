@@ -413,6 +413,7 @@ impl Corpus {
 mod tests {
     use super::*;
     use crate::retrieval::search::tests::numbered;
+    use crate::retrieval::search::tests::random_records;
     use crate::retrieval::search::tests::with_postings;
 
     #[test]
@@ -487,45 +488,6 @@ mod tests {
         for q in queries {
             assert_eq!(a.score(records, q), b.score(records, q), "{what}, {q}");
         }
-    }
-
-    /// Records of random bodies over a small vocabulary (so terms repeat within and
-    /// across lines), some lines labelled; a small xorshift keeps it reproducible.
-    fn random_records(seed: u64, n: usize) -> Vec<Record> {
-        let words = [
-            "cello", "zebra", "Ana", "Ben", "tempo", "knee", "physio", "coffee", "run", "art",
-            "show", "lesson", "morning", "flat", "white", "trip", "Paris", "dog", "walk",
-        ];
-        let mut x = seed.max(1);
-        let mut next = move |m: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % m as u64) as usize
-        };
-        (0..n)
-            .map(|i| {
-                let mut r = numbered(i);
-                r.meta.name = words[next(words.len())].to_string();
-                let lines: Vec<String> = (0..next(6))
-                    .map(|_| {
-                        // Some lines longer than the 32 positions postings tell apart.
-                        let n = if next(5) == 0 {
-                            30 + next(60)
-                        } else {
-                            next(12)
-                        };
-                        let text: Vec<&str> = (0..n).map(|_| words[next(words.len())]).collect();
-                        match next(3) {
-                            0 => format!("{}: {}", words[next(3)], text.join(" ")),
-                            _ => text.join(" "),
-                        }
-                    })
-                    .collect();
-                r.body = (lines.join("\n")).into();
-                r
-            })
-            .collect()
     }
 
     #[test]
