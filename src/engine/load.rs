@@ -129,10 +129,12 @@ impl Memory {
         report.memories = kept.len();
         report.terms = vocab.len();
         let mut docs = Vec::with_capacity(kept.len());
+        let mut origins = Vec::with_capacity(kept.len());
         // What a warm process keeps of each file (it loads with the texts).
         let mut infos = Vec::with_capacity(if texts { kept.len() } else { 0 });
         for ((i, f), r) in kept.into_iter().zip(&snap.records) {
             docs.push(f.data);
+            origins.push(f.origin);
             if texts {
                 snap.texts.insert(r.key.to_string(), f.text.into_string());
                 infos.push(warm::FileInfo {
@@ -145,11 +147,13 @@ impl Memory {
             }
         }
         finish_problems(&mut snap.problems, &snap.records);
+        // The term counts the index kept, less and plus what differs (counted anew
+        // when it kept none).
         let corpus = terms.then(|| {
-            search::Corpus::from_parts(
-                vocab,
-                docs.into_iter().map(Option::unwrap_or_default).collect(),
-            )
+            let docs = docs.into_iter().map(Option::unwrap_or_default).collect();
+            let (corpus, counted) = cache.corpus(vocab, docs, &origins);
+            report.counted = counted;
+            corpus
         });
         Ok((snap, corpus, report, infos))
     }
@@ -170,6 +174,8 @@ struct LoadedFile {
     /// The parse's warnings, once the parse has become a record.
     warnings: Vec<frontmatter::Warning>,
     data: Option<search::DocData>,
+    /// Where in the index `data` comes from, when the index's counts hold it.
+    origin: Option<usize>,
 }
 
 /// A file's parse with its body: a slice of the file's text in place where it can
@@ -254,6 +260,7 @@ impl Memory {
                             text: text.into(),
                             warnings: Vec::new(),
                             data: hit.data,
+                            origin: hit.origin,
                         }));
                     }
                     None => misses.push((i, key, text, st)),
@@ -279,6 +286,7 @@ impl Memory {
                 parsed: parsed.map(Parse::from),
                 warnings: Vec::new(),
                 data: None,
+                origin: None,
             }));
         }
         (gone, parsed_count)
@@ -328,6 +336,7 @@ fn vouched_file(st: store::Stat, hit: cache::Hit, texts: bool) -> Option<Box<Loa
         text: hit.text,
         warnings: Vec::new(),
         data: hit.data,
+        origin: hit.origin,
     }))
 }
 
@@ -395,6 +404,63 @@ fn analyze(
 #[cfg(test)]
 mod tests {
     use crate::engine::testing::{dir_store, draft};
+
+    /// A memory file as memdir writes it, with `body`.
+    fn write_file(dir: &std::path::Path, key: &str, body: &str) {
+        std::fs::write(
+            dir.join(format!("{key}.md")),
+            format!(
+                "---\nname: {key}\ndescription: about {key}\ntype: user\ncreated: 2026-04-01\nupdated: 2026-04-01\n---\n\n{body}\n"
+            ),
+        )
+        .unwrap();
+    }
+
+    /// The term statistics a query ranks by are the index's counts of its main file
+    /// less and plus what changed since: the counts of the memories loaded, counted
+    /// anew, after edits, removals, copies, new files and a delta on the main file
+    /// (spec/architecture.md#search-index).
+    #[test]
+    fn the_counts_the_index_keeps_are_the_counts_of_the_memories_loaded() {
+        let (tmp, mem) = dir_store();
+        let dir = tmp.path().join("m");
+        mem.init().unwrap();
+        let bodies = [
+            "Ana: the cello lesson moved\nBen: to Tuesday",
+            "knee physio twice a week",
+            "[D1:1] Ana: flat white, no sugar\n[D1:2] Ben: noted\n\nrun at dawn",
+            "trip to Paris in May\nwith the dog",
+            "zebra crossing near the art show",
+            "coffee coffee coffee\nmorning tempo run",
+        ];
+        for (i, b) in bodies.iter().enumerate() {
+            write_file(&dir, &format!("k{i}"), b);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        assert_eq!(mem.search_index().unwrap().counted, 0, "nothing kept yet");
+        let check = |what: &str, at_least: usize| {
+            let (snap, corpus, report) = mem.load_records(true).unwrap();
+            let corpus = corpus.unwrap();
+            assert!(corpus.counts_hold(), "{what}: {report:?}");
+            assert_eq!(corpus.len(), snap.records.len(), "{what}");
+            assert!(report.counted >= at_least, "{what}: {report:?}");
+        };
+        check("vouched by stat", 6);
+        write_file(&dir, "k1", "knee physio once a week now\nand a swim");
+        check("an edit", 5);
+        check("the edit in the delta", 5);
+        std::fs::remove_file(dir.join("k3.md")).unwrap();
+        check("a removal", 4);
+        check("the removal in the delta", 4);
+        // A copy, read beside its original (rewritten as it was): one entry's data
+        // serves both.
+        let text = std::fs::read(dir.join("k0.md")).unwrap();
+        std::fs::write(dir.join("k0_copy.md"), &text).unwrap();
+        std::fs::write(dir.join("k0.md"), &text).unwrap();
+        write_file(&dir, "k9", "a new memory about the cello");
+        check("a copy and a new file", 3);
+        check("after them", 3);
+    }
 
     /// A one-shot read of records takes each body the index vouches for in place (a
     /// slice of the mapped index); a load that is kept or handed out owns its

@@ -103,6 +103,9 @@ pub struct SearchIndexReport {
     pub parsed: usize,
     /// Memories whose term data was computed.
     pub analyzed: usize,
+    /// Memories whose share of the term statistics the index kept (not counted
+    /// again; spec/architecture.md#search-index).
+    pub counted: usize,
     /// Terms in the vocabulary.
     pub terms: usize,
     /// Size of the index files afterwards, in bytes.

@@ -18,7 +18,7 @@ pub(crate) use crate::retrieval::search::arrays::{Arr, Item as ArrItem, SharedBy
 pub(crate) use crate::retrieval::search::line_scoring::QueryScores;
 pub(crate) use crate::retrieval::search::line_scoring::best_key;
 pub(crate) use crate::retrieval::search::line_scoring::key_parts;
-pub(crate) use crate::retrieval::search::scoring::{Corpus, blend};
+pub(crate) use crate::retrieval::search::scoring::{Corpus, Counts, blend};
 pub(crate) use crate::retrieval::search::text::matching_line;
 pub(crate) use crate::retrieval::search::text::terms;
 pub(crate) use crate::retrieval::search::text::{split_label, split_tag, words};

@@ -56,20 +56,24 @@ pub struct Corpus {
 /// Memories from which [`Counts::of`] counts on two threads.
 const PARALLEL_COUNT: usize = 4096;
 
-/// The frequencies a corpus keeps, counted over many memories at once.
-#[derive(Debug, PartialEq)]
-struct Counts {
-    df: Vec<u32>,
-    line_df: Vec<u32>,
-    n_lines: usize,
-    line_tokens: usize,
+/// The frequencies a corpus keeps, counted over many memories at once (the search
+/// index keeps those of its main file's memories, so that a load need not count
+/// them again: [`Corpus::from_counted`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Counts {
+    /// Memories holding each term (by id).
+    pub df: Vec<u32>,
+    /// Non-empty lines holding each term (by id).
+    pub line_df: Vec<u32>,
+    pub n_lines: usize,
+    pub line_tokens: usize,
 }
 
 impl Counts {
     /// The counts of `docs` over a vocabulary of `n` terms: on two threads from
     /// [`PARALLEL_COUNT`] memories, each half counted alone and the two added (sums of
     /// integers: the counts one pass gives).
-    fn of(docs: &[DocData], n: usize) -> Counts {
+    pub(crate) fn of<D: std::borrow::Borrow<DocData> + Sync>(docs: &[D], n: usize) -> Counts {
         if docs.len() < PARALLEL_COUNT {
             return Counts::one(docs, n);
         }
@@ -94,7 +98,7 @@ impl Counts {
     }
 
     /// The counts of `docs`, on this thread.
-    fn one(docs: &[DocData], n: usize) -> Counts {
+    fn one<D: std::borrow::Borrow<DocData>>(docs: &[D], n: usize) -> Counts {
         let mut c = Counts {
             df: vec![0; n],
             line_df: vec![0; n],
@@ -102,6 +106,7 @@ impl Counts {
             line_tokens: 0,
         };
         for d in docs {
+            let d = d.borrow();
             for &t in &d.tf_terms {
                 let x = &mut c.df[t as usize];
                 *x = x.saturating_add(1);
@@ -137,6 +142,54 @@ impl Corpus {
             line_tokens: counts.line_tokens,
             postings: None,
         }
+    }
+
+    /// The corpus of `docs` (interned in `vocab`) from the counts of other memories
+    /// (`base`, over a vocabulary that `vocab` extends): `add` are the positions in
+    /// `docs` of the memories `base` does not count and `sub` the memories it counts
+    /// that `docs` does not hold, each once for each time (the frequencies
+    /// [`Corpus::from_parts`] counts, by integer sums; tested against it).
+    pub(crate) fn from_counted<'a>(
+        vocab: Vocab,
+        docs: Vec<DocData>,
+        base: Counts,
+        add: &[usize],
+        sub: impl IntoIterator<Item = &'a DocData>,
+    ) -> Corpus {
+        let n = vocab.len();
+        let mut c = Corpus {
+            df: base.df,
+            line_df: base.line_df,
+            vocab,
+            docs: Vec::new(),
+            n_lines: base.n_lines,
+            line_tokens: base.line_tokens,
+            postings: None,
+        };
+        c.df.resize(n, 0);
+        c.line_df.resize(n, 0);
+        // Added first: a count taken away is then never below what it takes.
+        for &j in add {
+            c.count(&docs[j], 1);
+        }
+        for d in sub {
+            c.count(d, -1);
+        }
+        c.docs = docs;
+        c
+    }
+
+    /// Whether this corpus's frequencies are those counting its memories anew gives.
+    #[cfg(test)]
+    pub(crate) fn counts_hold(&self) -> bool {
+        let c = Counts::of(&self.docs, self.vocab.len());
+        (c.df, c.line_df, c.n_lines, c.line_tokens)
+            == (
+                self.df.clone(),
+                self.line_df.clone(),
+                self.n_lines,
+                self.line_tokens,
+            )
     }
 
     /// The vocabulary and each memory's data, for saving.

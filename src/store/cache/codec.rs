@@ -1,5 +1,6 @@
-//! The binary format of the search index (`MDX6`, spec/architecture.md#search-index):
-//! a header (version, generation, base, vocabulary, removals) and chunks of entries,
+//! The binary format of the search index (`MDX7`, spec/architecture.md#search-index):
+//! a header (version, generation, base, vocabulary, removals), the term counts of the
+//! main file's memories, and chunks of entries,
 //! each prefixed by its length so that chunks are encoded and decoded on several
 //! threads, every part followed or prefixed by its CRC-32. Chunks start at multiples
 //! of 8 bytes and every array of term data at a multiple of its item's alignment, so
@@ -8,7 +9,7 @@
 //! never a panic, and a part whose checksum fails is dropped, never decoded.
 
 use crate::memory::SharedStr;
-use crate::retrieval::search::{Arr, ArrItem, DocData, SharedBytes};
+use crate::retrieval::search::{Arr, ArrItem, Counts, DocData, SharedBytes};
 use crate::store::Stat;
 use crate::store::cache::{Entry, IndexFile, Item, Saved};
 
@@ -52,12 +53,65 @@ pub(super) fn encode_chunk<E: EncodeEntry>(entries: &[E]) -> Vec<u8> {
     for e in entries {
         e.encode_entry(&mut c);
     }
+    framed(c)
+}
+
+/// The term counts of a main file's memories with data ([`Counts`]), framed as a
+/// chunk is; a delta's part holds none. The payload: whether there are counts (8),
+/// the lines and line tokens (8 each), then the memory and line frequencies as
+/// arrays of 4-byte words.
+pub(super) fn encode_counts(counts: Option<&Counts>) -> Vec<u8> {
+    let mut c = Writer(vec![0; CHUNK_HEAD]);
+    match counts {
+        None => c.u64(0),
+        Some(n) => {
+            c.u64(1);
+            c.u64(n.n_lines as u64);
+            c.u64(n.line_tokens as u64);
+            c.words(n.df.len(), n.df.iter().copied());
+            c.words(n.line_df.len(), n.line_df.iter().copied());
+        }
+    }
+    framed(c)
+}
+
+/// A part whose payload follows [`CHUNK_HEAD`] bytes, padded to [`ALIGN`] and with
+/// its length and checksum filled in.
+fn framed(mut c: Writer) -> Vec<u8> {
     c.align(ALIGN);
     let len = ((c.0.len() - CHUNK_HEAD) as u64).to_le_bytes();
     c.0[..8].copy_from_slice(&len);
     let crc = chunk_crc(&len, &c.0[CHUNK_HEAD..]);
     c.0[8..12].copy_from_slice(&crc.to_le_bytes());
     c.0
+}
+
+/// The counts of [`encode_counts`] from its payload, for a vocabulary of `terms`;
+/// `None` when there are none or they are malformed or of another vocabulary.
+fn decode_counts(payload: &[u8], file: &[u8], terms: usize) -> Option<Counts> {
+    let mut r = Reader::new(payload, file);
+    if r.u64()? != 1 {
+        return None;
+    }
+    let n_lines = usize::try_from(r.u64()?).ok()?;
+    let line_tokens = usize::try_from(r.u64()?).ok()?;
+    let mut words = || -> Option<Vec<u32>> {
+        let n = r.count_of(4)?;
+        let raw = r.array(n, 4, 4)?;
+        Some(
+            raw.chunks_exact(4)
+                .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")))
+                .collect(),
+        )
+    };
+    let (df, line_df) = (words()?, words()?);
+    r.align(ALIGN)?;
+    (r.rest.is_empty() && df.len() == terms && line_df.len() == terms).then_some(Counts {
+        df,
+        line_df,
+        n_lines,
+        line_tokens,
+    })
 }
 
 /// The checksum of a chunk: CRC-32 of its length's bytes, then its entries.
@@ -110,7 +164,7 @@ fn encode_opt_data(w: &mut Writer, data: Option<&DocData>) {
     }
 }
 
-const MAGIC: &[u8; 4] = b"MDX6";
+const MAGIC: &[u8; 4] = b"MDX7";
 
 pub(super) struct Writer(Vec<u8>);
 
@@ -382,6 +436,7 @@ impl Saved {
         r: &mut Reader<'_>,
         shared: Option<&SharedBytes>,
         terms: Option<usize>,
+        dropped: &mut bool,
     ) -> Option<Saved> {
         let file = r.str()?;
         let stat = Stat {
@@ -401,6 +456,7 @@ impl Saved {
                 if d.is_valid(vocab) {
                     (Some(d), true)
                 } else {
+                    *dropped = true;
                     (None, false)
                 }
             }
@@ -423,35 +479,47 @@ impl Saved {
     }
 }
 
+/// Entries of decoded chunks, and whether any entry's term data was dropped.
+#[allow(clippy::vec_box)] // see `IndexFile::entries`
+type Decoded = (Vec<Box<Saved>>, bool);
+
 /// Decodes chunks of entries (slices of `file`), on as many threads as there are
 /// cores (up to 8); a chunk that does not decode is left out (`false` then: the
-/// file was damaged).
-#[allow(clippy::vec_box)] // see `IndexFile::entries`
+/// file was damaged). Also says whether an entry's term data was dropped (it uses
+/// terms past the vocabulary).
 fn decode_chunks(
     file: &[u8],
     chunks: &[&[u8]],
     shared: Option<&SharedBytes>,
     with_terms: Option<usize>,
-) -> (Vec<Box<Saved>>, bool) {
-    let one = |c: &[u8]| -> Option<Vec<Box<Saved>>> {
+) -> (Decoded, bool) {
+    let one = |c: &[u8]| -> Option<Decoded> {
         let mut r = Reader::new(c, file);
         let n = r.count_of(1)?;
         // Bounded by the chunk's bytes (one byte per entry at least).
         let mut out = Vec::with_capacity(n);
+        let mut dropped = false;
         for _ in 0..n {
-            out.push(Box::new(Saved::decode(&mut r, shared, with_terms)?));
+            out.push(Box::new(Saved::decode(
+                &mut r,
+                shared,
+                with_terms,
+                &mut dropped,
+            )?));
         }
         // Zeros up to the chunk's end, at a multiple of 8.
         r.align(ALIGN)?;
-        r.rest.is_empty().then_some(out)
+        r.rest.is_empty().then_some((out, dropped))
     };
-    let parts: Vec<Option<Vec<Box<Saved>>>> = crate::store::par_map(chunks, 2, |c| one(c));
+    let parts: Vec<Option<Decoded>> = crate::store::par_map(chunks, 2, |c| one(c));
     let whole = parts.iter().all(Option::is_some);
-    let mut out = Vec::with_capacity(parts.iter().flatten().map(Vec::len).sum());
-    for p in parts.into_iter().flatten() {
+    let mut out = Vec::with_capacity(parts.iter().flatten().map(|p| p.0.len()).sum());
+    let mut dropped = false;
+    for (p, d) in parts.into_iter().flatten() {
         out.extend(p);
+        dropped |= d;
     }
-    (out, whole)
+    ((out, dropped), whole)
 }
 
 impl IndexFile {
@@ -472,7 +540,7 @@ impl IndexFile {
             &self.removed,
             chunks.len(),
         );
-        let mut parts = vec![head];
+        let mut parts = vec![head, encode_counts(self.counts.as_ref())];
         parts.extend(crate::store::par_map(&chunks, 2, |chunk| {
             encode_chunk(chunk)
         }));
@@ -515,27 +583,35 @@ impl IndexFile {
         if r.u32()? != crc32fast::hash(&bytes[..head_len]) {
             return None;
         }
-        // The zeros up to the first chunk belong to the header.
+        // The zeros up to the first part belong to the header.
         r.align(ALIGN)?;
-        let (chunks, framed) = split_chunks(&mut r, count);
         // Term data may use the terms up to the file's last.
         let with = with_terms.then(|| vocab_start as usize + terms.len());
-        let (entries, whole) = decode_chunks(bytes, &chunks, shared, with);
+        // The counts, framed as a chunk is (the chunks follow them).
+        let (counts_part, counts_whole) = split_chunks(&mut r, 1);
+        let counts = counts_part
+            .first()
+            .zip(with)
+            .and_then(|(part, n)| decode_counts(part, bytes, n));
+        let (chunks, framed) = split_chunks(&mut r, count);
+        let ((entries, data_dropped), whole) = decode_chunks(bytes, &chunks, shared, with);
         Some(IndexFile {
             version,
             generation,
             base,
             vocab_start,
             terms,
+            counts,
             entries,
             removed,
-            damaged: !(framed && whole && r.rest.is_empty()),
+            damaged: !(counts_whole && framed && whole && r.rest.is_empty()),
+            data_dropped,
         })
     }
 }
 
-/// The `count` chunks after the header whose checksums hold, and whether every one
-/// did. Chunks are read until one's length runs past the end: those after it cannot
+/// The `count` chunks (or the one counts part) next whose checksums hold, and
+/// whether every one did. Chunks are read until one's length runs past the end: those after it cannot
 /// be found.
 fn split_chunks<'a>(r: &mut Reader<'a>, count: u64) -> (Vec<&'a [u8]>, bool) {
     let mut chunks = Vec::new();

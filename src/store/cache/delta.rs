@@ -7,9 +7,9 @@
 use std::collections::HashSet;
 
 use crate::memory::layout::{LEGACY_PARSE_CACHE, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
-use crate::retrieval::search::Vocab;
+use crate::retrieval::search::{Counts, DocData, Vocab};
 use crate::store::Backend;
-use crate::store::cache::codec::{CHUNK, encode_chunk, encode_head};
+use crate::store::cache::codec::{CHUNK, encode_chunk, encode_counts, encode_head};
 use crate::store::cache::{Cache, IndexFile, Item, Saved};
 
 /// The delta is folded into the main file when it holds more than this share of
@@ -99,9 +99,11 @@ impl Cache {
             base: self.generation,
             vocab_start: self.main_vocab_len as u32,
             terms: vocab.terms()[self.main_vocab_len..].to_vec(),
+            counts: None,
             entries,
             removed,
             damaged: false,
+            data_dropped: false,
         };
         let bytes = f.encode();
         match backend.write_atomic(SEARCH_DELTA_FILE, &bytes) {
@@ -124,6 +126,9 @@ impl Cache {
         // copied.
         let kept: Vec<&Item<'_>> = items.iter().filter(|it| it.stat.is_some()).collect();
         let chunks: Vec<&[&Item<'_>]> = kept.chunks(CHUNK).collect();
+        // The term counts of the data written, so that a load need not count them.
+        let data: Vec<&DocData> = kept.iter().filter_map(|it| it.data).collect();
+        let counts = encode_counts(Some(&Counts::of(&data, vocab.len())));
         let head = encode_head(
             version,
             new_generation(self.generation),
@@ -132,9 +137,10 @@ impl Cache {
             &[],
             chunks.len(),
         );
-        let mut size = head.len();
+        let mut size = head.len() + counts.len();
         let written = backend.write_atomic_with(SEARCH_INDEX_FILE, |w| {
             w.write_all(&head)?;
+            w.write_all(&counts)?;
             for window in chunks.chunks(WRITE_WINDOW) {
                 for part in crate::store::par_map(window, 2, |chunk| encode_chunk(chunk)) {
                     w.write_all(&part)?;

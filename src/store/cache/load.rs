@@ -11,6 +11,7 @@ use crate::memory::layout::{MAX_SEARCH_INDEX, SEARCH_DELTA_FILE, SEARCH_INDEX_FI
 use std::sync::Arc;
 
 use crate::retrieval::search::{SharedBytes, Vocab};
+use crate::store::cache::counts::MainCounts;
 use crate::store::cache::{Cache, IndexFile, Loaded, Saved};
 use crate::store::{Backend, Stat};
 
@@ -44,6 +45,10 @@ impl Cache {
         };
         cache.main_bytes = bytes;
         cache.main_damaged = main.damaged;
+        // Counts that hold every entry's data as loaded.
+        if !(main.damaged || main.data_dropped) {
+            cache.counts = main.counts.map(MainCounts::new);
+        }
         cache.generation = main.generation;
         cache.main_vocab_len = vocab.len();
         cache.vocab = vocab;
@@ -108,7 +113,10 @@ impl Cache {
             if let Some(&i) = self.by_file.get(&f)
                 && !self.loaded[i].in_delta
             {
-                self.saved[i] = None;
+                let old = self.saved[i].take();
+                if let Some(c) = &mut self.counts {
+                    c.set(i, false, old);
+                }
                 self.loaded[i] = Loaded {
                     stat: Stat::default(),
                     checked: 0,
@@ -133,12 +141,19 @@ impl Cache {
             in_main,
             in_delta,
         };
+        let counted = !in_delta && e.data.is_some();
         match self.by_file.get(&e.file) {
             Some(&i) => {
                 self.loaded[i] = info;
-                self.saved[i] = Some(e);
+                let old = self.saved[i].replace(e);
+                if let Some(c) = &mut self.counts {
+                    c.set(i, counted, old);
+                }
             }
             None => {
+                if let Some(c) = &mut self.counts {
+                    c.set(self.saved.len(), counted, None);
+                }
                 self.by_file.insert(e.file.clone(), self.saved.len());
                 self.loaded.push(info);
                 self.saved.push(Some(e));

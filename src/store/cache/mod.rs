@@ -20,10 +20,12 @@
 //! it grows past a share of it.
 //!
 //! This file holds the index's types and its lookups; `load` reads the main file and
-//! the delta, `delta` decides what a save writes, `codec` is the binary format
-//! (`MDX5`, spec/architecture.md#search-index) and its parallel decode.
+//! the delta, `counts` carries the main file's term counts through a load, `delta`
+//! decides what a save writes, `codec` is the binary format (`MDX7`,
+//! spec/architecture.md#search-index) and its parallel decode.
 
 mod codec;
+mod counts;
 mod delta;
 mod load;
 
@@ -34,7 +36,7 @@ use sha2::{Digest, Sha256};
 
 use crate::memory::frontmatter::{Extra, Warning};
 use crate::memory::{Decay, Kind, Meta, SharedStr, Stamp};
-use crate::retrieval::search::{DocData, Vocab};
+use crate::retrieval::search::{Counts, DocData, Vocab};
 use crate::store::Stat;
 
 /// A file whose modification or change time is less than this before the moment it
@@ -89,6 +91,9 @@ struct IndexFile {
     /// Terms from id `vocab_start` on (0 in the main file: the whole vocabulary).
     vocab_start: u32,
     terms: Vec<String>,
+    /// The term counts of the entries' data (main file only; decoded only with the
+    /// term data, and `None` when their part failed its checksum).
+    counts: Option<Counts>,
     /// Boxed (an entry is some 650 bytes): a load moves every entry from the decode
     /// to the table by file to the files it vouches for, and each move is then a
     /// pointer's, not a copy into fresh memory.
@@ -99,6 +104,9 @@ struct IndexFile {
     /// Whether a part failed its checksum or was cut short when it was read (its
     /// entries were left out).
     damaged: bool,
+    /// Whether an entry's term data was dropped as it was read (its terms are not
+    /// all the file's).
+    data_dropped: bool,
 }
 
 /// A file found in the index.
@@ -110,6 +118,9 @@ pub(crate) struct Hit {
     pub data: Option<DocData>,
     /// When it was last read (wall clock, ns).
     pub checked: i64,
+    /// Where `data` comes from when the main file's counts hold it
+    /// ([`Cache::corpus`]).
+    pub origin: Option<usize>,
 }
 
 /// What a load saves into the index for one file.
@@ -128,13 +139,13 @@ pub(crate) struct Item<'a> {
 
 /// A file's saved entry, taken by [`Cache::by_stat`]: turned into a [`Hit`] on
 /// whatever thread needs it.
-pub(crate) struct Vouched(Box<Saved>);
+pub(crate) struct Vouched(Box<Saved>, Option<usize>);
 
 impl Vouched {
     /// The entry as a hit; `None` when its metadata no longer parses (the file is
     /// then read).
     pub(crate) fn hit(self) -> Option<Hit> {
-        self.0.into_hit()
+        self.0.into_hit(self.1)
     }
 }
 
@@ -191,6 +202,9 @@ pub(crate) struct Cache {
     /// Whether a part of the main file was left out (failed its checksum, or was
     /// cut short): the next save that can writes a new main file.
     main_damaged: bool,
+    /// The main file's term counts, when it had them whole and the load decoded
+    /// the term data of every entry (`counts`).
+    counts: Option<counts::MainCounts>,
 }
 
 /// A saved `created` / `updated` text: empty is a file without the field.
@@ -231,7 +245,8 @@ impl Cache {
             return None;
         }
         let i = *self.by_file.get(file)?;
-        self.saved[i].take().map(Vouched)
+        let origin = self.origin(i);
+        self.saved[i].take().map(|e| Vouched(e, origin))
     }
 
     /// The parse and term data saved for this content, read under the name `file`
@@ -251,7 +266,9 @@ impl Cache {
                 *by_key.get(key)?
             }
         };
-        (**self.saved[at].as_ref()?).clone().into_hit()
+        (**self.saved[at].as_ref()?)
+            .clone()
+            .into_hit(self.origin(at))
     }
 
     /// Whether a save of `items` (the files of this load, made only as they are
@@ -311,13 +328,14 @@ impl Saved {
         })
     }
 
-    fn into_hit(self) -> Option<Hit> {
+    fn into_hit(self, origin: Option<usize>) -> Option<Hit> {
         let (meta, warnings) = self.meta.into_meta()?;
         Some(Hit {
             key: self.key,
             text: self.text,
             meta,
             warnings,
+            origin: origin.filter(|_| self.data.is_some()),
             data: self.data,
             checked: self.checked,
         })

@@ -80,6 +80,9 @@ fn entries_encoded_from_items_are_those_of_their_saved_copies() {
     assert!(chunks.len() > 1);
     let terms = vec!["alpha".to_string(), "beta".to_string()];
     let mut streamed = encode_head("v", 3, (0, 0), &terms, &[], chunks.len());
+    let with_data: Vec<&DocData> = kept.iter().filter_map(|it| it.data).collect();
+    let counts = Counts::of(&with_data, terms.len());
+    streamed.extend(encode_counts(Some(&counts)));
     for c in &chunks {
         streamed.extend(encode_chunk(c));
     }
@@ -89,9 +92,11 @@ fn entries_encoded_from_items_are_those_of_their_saved_copies() {
         base: 0,
         vocab_start: 0,
         terms,
+        counts: Some(counts),
         entries: items.iter().filter_map(Saved::of).map(Box::new).collect(),
         removed: Vec::new(),
         damaged: false,
+        data_dropped: false,
     };
     assert_eq!(streamed, whole.encode());
 }
@@ -104,6 +109,12 @@ fn the_format_round_trips_and_rejects_damage() {
         base: 0,
         vocab_start: 0,
         terms: vec!["alpha".into(), "beta".into()],
+        counts: Some(Counts {
+            df: vec![1, 2],
+            line_df: vec![3, 4],
+            n_lines: 5,
+            line_tokens: 6,
+        }),
         entries: (0..5)
             .map(|i| {
                 Box::new(Saved {
@@ -125,16 +136,19 @@ fn the_format_round_trips_and_rejects_damage() {
             .collect(),
         removed: vec!["gone.md".into()],
         damaged: false,
+        data_dropped: false,
     };
     let bytes = f.encode();
     let head_len = bytes.len() - f.encode_parts()[1..].iter().map(Vec::len).sum::<usize>();
-    // Without terms, the data is skipped and said to be there.
+    let counts_end = head_len + f.encode_parts()[1].len();
+    // Without terms, the data and the counts are skipped, the data said to be there.
     let lean = IndexFile::decode_with(&bytes, None, false).unwrap();
-    assert!(lean.entries.iter().all(|e| e.data.is_none()));
+    assert!(lean.entries.iter().all(|e| e.data.is_none()) && lean.counts.is_none());
     assert_eq!(
         lean.entries.iter().map(|e| e.has_data).collect::<Vec<_>>(),
         f.entries.iter().map(|e| e.has_data).collect::<Vec<_>>()
     );
+    let counts = f.counts.clone();
     assert_eq!(IndexFile::decode(&bytes), Some(f));
     // Any truncation: the header cut is no file, a chunk cut is left out (a
     // damaged file); never a panic.
@@ -147,13 +161,20 @@ fn the_format_round_trips_and_rejects_damage() {
             }
         }
     }
-    // A flipped bit: in the header, no file; in a chunk, the chunk is left out.
+    // A flipped bit: in the header, no file; in the counts, no counts (a damaged
+    // file); in a chunk, the chunk is left out.
     for at in 0..bytes.len() {
         let mut bad = bytes.clone();
         bad[at] ^= 1 << (at % 8);
         match IndexFile::decode(&bad) {
             None => assert!(at < head_len, "bit at {at}"),
-            Some(d) => assert!(at >= head_len && d.damaged && d.entries.is_empty()),
+            Some(d) if at < counts_end => {
+                assert!(
+                    at >= head_len && d.damaged && d.counts.is_none(),
+                    "bit at {at}"
+                );
+            }
+            Some(d) => assert!(d.damaged && d.entries.is_empty() && d.counts == counts),
         }
     }
     let mut other = bytes.clone();
@@ -196,6 +217,7 @@ fn term_data_of_a_mapped_file_is_read_in_place() {
         vocab_start: 0,
         // An odd length, so that the header needs padding.
         terms: vec!["alpha".into(), "beta".into(), "c".into()],
+        counts: None,
         entries: (0..3)
             .map(|i| {
                 Box::new(Saved {
@@ -212,6 +234,7 @@ fn term_data_of_a_mapped_file_is_read_in_place() {
             .collect(),
         removed: Vec::new(),
         damaged: false,
+        data_dropped: false,
     };
     let bytes = f.encode();
     assert_eq!(bytes.len() % ALIGN, 0);
