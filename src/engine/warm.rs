@@ -695,7 +695,7 @@ fn by_events(
 /// The warnings a loaded file gives: a file name that is not a key, and the
 /// parse's warnings (what [`Memory::load`] reports for a file that loads).
 pub(crate) fn push_problems(name: &str, warnings: &[Warning], problems: &mut Vec<Problem>) {
-    if !Key::from_file_stem(&name[..name.len() - 3]).is_canonical() {
+    if !Key::is_canonical_stem(&name[..name.len() - 3]) {
         problems.push(Problem::warning(
             name,
             None,

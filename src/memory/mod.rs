@@ -77,16 +77,27 @@ impl Key {
         if s.chars().count() > MAX_KEY_LEN {
             return Err(KeyError::TooLong { key: s.to_string() });
         }
+        if !Key::pattern_holds(s) {
+            return Err(KeyError::Pattern { key: s.to_string() });
+        }
+        Ok(Key(s.to_string()))
+    }
+
+    /// Whether `s` starts with a lowercase letter or digit and holds only those,
+    /// `_` and `-`.
+    fn pattern_holds(s: &str) -> bool {
         let mut chars = s.chars();
         let first_ok = chars
             .next()
             .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-        let rest_ok =
-            chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
-        if !(first_ok && rest_ok) {
-            return Err(KeyError::Pattern { key: s.to_string() });
-        }
-        Ok(Key(s.to_string()))
+        first_ok
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+    }
+
+    /// Whether `stem` (a file name less `.md`) is a key memdir writes, as
+    /// [`Key::is_canonical`] says of its key, without building one.
+    pub(crate) fn is_canonical_stem(stem: &str) -> bool {
+        Key::pattern_holds(stem) && stem.len() <= MAX_KEY_LEN
     }
 
     /// The key of a file found in the directory, whatever its name.
@@ -99,7 +110,7 @@ impl Key {
 
     /// Whether this key matches the pattern memdir writes.
     pub fn is_canonical(&self) -> bool {
-        Key::parse(&self.0).is_ok_and(|k| k.0 == self.0)
+        Key::is_canonical_stem(&self.0)
     }
 
     /// The key as text.

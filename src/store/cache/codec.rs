@@ -483,18 +483,19 @@ impl Saved {
 #[allow(clippy::vec_box)] // see `IndexFile::entries`
 type Decoded = (Vec<Box<Saved>>, bool);
 
-/// Decodes chunks of entries (slices of `file`), on as many threads as there are
-/// cores (up to 8); a chunk that does not decode is left out (`false` then: the
-/// file was damaged). Also says whether an entry's term data was dropped (it uses
+/// Checks and decodes chunks of entries (slices of `file`), on as many threads as
+/// there are cores (up to 8); a chunk whose checksum fails or that does not decode
+/// is left out (`false` then: the file was damaged). Also says whether an entry's term data was dropped (it uses
 /// terms past the vocabulary).
 fn decode_chunks(
     file: &[u8],
-    chunks: &[&[u8]],
+    chunks: &[Framed<'_>],
     shared: Option<&SharedBytes>,
     with_terms: Option<usize>,
 ) -> (Decoded, bool) {
-    let one = |c: &[u8]| -> Option<Decoded> {
-        let mut r = Reader::new(c, file);
+    let one = |c: &Framed<'_>| -> Option<Decoded> {
+        // A chunk whose checksum fails is left out, never decoded.
+        let mut r = Reader::new(c.checked()?, file);
         let n = r.count_of(1)?;
         // Bounded by the chunk's bytes (one byte per entry at least).
         let mut out = Vec::with_capacity(n);
@@ -588,9 +589,10 @@ impl IndexFile {
         // Term data may use the terms up to the file's last.
         let with = with_terms.then(|| vocab_start as usize + terms.len());
         // The counts, framed as a chunk is (the chunks follow them).
-        let (counts_part, counts_whole) = split_chunks(&mut r, 1);
+        let (counts_part, counts_framed) = split_chunks(&mut r, 1);
+        let counts_part = counts_part.first().and_then(Framed::checked);
+        let counts_whole = counts_framed && counts_part.is_some();
         let counts = counts_part
-            .first()
             .zip(with)
             .and_then(|(part, n)| decode_counts(part, bytes, n));
         let (chunks, framed) = split_chunks(&mut r, count);
@@ -610,12 +612,27 @@ impl IndexFile {
     }
 }
 
-/// The `count` chunks (or the one counts part) next whose checksums hold, and
-/// whether every one did. Chunks are read until one's length runs past the end: those after it cannot
-/// be found.
-fn split_chunks<'a>(r: &mut Reader<'a>, count: u64) -> (Vec<&'a [u8]>, bool) {
+/// A part as framed in the file (a chunk, or the counts): its length's bytes, the
+/// checksum recorded, whether the four bytes after it are zeros, and its payload.
+struct Framed<'a> {
+    len: &'a [u8],
+    crc: u32,
+    zeros: bool,
+    payload: &'a [u8],
+}
+
+impl<'a> Framed<'a> {
+    /// The payload when its checksum holds (checked on whichever thread decodes it).
+    fn checked(&self) -> Option<&'a [u8]> {
+        (self.zeros && chunk_crc(self.len, self.payload) == self.crc).then_some(self.payload)
+    }
+}
+
+/// The `count` parts next (chunks, or the one counts part), as framed, and whether
+/// every one was there. Parts are read until one's length runs past the end: those
+/// after it cannot be found. Their checksums are not yet checked.
+fn split_chunks<'a>(r: &mut Reader<'a>, count: u64) -> (Vec<Framed<'a>>, bool) {
     let mut chunks = Vec::new();
-    let mut whole = true;
     for _ in 0..count {
         let Some(len) = r.take(8) else {
             return (chunks, false);
@@ -628,13 +645,14 @@ fn split_chunks<'a>(r: &mut Reader<'a>, count: u64) -> (Vec<&'a [u8]>, bool) {
         ) else {
             return (chunks, false);
         };
-        if chunk_crc(len, payload) == crc && zeros == [0; 4] {
-            chunks.push(payload);
-        } else {
-            whole = false;
-        }
+        chunks.push(Framed {
+            len,
+            crc,
+            zeros: zeros == [0; 4],
+            payload,
+        });
     }
-    (chunks, whole)
+    (chunks, true)
 }
 
 #[cfg(test)]
