@@ -484,6 +484,86 @@ fn edits_made_while_queries_run_are_seen() {
     }
 }
 
+/// The index files rebuilt and renamed over while other processes query them (issue
+/// 30): the main file and the delta are removed again and again, each time rebuilt by
+/// `index --search` and by whichever reader comes first, so readers map files that are
+/// being replaced, and several processes write them at once. The store does not
+/// change, so every answer must be the one a fresh index gives, scores and term
+/// counts included (a reader that mixed the counts of one file with the entries of
+/// another would answer differently).
+#[test]
+fn queries_beside_index_rebuilds_answer_as_a_fresh_index() {
+    use crate::common::{memdir, run};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let (_tmp, dir) = settled_store(300);
+    let recall: &[&str] = &["recall", "zebra line 17", "--json"];
+    let context: &[&str] = &["context", "--query", "zebra one", "--max-tokens", "1500"];
+    let answer = |args: &[&str]| {
+        let o = run(memdir(&dir).args(args));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    // What a fresh index answers (built by the first call), then a second time.
+    let want = [answer(recall), answer(context)];
+    assert_eq!([answer(recall), answer(context)], want);
+    let main = dir.join(memdir::memory::layout::SEARCH_INDEX_FILE);
+    let delta = dir.join(memdir::memory::layout::SEARCH_DELTA_FILE);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let done = std::sync::Arc::new(AtomicUsize::new(0));
+    let readers: Vec<_> = (0..2)
+        .map(|r| {
+            let (dir, want) = (dir.clone(), want.clone());
+            let (stop, done) = (stop.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut wrong = 0;
+                let mut calls = 0;
+                while !stop.load(Ordering::Relaxed) && calls < 150 {
+                    let args = if (r + calls) % 2 == 0 {
+                        recall
+                    } else {
+                        context
+                    };
+                    let o = run(memdir(&dir).args(args));
+                    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                    wrong += usize::from(o.stdout != want[(r + calls) % 2]);
+                    calls += 1;
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                (calls, wrong)
+            })
+        })
+        .collect();
+    let mut rebuilt = 0;
+    for _ in 0..20 {
+        // Each round waits for the readers to answer twice more (at most a minute).
+        let seen = done.load(Ordering::Relaxed);
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while done.load(Ordering::Relaxed) < seen + 2 && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let _ = std::fs::remove_file(&delta);
+        let _ = std::fs::remove_file(&main);
+        let o = run(memdir(&dir).args(["index", "--search"]));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        rebuilt += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (calls, wrong) = readers
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .fold((0, 0), |(c, w), (c2, w2)| (c + c2, w + w2));
+    assert!(
+        calls >= 40,
+        "only {calls} queries ran beside {rebuilt} rebuilds"
+    );
+    assert_eq!(
+        wrong, 0,
+        "{wrong} of {calls} answers differed from a fresh index's"
+    );
+    // And the index left behind answers as a fresh one.
+    assert_eq!([answer(recall), answer(context)], want);
+}
+
 /// A memory kept warm answers exactly as a fresh load does, through edits (same size
 /// or not), additions and removals, files that do not parse or are links, inside and
 /// outside the margin for recent changes: by change events (the default where they
