@@ -84,18 +84,23 @@ pub struct LineScores {
 }
 
 impl LineScores {
-    /// All zero, for memories of these numbers of lines.
-    fn zeros<'a>(lines: impl Iterator<Item = &'a DocData>) -> LineScores {
+    /// For memories of these numbers of lines: `last`, when it holds a score for
+    /// every line (a pass's to start from), else all zero; and whether it was `last`.
+    fn new<'a>(
+        lines: impl Iterator<Item = &'a DocData>,
+        last: Option<Vec<f64>>,
+    ) -> (LineScores, bool) {
         let mut start = vec![0];
         let mut total = 0;
         for d in lines {
             total += d.lines.len();
             start.push(total);
         }
-        LineScores {
-            scores: vec![0.0; total],
-            start,
-        }
+        let (scores, kept) = match last {
+            Some(s) if s.len() == total => (s, true),
+            _ => (vec![0.0; total], false),
+        };
+        (LineScores { scores, start }, kept)
     }
 
     /// Lines of every memory.
@@ -202,21 +207,21 @@ impl Corpus {
             query,
             avg: self.avg_line_len(),
         };
-        let mut out = LineScores::zeros(self.docs.iter());
-        if let Some(p) = self.postings().filter(|_| weights.len() < 64) {
+        let postings = self.postings().filter(|_| weights.len() < 64);
+        // A scan whose weights extend the last pass's starts from its scores: a
+        // memory none of whose lines holds a new term keeps them (the same terms,
+        // weights, pair sums and boost: the same sums).
+        let last = carry
+            .scores
+            .take()
+            .filter(|(_, done)| postings.is_none() && *done <= weights.len());
+        let done = last.as_ref().map_or(0, |(_, done)| *done);
+        let (mut out, kept) = LineScores::new(self.docs.iter(), last.map(|(s, _)| s));
+        if let Some(p) = postings {
             scorer.postings(p, &self.docs, &mut out, carry);
             return out;
         }
-        // A pass whose weights extend the last pass's starts from its scores: a
-        // memory none of whose lines holds a new term keeps them (the same terms,
-        // weights, pair sums and boost: the same sums).
-        let from = match carry.scores.take() {
-            Some((scores, done)) if scores.len() == out.scores.len() && done <= weights.len() => {
-                out.scores = scores;
-                done
-            }
-            _ => 0,
-        };
+        let from = if kept { done } else { 0 };
         let pair_memo = &mut carry.pairs;
         let total = out.scores.len();
         // The first pass keeps each line's pair sum, the second reads it.

@@ -98,11 +98,7 @@ fn decode_counts(payload: &[u8], file: &[u8], terms: usize) -> Option<Counts> {
     let mut words = || -> Option<Vec<u32>> {
         let n = r.count_of(4)?;
         let raw = r.array(n, 4, 4)?;
-        Some(
-            raw.chunks_exact(4)
-                .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")))
-                .collect(),
-        )
+        Some(raw.chunks_exact(4).map(<u32 as ArrItem>::from_le).collect())
     };
     let (df, line_df) = (words()?, words()?);
     r.align(ALIGN)?;
@@ -485,8 +481,8 @@ type Decoded = (Vec<Box<Saved>>, bool);
 
 /// Checks and decodes chunks of entries (slices of `file`), on as many threads as
 /// there are cores (up to 8); a chunk whose checksum fails or that does not decode
-/// is left out (`false` then: the file was damaged). Also says whether an entry's term data was dropped (it uses
-/// terms past the vocabulary).
+/// is left out (`false` then: the file was damaged). Also says whether an entry's
+/// term data was dropped (it uses terms past the vocabulary).
 fn decode_chunks(
     file: &[u8],
     chunks: &[Framed<'_>],
