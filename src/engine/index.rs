@@ -120,7 +120,8 @@ impl Memory {
     pub fn index(&self) -> Result<Indexed> {
         self.require_dir()?;
         let _g = self.backend.lock(&self.mem_lock)?;
-        let snap = self.load()?;
+        // The records alone: MEMORY.md is rendered from them, not from the texts.
+        let (snap, _, _) = self.load_records(false)?;
         Ok(Indexed {
             outcome: self.write_index(&snap.records)?,
             problems: snap.problems,

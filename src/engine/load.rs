@@ -41,7 +41,9 @@ impl Memory {
     /// and says what that took (spec/architecture.md#search-index). Every query does
     /// the same on its way; this is for building it ahead of time and for measuring.
     pub fn search_index(&self) -> Result<SearchIndexReport> {
-        let (_, _, report) = self.load_with(true)?;
+        // Only the records: the texts a load with them copies (every memory's, out
+        // of the mapped index) would be dropped unread.
+        let (_, _, report) = self.load_records(true)?;
         Ok(report)
     }
 
@@ -385,20 +387,59 @@ fn analyze(
     vocab: &mut search::Vocab,
     report: &mut SearchIndexReport,
 ) {
-    // Tokenized on all cores, then interned in file order (the ids a
-    // one-thread analysis gives).
     let todo: Vec<usize> = (0..kept.len())
         .filter(|&k| kept[k].1.data.is_none())
         .collect();
-    // In batches, so that the terms as text of a large store are never all
-    // held at once.
-    for batch in todo.chunks(2048) {
-        let analyzed = store::par_map(batch, PARALLEL_FROM, |&k| search::Analyzed::of(&records[k]));
-        for (&k, a) in batch.iter().zip(analyzed) {
-            kept[k].1.data = Some(search::DocData::intern(&a, vocab));
-            report.analyzed += 1;
+    analyze_batches(records, &todo, vocab, ANALYZE_BATCH, |k, data| {
+        kept[k].1.data = Some(data);
+        report.analyzed += 1;
+    });
+}
+
+/// Memories analyzed per batch (see [`analyze_batches`]).
+const ANALYZE_BATCH: usize = 2048;
+
+/// The term data of `records[k]` for each `k` of `todo`, handed to `put` in that
+/// order, with the ids of a one-thread analysis in that order.
+///
+/// In batches of `batch`, so that the terms as text of a large store are never all
+/// held at once, and in a pipeline: while one batch's terms are given their ids
+/// (the one step that must run memory after memory, here on this thread) and
+/// turned into term data (on all cores), the next batch is tokenized (on all cores
+/// too).
+fn analyze_batches(
+    records: &[Record],
+    todo: &[usize],
+    vocab: &mut search::Vocab,
+    batch: usize,
+    mut put: impl FnMut(usize, search::DocData),
+) {
+    let tokenize = |batch: &[usize]| {
+        store::par_map(batch, PARALLEL_FROM, |&k| search::Analyzed::of(&records[k]))
+    };
+    std::thread::scope(|scope| {
+        let mut batches = todo.chunks(batch.max(1));
+        let mut next = batches.next().map(|b| (b, tokenize(b)));
+        while let Some((batch, analyzed)) = next.take() {
+            let ahead = batches
+                .next()
+                .map(|b| (b, scope.spawn(move || tokenize(b))));
+            let ids: Vec<Vec<u32>> = analyzed.iter().map(|a| a.ids(vocab)).collect();
+            let pairs: Vec<(&search::Analyzed, &[u32])> = analyzed
+                .iter()
+                .zip(&ids)
+                .map(|(a, i)| (a, i.as_slice()))
+                .collect();
+            let data = store::par_map(&pairs, PARALLEL_FROM, |&(a, i)| {
+                search::DocData::of_ids(a, i)
+            });
+            for (&k, d) in batch.iter().zip(data) {
+                put(k, d);
+            }
+            next =
+                ahead.map(|(b, h)| (b, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
         }
-    }
+    });
 }
 
 #[cfg(test)]
@@ -460,6 +501,62 @@ mod tests {
         write_file(&dir, "k9", "a new memory about the cello");
         check("a copy and a new file", 3);
         check("after them", 3);
+    }
+
+    /// The pipelined analysis of a load (batches tokenized ahead while the last is
+    /// interned, term data built on all cores) gives the vocabulary and the term
+    /// data of analyzing the memories one by one, in order: the ids are those of a
+    /// one-thread pass, whatever the batch size (spec/architecture.md#search-index).
+    #[test]
+    fn a_pipelined_analysis_gives_the_ids_and_data_of_one_pass() {
+        use crate::memory::Record;
+        use crate::retrieval::search::{DocData, Vocab};
+        let words = [
+            "cello", "Tuesday", "physio", "knee", "Paris", "dog", "run", "coffee",
+        ];
+        let records: Vec<Record> = (0..700)
+            .map(|i| {
+                let w = |j: usize| words[(i * 7 + j * 3) % words.len()];
+                let mut r = crate::memory::index::tests::rec(
+                    &format!("k{i}"),
+                    "user",
+                    &format!("{} {i}", w(0)),
+                    &format!("about {} and {}", w(1), w(2)),
+                    "2026-01-01",
+                );
+                r.meta.tags = vec![w(3).to_lowercase()];
+                r.body = format!(
+                    "[D{i}:1] Ana: {} {}\nBen: term{} {}",
+                    w(4),
+                    w(5),
+                    i % 97,
+                    w(6)
+                )
+                .into();
+                r
+            })
+            .collect();
+        // Every other memory (a load analyzes only those without data), then all.
+        for todo in [
+            (0..700).step_by(2).collect::<Vec<usize>>(),
+            (0..700).collect(),
+        ] {
+            let mut want_vocab = Vocab::default();
+            let want: Vec<DocData> = todo
+                .iter()
+                .map(|&k| DocData::of(&records[k], &mut want_vocab))
+                .collect();
+            for batch in [1, 3, 64, 300, 5000] {
+                let mut vocab = Vocab::default();
+                let mut got = Vec::new();
+                super::analyze_batches(&records, &todo, &mut vocab, batch, |k, d| got.push((k, d)));
+                assert_eq!(vocab.terms(), want_vocab.terms(), "batch {batch}");
+                let keys: Vec<usize> = got.iter().map(|g| g.0).collect();
+                assert_eq!(keys, todo, "batch {batch}");
+                let data: Vec<DocData> = got.into_iter().map(|g| g.1).collect();
+                assert_eq!(data, want, "batch {batch}");
+            }
+        }
     }
 
     /// A one-shot read of records takes each body the index vouches for in place (a

@@ -158,9 +158,14 @@ impl Analyzed {
         a
     }
 
-    /// The terms from `start` to `end` (indices in `terms`).
-    fn terms(&self, start: usize, end: usize) -> impl Iterator<Item = &str> {
-        (start..end).map(|i| self.terms.get(i))
+    /// The id of every term in `vocab`, in the order found (the fields' terms, then
+    /// the lines'), new terms added as they come: the one step of interning that
+    /// must run memory after memory, in file order, for the ids to be those of one
+    /// pass ([`DocData::of_ids`] does the rest).
+    pub fn ids(&self, vocab: &mut Vocab) -> Vec<u32> {
+        (0..self.terms.len())
+            .map(|i| vocab.intern(self.terms.get(i)))
+            .collect()
     }
 }
 
@@ -172,12 +177,20 @@ impl DocData {
 
     /// An analyzed memory's terms, interned in `vocab` in the order they were found.
     pub fn intern(a: &Analyzed, vocab: &mut Vocab) -> DocData {
+        DocData::of_ids(a, &a.ids(vocab))
+    }
+
+    /// An analyzed memory's data from the ids of its terms ([`Analyzed::ids`]): the
+    /// part of [`DocData::intern`] that needs no vocabulary, so that it can run on
+    /// several threads once the ids are found in order.
+    pub fn of_ids(a: &Analyzed, ids: &[u32]) -> DocData {
+        debug_assert_eq!(ids.len(), a.terms.len());
         let mut tf: HashMap<u32, f64> = HashMap::new();
         let mut len = 0.0;
         let mut start = 0;
         for &(end, weight) in &a.fields {
-            for t in a.terms(start, end) {
-                *tf.entry(vocab.intern(t)).or_insert(0.0) += weight;
+            for &id in &ids[start..end] {
+                *tf.entry(id).or_insert(0.0) += weight;
                 len += weight;
             }
             start = end;
@@ -185,7 +198,7 @@ impl DocData {
         let mut tokens = Vec::new();
         let mut lines = Vec::with_capacity(a.lines.len());
         for &(end, label, tag) in &a.lines {
-            tokens.extend(a.terms(start, end).map(|t| vocab.intern(t)));
+            tokens.extend_from_slice(&ids[start..end]);
             lines.push([tokens.len() as u32, label as u32, tag as u32]);
             start = end;
         }

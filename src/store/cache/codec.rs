@@ -47,8 +47,17 @@ const ALIGN: usize = 8;
 /// One chunk of entries, prefixed by its length in bytes and the CRC-32 of that
 /// length and the entries.
 pub(super) fn encode_chunk<E: EncodeEntry>(entries: &[E]) -> Vec<u8> {
+    encode_chunk_into(entries, Vec::new())
+}
+
+/// [`encode_chunk`] into `buf` (cleared first): a writer that encodes chunk after
+/// chunk hands the same buffers back, so that their memory, once grown, is reused
+/// instead of taken fresh (and zeroed by the system) for every chunk.
+pub(super) fn encode_chunk_into<E: EncodeEntry>(entries: &[E], mut buf: Vec<u8>) -> Vec<u8> {
+    buf.clear();
     // Room for the length and the checksum, filled in once known.
-    let mut c = Writer(vec![0; CHUNK_HEAD]);
+    buf.resize(CHUNK_HEAD, 0);
+    let mut c = Writer(buf);
     c.u64(entries.len() as u64);
     for e in entries {
         e.encode_entry(&mut c);

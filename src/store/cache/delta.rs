@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use crate::memory::layout::{LEGACY_PARSE_CACHE, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
 use crate::retrieval::search::{Counts, DocData, Vocab};
 use crate::store::Backend;
-use crate::store::cache::codec::{CHUNK, encode_chunk, encode_counts, encode_head};
+use crate::store::cache::codec::{CHUNK, encode_chunk_into, encode_counts, encode_head};
 use crate::store::cache::{Cache, IndexFile, Item, Saved};
 
 /// The delta is folded into the main file when it holds more than this share of
@@ -141,10 +141,19 @@ impl Cache {
         let written = backend.write_atomic_with(SEARCH_INDEX_FILE, |w| {
             w.write_all(&head)?;
             w.write_all(&counts)?;
+            // The window's buffers, handed back to the next window's chunks.
+            let mut bufs: Vec<Vec<u8>> = Vec::new();
             for window in chunks.chunks(WRITE_WINDOW) {
-                for part in crate::store::par_map(window, 2, |chunk| encode_chunk(chunk)) {
+                bufs.resize_with(window.len().max(bufs.len()), Vec::new);
+                let jobs: Vec<(&[&Item<'_>], Vec<u8>)> =
+                    window.iter().copied().zip(bufs.drain(..)).collect();
+                let parts = crate::store::par_map_owned(jobs, 2, |(chunk, buf)| {
+                    encode_chunk_into(chunk, buf)
+                });
+                for part in parts {
                     w.write_all(&part)?;
                     size += part.len();
+                    bufs.push(part);
                 }
             }
             Ok(())

@@ -83,8 +83,14 @@ fn entries_encoded_from_items_are_those_of_their_saved_copies() {
     let with_data: Vec<&DocData> = kept.iter().filter_map(|it| it.data).collect();
     let counts = Counts::of(&with_data, terms.len());
     streamed.extend(encode_counts(Some(&counts)));
+    // Each chunk encoded into the buffer the last one was (as `write_main` hands
+    // them back), the first into one full of other bytes: a reused buffer leaves
+    // nothing of what it held.
+    let mut buf = vec![0xA5; 3 * CHUNK * 64];
     for c in &chunks {
-        streamed.extend(encode_chunk(c));
+        buf = encode_chunk_into(c, buf);
+        assert_eq!(buf, encode_chunk(c));
+        streamed.extend(&buf);
     }
     let whole = IndexFile {
         version: "v".into(),
