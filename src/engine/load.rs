@@ -322,7 +322,7 @@ fn vouched_files(
 /// read keeps no copy of any text); with `texts` (a load kept for long, or handed
 /// out) it is a text of its own, so that no record keeps a map.
 fn vouched_file(st: store::Stat, hit: cache::Hit, texts: bool) -> Option<Box<LoadedFile>> {
-    let body = match frontmatter::body_span(&hit.text).filter(|_| !texts) {
+    let body = match hit.body.filter(|_| !texts) {
         Some((start, end)) => Ok(hit.text.slice(start..end)),
         None => frontmatter::body_of(&hit.text).map(SharedStr::from),
     };

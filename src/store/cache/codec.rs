@@ -453,6 +453,7 @@ impl Saved {
         let checked = r.i64()?;
         let key = r.str()?;
         let text = r.text(shared)?;
+        let body = crate::memory::frontmatter::body_span(&text);
         let meta = Entry::decode(r)?;
         let (data, has_data) = match (r.byte()?, terms) {
             (0, _) => (None, false),
@@ -477,6 +478,7 @@ impl Saved {
             checked,
             key,
             text,
+            body,
             meta,
             data,
             has_data,

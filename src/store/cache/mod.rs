@@ -74,6 +74,9 @@ struct Saved {
     key: String,
     /// Read in place from the mapped index file where it can be.
     text: SharedStr,
+    /// Where the body is in `text` (`frontmatter::body_span`): found as the text is
+    /// decoded, while its bytes are at hand, not when the entry is taken.
+    body: Option<(usize, usize)>,
     meta: Entry,
     data: Option<DocData>,
     /// Whether the file holds term data for it (decoded into `data` only when the
@@ -113,6 +116,8 @@ struct IndexFile {
 pub(crate) struct Hit {
     pub key: String,
     pub text: SharedStr,
+    /// Where the body is in `text` (`frontmatter::body_span`).
+    pub body: Option<(usize, usize)>,
     pub meta: Meta,
     pub warnings: Vec<Warning>,
     pub data: Option<DocData>,
@@ -322,6 +327,7 @@ impl Saved {
             checked: it.checked,
             key: it.key.to_string(),
             text: it.text.into(),
+            body: crate::memory::frontmatter::body_span(it.text),
             meta: Entry::from_meta(it.meta, it.warnings),
             data: it.data.cloned(),
             has_data: it.data.is_some(),
@@ -332,6 +338,7 @@ impl Saved {
         let (meta, warnings) = self.meta.into_meta()?;
         Some(Hit {
             key: self.key,
+            body: self.body,
             text: self.text,
             meta,
             warnings,
