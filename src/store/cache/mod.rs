@@ -166,6 +166,15 @@ struct Loaded {
 }
 
 impl Loaded {
+    /// Whether a file of stat `stat` is this entry on its stat alone: a memory
+    /// entry (not a recorded removal) of that very stat, settled more than
+    /// [`RACY_NS`] before it was read.
+    fn vouches(&self, stat: &Stat) -> bool {
+        !self.key.is_empty()
+            && self.stat == *stat
+            && self.stat.changed_ns() < self.checked - RACY_NS
+    }
+
     /// A file the delta records as removed from the main file.
     fn is_removal(&self) -> bool {
         self.in_delta && self.key.is_empty()
@@ -237,19 +246,20 @@ impl Cache {
         self.main_bytes + self.delta_bytes
     }
 
-    /// Whether the index holds a file whose stat alone vouches for it.
+    /// Whether the index holds a file whose stat alone vouches for it (what
+    /// [`Cache::by_stat`] decides; its tests ask it here).
+    #[cfg(test)]
     pub(crate) fn trusted(&self, file: &str, stat: &Stat) -> bool {
-        self.info(file).is_some_and(|e| {
-            !e.key.is_empty() && e.stat == *stat && e.stat.changed_ns() < e.checked - RACY_NS
-        })
+        self.info(file).is_some_and(|e| e.vouches(stat))
     }
 
     /// The file as saved, when its stat vouches for it ([`Cache::trusted`]).
     pub(crate) fn by_stat(&mut self, file: &str, stat: &Stat) -> Option<Vouched> {
-        if !self.trusted(file, stat) {
+        // One lookup: the entry's position, then what was loaded there.
+        let i = *self.by_file.get(file)?;
+        if !self.loaded[i].vouches(stat) {
             return None;
         }
-        let i = *self.by_file.get(file)?;
         let origin = self.origin(i);
         self.saved[i].take().map(|e| Vouched(e, origin))
     }
