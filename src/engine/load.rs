@@ -134,8 +134,11 @@ impl Memory {
         let mut origins = Vec::with_capacity(kept.len());
         // What a warm process keeps of each file (it loads with the texts).
         let mut infos = Vec::with_capacity(if texts { kept.len() } else { 0 });
-        for ((i, f), r) in kept.into_iter().zip(&snap.records) {
-            docs.push(f.data);
+        // What is left of each file once its data is taken, freed on a thread of
+        // its own (a box, a key and a share of the map per memory).
+        let mut spent = Vec::with_capacity(if texts { 0 } else { kept.len() });
+        for ((i, mut f), r) in kept.into_iter().zip(&snap.records) {
+            docs.push(f.data.take());
             origins.push(f.origin);
             if texts {
                 snap.texts.insert(r.key.to_string(), f.text.into_string());
@@ -146,8 +149,11 @@ impl Memory {
                     key: f.key,
                     warnings: f.warnings,
                 });
+            } else {
+                spent.push(f);
             }
         }
+        store::drop_later(spent);
         finish_problems(&mut snap.problems, &snap.records);
         // The term counts the index kept, less and plus what differs (counted anew
         // when it kept none).

@@ -40,8 +40,10 @@ impl Cache {
         if main.base != 0 || main.vocab_start != 0 {
             return cache;
         }
-        let Some(vocab) = Vocab::from_terms(main.terms) else {
-            return cache;
+        let empty = Cache {
+            enabled: true,
+            terms,
+            ..Cache::default()
         };
         cache.main_bytes = bytes;
         cache.main_damaged = main.damaged;
@@ -50,13 +52,26 @@ impl Cache {
             cache.counts = main.counts.map(MainCounts::new);
         }
         cache.generation = main.generation;
+        // The vocabulary's map is built on a thread of its own while the main file's
+        // entries go into the table (they do not need it; the delta's terms do).
+        let (terms_of_main, entries) = (main.terms, main.entries);
+        let vocab = std::thread::scope(|scope| {
+            let vocab = scope.spawn(move || Vocab::from_terms(terms_of_main));
+            cache.merge(entries, Vec::new());
+            vocab
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        });
+        let Some(vocab) = vocab else {
+            return empty;
+        };
         cache.main_vocab_len = vocab.len();
         cache.vocab = vocab;
         let delta = read(SEARCH_DELTA_FILE).and_then(|(dbytes, d)| cache.take_delta(dbytes, d?));
         cache.loaded_vocab_len = cache.vocab.len();
         let (delta_entries, removed) =
             delta.map_or((Vec::new(), Vec::new()), |d| (d.entries, d.removed));
-        cache.merge(main.entries, delta_entries);
+        cache.merge(Vec::new(), delta_entries);
         cache.hide_removed(removed);
         cache
     }
@@ -85,7 +100,8 @@ impl Cache {
     }
 
     /// Adds the main file's entries, then the delta's, each replacing the main
-    /// file's entry for its file.
+    /// file's entry for its file (a load adds the main file's, then, once the
+    /// vocabulary is known, the delta's: the same as both in one call).
     #[allow(clippy::vec_box)] // see `IndexFile::entries`
     fn merge(&mut self, main: Vec<Box<Saved>>, delta: Vec<Box<Saved>>) {
         let total = main.len() + delta.len();
