@@ -153,7 +153,9 @@ impl Memory {
                 spent.push(f);
             }
         }
-        store::drop_later(spent);
+        if !spent.is_empty() {
+            store::drop_later(spent);
+        }
         finish_problems(&mut snap.problems, &snap.records);
         // The term counts the index kept, less and plus what differs (counted anew
         // when it kept none).

@@ -22,11 +22,13 @@ impl Cache {
         if matches!(backend, Backend::Mem(_)) {
             return Cache::default();
         }
-        let mut cache = Cache {
+        // An index with nothing loaded yet (what a missing or foreign one loads as).
+        let empty = || Cache {
             enabled: true,
             terms,
             ..Cache::default()
         };
+        let mut cache = empty();
         let read = |rel: &str| {
             backend.map(rel, MAX_SEARCH_INDEX).ok().flatten().map(|b| {
                 let shared: SharedBytes = Arc::new(b);
@@ -40,11 +42,6 @@ impl Cache {
         if main.base != 0 || main.vocab_start != 0 {
             return cache;
         }
-        let empty = Cache {
-            enabled: true,
-            terms,
-            ..Cache::default()
-        };
         cache.main_bytes = bytes;
         cache.main_damaged = main.damaged;
         // Counts that hold every entry's data as loaded.
@@ -63,7 +60,7 @@ impl Cache {
                 .unwrap_or_else(|e| std::panic::resume_unwind(e))
         });
         let Some(vocab) = vocab else {
-            return empty;
+            return empty();
         };
         cache.main_vocab_len = vocab.len();
         cache.vocab = vocab;

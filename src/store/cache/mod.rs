@@ -253,7 +253,7 @@ impl Cache {
         self.info(file).is_some_and(|e| e.vouches(stat))
     }
 
-    /// The file as saved, when its stat vouches for it ([`Cache::trusted`]).
+    /// The file as saved, when its stat vouches for it ([`Loaded::vouches`]).
     pub(crate) fn by_stat(&mut self, file: &str, stat: &Stat) -> Option<Vouched> {
         // One lookup: the entry's position, then what was loaded there.
         let i = *self.by_file.get(file)?;
