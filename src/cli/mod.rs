@@ -246,6 +246,14 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    // A process that serves for long gives freed memory back; one that answers
+    // once keeps it until it ends (`keep_freed_memory`).
+    let serves = matches!(cli.command, Command::Watch(_));
+    #[cfg(feature = "mcp")]
+    let serves = serves || matches!(cli.command, Command::Mcp(_));
+    if !serves {
+        keep_freed_memory();
+    }
     let verbosity = match (cli.quiet, cli.verbose) {
         (true, _) => Verbosity::Quiet,
         (_, true) => Verbosity::Verbose,
@@ -262,6 +270,31 @@ pub fn main() -> i32 {
         start.elapsed().as_secs_f64() * 1e3
     ));
     code
+}
+
+/// For a command that ends once it has answered: freed memory stays with the
+/// process instead of going back to the system as it is freed. mimalloc hands freed
+/// pages back after a delay (`purge_delay`, a second), each return an `madvise` that
+/// stops every core the process runs on to flush its TLB; a one-shot call frees its
+/// whole load as it ends (on a thread of its own), and those returns were a tenth of
+/// its time at 10,000 memories (spec/decisions.md). A long-lived process (`mcp`,
+/// `watch`) keeps mimalloc's default, so its memory goes back after a large load.
+fn keep_freed_memory() {
+    // mimalloc.h's `mi_option_purge_delay` (mimalloc 3; the crate has no name for
+    // it). Changed only from its default, 1000 ms: a different value means the
+    // option is not this one (another mimalloc) or was set (MIMALLOC_PURGE_DELAY).
+    const PURGE_DELAY: std::ffi::c_int = 15;
+    unsafe extern "C" {
+        fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
+        fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+    }
+    // SAFETY: both are exported by the mimalloc the binary links as its allocator
+    // (libmimalloc-sys); getting and setting an option is thread-safe in mimalloc.
+    unsafe {
+        if mi_option_get(PURGE_DELAY) == 1000 {
+            mi_option_set(PURGE_DELAY, -1);
+        }
+    }
 }
 
 /// Before a command that loads the store with term data, when there is no search index

@@ -344,12 +344,33 @@ impl Corpus {
             }
             return out;
         }
+        // A bit per query term: each memory's terms are walked once, in order, and
+        // tested in it (a walk through memory, where a search of each query term in
+        // them jumps about it); the sum then runs in the order of `idfs`, as before.
+        let mut bits = vec![0u64; self.vocab.len().div_ceil(64)];
+        for &(t, _) in &idfs {
+            if let Some(t) = t {
+                bits[t as usize / 64] |= 1 << (t % 64);
+            }
+        }
+        let mut tfs: Vec<Option<f64>> = vec![None; idfs.len()];
         self.docs
             .iter()
             .map(|d| {
+                tfs.fill(None);
+                for (&t, &w) in d.tf_terms.iter().zip(d.tf_weights.iter()) {
+                    if bits
+                        .get(t as usize / 64)
+                        .is_some_and(|b| b & (1 << (t % 64)) != 0)
+                        && let Some(k) = idfs.iter().position(|(u, _)| *u == Some(t))
+                    {
+                        tfs[k] = Some(w);
+                    }
+                }
                 let norm = K1 * (1.0 - B + B * d.len / avg_len);
                 idfs.iter()
-                    .map(|(t, idf)| match t.and_then(|t| d.tf(t)) {
+                    .zip(&tfs)
+                    .map(|((_, idf), tf)| match *tf {
                         Some(tf) => idf * tf * (K1 + 1.0) / (tf + norm),
                         None => 0.0,
                     })
@@ -435,6 +456,11 @@ impl Corpus {
         let Some(ids) = inner else {
             return vec![false; self.docs.len()];
         };
+        // The rarest term first: most memories lack it, and are done after one
+        // lookup (the answer does not depend on the order).
+        let mut ids = ids.to_vec();
+        ids.sort_by_key(|&t| (self.df.get(t as usize).copied().unwrap_or(0), t));
+        ids.dedup();
         let holds_all = |d: &DocData| ids.iter().all(|&t| d.tf(t).is_some());
         let shortest = self.postings().and_then(|p| {
             let lists: Option<Vec<_>> = ids.iter().map(|&t| p.docs.get(t as usize)).collect();

@@ -304,12 +304,19 @@ impl DocData {
             }
             prev = end;
         }
-        let below = |t: u32| (t as usize) < vocab_len;
+        // Each array's greatest id against the vocabulary: a reduction without a
+        // branch per item, which the compiler vectorizes (every load checks every
+        // token of the store).
+        let below = |ids: &[u32]| {
+            ids.is_empty() || (ids.iter().fold(0, |m, &t| m.max(t)) as usize) < vocab_len
+        };
+        let df_below = self.line_df.is_empty()
+            || (self.line_df.iter().fold(0, |m, x| m.max(x[0])) as usize) < vocab_len;
         self.tf_terms.len() == self.tf_weights.len()
             && self.tf_terms.windows(2).all(|w| w[0] < w[1])
-            && self.tf_terms.iter().all(|&t| below(t))
-            && self.tokens.iter().all(|&t| below(t))
-            && self.line_df.iter().all(|x| below(x[0]))
+            && below(&self.tf_terms)
+            && below(&self.tokens)
+            && df_below
             && self.n_lines as usize <= self.lines.len()
     }
 }
@@ -356,6 +363,42 @@ impl Terms for DocData {
 mod tests {
     use super::*;
     use crate::retrieval::search::tests::numbered;
+
+    #[test]
+    fn data_is_valid_only_with_every_id_below_the_vocabulary() {
+        let mut r = numbered(0);
+        r.body = "[D3:5] Ann: went hiking\nmet Bo again".into();
+        let mut v = Vocab::default();
+        let d = DocData::of(&r, &mut v);
+        let n = v.len();
+        assert!(d.is_valid(n));
+        assert!(
+            !d.is_valid(n - 1),
+            "the last id is past a shorter vocabulary"
+        );
+        assert!(DocData::default().is_valid(0), "no ids at all");
+        // One id past the vocabulary in any one array, wherever it is.
+        let past = u32::try_from(n).unwrap();
+        for at in 0..d.tokens.len() {
+            let mut bad = d.clone();
+            let mut tokens = bad.tokens.to_vec();
+            tokens[at] = past;
+            bad.tokens = tokens.into();
+            assert!(!bad.is_valid(n), "token {at}");
+        }
+        for at in 0..d.line_df.len() {
+            let mut bad = d.clone();
+            let mut df = bad.line_df.to_vec();
+            df[at][0] = past;
+            bad.line_df = df.into();
+            assert!(!bad.is_valid(n), "line term {at}");
+        }
+        let mut bad = d.clone();
+        let mut tf = bad.tf_terms.to_vec();
+        *tf.last_mut().unwrap() = past;
+        bad.tf_terms = tf.into();
+        assert!(!bad.is_valid(n), "field term");
+    }
 
     #[test]
     fn tags() {

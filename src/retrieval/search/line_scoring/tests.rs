@@ -1,0 +1,160 @@
+//! Tests of line scoring: the feedback pass (what it rescans, what it feeds back),
+//! the order of best-line keys, and line scores case by case.
+
+use super::*;
+use crate::memory::Record;
+use crate::retrieval::search::tests::numbered;
+use crate::retrieval::search::tests::random_records;
+use crate::retrieval::search::tests::with_postings;
+
+/// The feedback pass of a scan rescans only the memories with a line that holds
+/// a fed-back term; the others keep the first pass's scores, which are what a
+/// rescan gives them, bit for bit.
+#[test]
+fn a_feedback_pass_keeps_the_scores_of_memories_without_a_new_term() {
+    let bodies = [
+        "cello and zebra\nzebra stripes",
+        "cello tempo",
+        "zebra crossing",
+    ];
+    let records: Vec<Record> = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let mut r = numbered(i);
+            r.body = (*b).into();
+            r
+        })
+        .collect();
+    let c = Corpus::new(&records);
+    let reused = c.line_relevance_by("cello", true);
+    // `zebra` is fed back: m1 (no zebra) keeps its first-pass score, m2 (zebra
+    // only) is rescanned.
+    assert!(reused.of(1)[0] > 0.0 && reused.of(2)[0] > 0.0, "{reused:?}");
+    assert_eq!(reused, c.line_relevance_by("cello", false));
+    let queries = [
+        "cello",
+        "Ana cello tempo",
+        "knee physio tempo run",
+        "flat white",
+        "Paris dog",
+    ];
+    for seed in 1..=12 {
+        let records = random_records(seed, 40);
+        let c = Corpus::new(&records);
+        for q in queries {
+            let (a, b) = (c.line_relevance_by(q, true), c.line_relevance_by(q, false));
+            // Bit for bit (0.0 and -0.0 apart too).
+            let bits = |l: &LineScores| l.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a), bits(&b), "seed {seed}, {q:?}");
+        }
+    }
+}
+
+#[test]
+fn feedback_takes_no_terms_from_tags() {
+    // The best lines for `parrot` are D7:1 and D7:2. Their content brings `kiwi`
+    // (so D2:1 scores); their tags would bring `d7`, `1` and `2`, which would
+    // lift D7:3 and D2:2, which say nothing of the kind.
+    let mut a = numbered(0);
+    a.body = "[D7:1] Ana: I adopted a parrot, Kiwi\n[D7:2] Ana: the parrot squawks at dawn\n[D7:3] Bo: the weather was grey".into();
+    let mut b = numbered(1);
+    b.body = "[D2:1] Cy: Kiwi likes apples\n[D2:2] Cy: a grey morning".into();
+    let records = vec![a, b];
+    for c in [Corpus::new(&records), with_postings(&records)] {
+        let lines = c.line_relevance("parrot");
+        assert!(lines.of(0)[0] > 0.0 && lines.of(0)[1] > 0.0);
+        assert!(
+            lines.of(1)[0] > 0.0,
+            "feedback from what the best lines say"
+        );
+        assert_eq!(lines.of(0)[2], 0.0, "the tag D7 is not fed back");
+        assert_eq!(lines.of(1)[1], 0.0, "the tag's number is not fed back");
+    }
+}
+
+/// Scores the lines of one-memory-per-body records for `query`; returns each
+/// memory's line scores.
+fn line_scores(bodies: &[&str], query: &str) -> Vec<Vec<f64>> {
+    let records: Vec<Record> = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let mut r = numbered(i);
+            r.body = (b.to_string()).into();
+            r
+        })
+        .collect();
+    Corpus::new(&records)
+        .score(&records, query)
+        .lines
+        .iter()
+        .map(<[f64]>::to_vec)
+        .collect()
+}
+
+#[test]
+fn best_keys_order_as_by_score_desc() {
+    // Scores across magnitudes, with ties broken by place.
+    let scores = [
+        1e-300,
+        1e-9,
+        0.25,
+        0.5,
+        0.5000000000000001,
+        1.0,
+        2.0,
+        7.5,
+        1e300,
+    ];
+    let mut items: Vec<(f64, (usize, usize))> = Vec::new();
+    for (i, &s) in scores.iter().enumerate() {
+        for place in [(0, 0), (0, 1), (1, 0), (i, 3), (u32::MAX as usize, 7)] {
+            items.push((s, place));
+        }
+    }
+    for &(s, p) in &items {
+        assert_eq!(key_parts(best_key(s, p.0, p.1)), (s, p));
+    }
+    let mut want = items.clone();
+    want.sort_by(by_score_desc);
+    let mut keys: Vec<u128> = items.iter().map(|&(s, (a, b))| best_key(s, a, b)).collect();
+    keys.sort_unstable_by(|a, b| b.cmp(a));
+    let got: Vec<_> = keys.into_iter().map(key_parts).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn line_scores_cases() {
+    // spec/ranking.md#query-aware-context-measured-on-locomo
+    // The best line scores 1; a line without any query term (or feedback term) 0.
+    let s = line_scores(
+        &["Ana: cello lessons\nBen: weather is nice\nAna: pizza"],
+        "cello",
+    );
+    assert_eq!(s[0][0], 1.0);
+    assert_eq!(s[0][1], 0.0);
+    // What the named person said beats the same words said to them.
+    let s = line_scores(
+        &["Ben: Ana, your cello sounds great\nAna: my cello sounds great\nBo: x"],
+        "Ana cello",
+    );
+    assert!(s[0][1] > s[0][0], "{s:?}");
+    // Query words next to each other in a line beat the same words apart.
+    let s = line_scores(
+        &["the art show opens\nshow me your art\nunrelated\nmore unrelated"],
+        "art show",
+    );
+    assert!(s[0][0] > s[0][1], "{s:?}");
+    // Feedback: a term shared by the best lines reaches a line without query terms.
+    let s = line_scores(
+        &["cello and zebra\nzebra stripes\nnothing here\nor here\nnor here"],
+        "cello",
+    );
+    assert!(s[0][1] > 0.0, "{s:?}");
+    assert_eq!(s[0][2], 0.0);
+    // Lines are scored across memories on one scale.
+    let s = line_scores(&["x cello y", "cello cello\nno"], "cello");
+    assert!(s[0][0] > 0.0 && s[1][0] > 0.0);
+    assert_eq!(s.iter().flatten().copied().fold(0.0, f64::max), 1.0);
+}
