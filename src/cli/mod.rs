@@ -276,8 +276,8 @@ pub fn main() -> i32 {
 /// process instead of going back to the system as it is freed. mimalloc hands freed
 /// pages back after a delay (`purge_delay`, a second), each return an `madvise` that
 /// stops every core the process runs on to flush its TLB; a one-shot call frees its
-/// whole load as it ends (on a thread of its own), and those returns were a tenth of
-/// its time at 10,000 memories (spec/decisions.md). A long-lived process (`mcp`,
+/// whole load as it ends (on a thread of its own), and without those returns it took
+/// some 5% less time at 10,000 memories (spec/decisions.md). A long-lived process (`mcp`,
 /// `watch`) keeps mimalloc's default, so its memory goes back after a large load.
 fn keep_freed_memory() {
     // mimalloc.h's `mi_option_purge_delay` (mimalloc 3; the crate has no name for
