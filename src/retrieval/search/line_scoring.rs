@@ -12,8 +12,8 @@ use std::collections::BinaryHeap;
 use crate::memory::Record;
 use crate::retrieval::postings::{LinePost, Postings};
 use crate::retrieval::search::scoring::{B, Corpus, K1};
-use crate::retrieval::search::terms;
 use crate::retrieval::search::vocab::{DocData, DocView};
+use crate::retrieval::search::{TermBits, terms};
 
 /// Relevance of memories and of their lines to one query.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -181,13 +181,11 @@ impl Corpus {
     ) -> LineScores {
         // slot[t]: 1 + the position of term t in `weights`, 0 when not weighted.
         let mut slot = vec![0u32; self.vocab.len()];
-        // A bit per term, set for the weighted ones: a line's terms are tested in
-        // it (an eighth of a kilobyte per thousand terms, so it stays in cache) and
+        // The weighted terms as a bit each: a line's terms are tested in it and
         // only weighted terms are looked up in `slot`.
-        let mut weighted = vec![0u64; self.vocab.len().div_ceil(64)];
+        let weighted = TermBits::new(self.vocab.len(), weights.iter().map(|w| w.0));
         for (i, &(t, _)) in weights.iter().enumerate() {
             slot[t as usize] = i as u32 + 1;
-            weighted[t as usize / 64] |= 1 << (t % 64);
         }
         // ends[s]: the pairs (a bit each) whose first term, and those whose second
         // term, is the term in slot s; a pair's terms are query terms, so weighted.
@@ -420,8 +418,8 @@ enum Pairs<'a> {
 /// What scoring a line needs (see [`Corpus::line_scores`]).
 struct LineScorer<'a> {
     slot: &'a [u32],
-    /// Bit `t`: whether term `t` is weighted (its `slot` is not 0).
-    weighted: &'a [u64],
+    /// Whether term `t` is weighted (its `slot` is not 0).
+    weighted: &'a TermBits,
     /// By slot: the pairs starting with, and those ending with, its term.
     ends: &'a [(u64, u64)],
     weights: &'a [(u32, f64)],
@@ -435,10 +433,10 @@ impl LineScorer<'_> {
     /// terms.
     #[inline]
     fn slot_of(&self, t: u32) -> u32 {
-        if self.weighted[t as usize / 64] & (1 << (t % 64)) == 0 {
-            0
-        } else {
+        if self.weighted.has(t) {
             self.slot[t as usize]
+        } else {
+            0
         }
     }
 
@@ -569,24 +567,24 @@ impl LineScorer<'_> {
         let mut counts = vec![0u32; self.weights.len() + 1];
         let mut seen: Vec<u32> = Vec::new();
         let mut at = 0;
-        // A bit per term weighted from `from` on: a memory's line terms are tested
-        // in it one after the other (a walk through memory, where a search of each
+        // The terms weighted from `from` on: a memory's line terms are tested in
+        // them one after the other (a walk through memory, where a search of each
         // weight in them jumps about it).
-        let fresh: std::borrow::Cow<'_, [u64]> = if from == 0 {
-            std::borrow::Cow::Borrowed(self.weighted)
+        let newer;
+        let fresh = if from == 0 {
+            self.weighted
         } else {
-            let mut bits = vec![0u64; self.weighted.len()];
-            for &(t, _) in &self.weights[from..] {
-                bits[t as usize / 64] |= 1 << (t % 64);
-            }
-            std::borrow::Cow::Owned(bits)
+            newer = TermBits::new(
+                self.weighted.len(),
+                self.weights[from..].iter().map(|w| w.0),
+            );
+            &newer
         };
-        let has = |t: u32| fresh[t as usize / 64] & (1 << (t % 64)) != 0;
         for d in docs {
             // A memory none of whose lines holds a weighted term scores 0 on every
             // line (and adds no pair): its lines are left at their zeros unread; one
             // with no newly weighted term keeps the last pass's scores.
-            if !d.line_df.iter().any(|x| has(x[0])) {
+            if !d.line_df.iter().any(|x| fresh.has(x[0])) {
                 at += d.lines.len();
                 continue;
             }

@@ -24,6 +24,33 @@ pub(crate) use crate::retrieval::search::text::terms;
 pub(crate) use crate::retrieval::search::text::{split_label, split_tag, words};
 pub(crate) use crate::retrieval::search::vocab::{Analyzed, DocData, Vocab};
 
+/// A set of term ids as a bit per id of a vocabulary (an eighth of a kilobyte per
+/// thousand terms, so it stays in cache while the terms of many memories are tested
+/// in it one after the other).
+pub(super) struct TermBits(Vec<u64>);
+
+impl TermBits {
+    /// The ids `ids`, each below `len`.
+    pub(super) fn new(len: usize, ids: impl IntoIterator<Item = u32>) -> TermBits {
+        let mut words = vec![0u64; len.div_ceil(64)];
+        for t in ids {
+            words[t as usize / 64] |= 1 << (t % 64);
+        }
+        TermBits(words)
+    }
+
+    /// How many ids the set can hold (a multiple of 64).
+    pub(super) fn len(&self) -> usize {
+        self.0.len() * 64
+    }
+
+    /// Whether `t` is in the set (it must be below [`TermBits::len`]).
+    #[inline]
+    pub(super) fn has(&self, t: u32) -> bool {
+        self.0[t as usize / 64] & (1 << (t % 64)) != 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::memory::Record;

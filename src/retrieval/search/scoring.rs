@@ -10,10 +10,10 @@ use std::sync::OnceLock;
 
 use crate::memory::Record;
 use crate::retrieval::postings::Postings;
-use crate::retrieval::search::terms;
 use crate::retrieval::search::text::phrase_hit;
 use crate::retrieval::search::vocab::DocData;
 use crate::retrieval::search::vocab::Vocab;
+use crate::retrieval::search::{TermBits, terms};
 
 /// BM25 term-frequency saturation.
 pub(super) const K1: f64 = 1.2;
@@ -344,24 +344,17 @@ impl Corpus {
             }
             return out;
         }
-        // A bit per query term: each memory's terms are walked once, in order, and
-        // tested in it (a walk through memory, where a search of each query term in
-        // them jumps about it); the sum then runs in the order of `idfs`, as before.
-        let mut bits = vec![0u64; self.vocab.len().div_ceil(64)];
-        for &(t, _) in &idfs {
-            if let Some(t) = t {
-                bits[t as usize / 64] |= 1 << (t % 64);
-            }
-        }
+        // Each memory's terms are walked once, in order, and tested in the query's
+        // (a walk through memory, where a search of each query term in them jumps
+        // about it); the sum then runs in the order of `idfs`, as before.
+        let in_query = TermBits::new(self.vocab.len(), idfs.iter().filter_map(|x| x.0));
         let mut tfs: Vec<Option<f64>> = vec![None; idfs.len()];
         self.docs
             .iter()
             .map(|d| {
                 tfs.fill(None);
                 for (&t, &w) in d.tf_terms.iter().zip(d.tf_weights.iter()) {
-                    if bits
-                        .get(t as usize / 64)
-                        .is_some_and(|b| b & (1 << (t % 64)) != 0)
+                    if in_query.has(t)
                         && let Some(k) = idfs.iter().position(|(u, _)| *u == Some(t))
                     {
                         tfs[k] = Some(w);
