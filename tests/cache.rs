@@ -127,6 +127,33 @@ fn settled_store(n: usize) -> (tempfile::TempDir, std::path::PathBuf) {
     (tmp, dir)
 }
 
+/// `memdir index --search` reports what the whole command read, parsed and analyzed:
+/// from no index, every file, though MEMORY.md's rebuild loads them too.
+#[test]
+fn index_search_reports_the_work_of_the_whole_command() {
+    use crate::common::{memdir, run};
+    let (_tmp, dir) = settled_store(12);
+    let report = || {
+        let o = run(memdir(&dir).args(["--json", "index", "--search"]));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let s = &v["search"];
+        let n = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"));
+        (n("vouched"), n("read"), n("parsed"), n("analyzed"))
+    };
+    assert_eq!(report(), (0, 12, 12, 12));
+    assert_eq!(report(), (12, 0, 0, 0));
+    std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
+    assert_eq!(report(), (0, 12, 12, 12));
+    let text = run(memdir(&dir).args(["index", "--search"]));
+    assert!(
+        String::from_utf8_lossy(&text.stdout)
+            .contains("search index: 12 memories (12 unchanged, 0 read, 0 parsed, 0 analyzed)"),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
+}
+
 #[test]
 fn unchanged_files_are_vouched_for_and_changed_ones_read() {
     let (_tmp, dir) = settled_store(30);

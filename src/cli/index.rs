@@ -17,11 +17,9 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    if a.search {
-        out.spinner("reading the memories");
-    }
-    let outcome = out.timed("MEMORY.md", || mem.index())?.outcome;
-    out.index_backup(&mem.root(), &outcome);
+    // The search index first: it reads, parses and analyzes what it must, and its
+    // report says so; MEMORY.md's load then finds every file vouched for. (The other
+    // way round, that load did the reading and the report said "0 parsed".)
     let search = if a.search {
         out.spinner("bringing the search index up to date");
         let s = out.timed("search index", || mem.search_index());
@@ -30,6 +28,8 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
     } else {
         None
     };
+    let outcome = out.timed("MEMORY.md", || mem.index())?.outcome;
+    out.index_backup(&mem.root(), &outcome);
     let embeddings = if a.embeddings {
         let bar = super::progress::Counter::new("embedding", out.verbosity());
         let e = out.timed("embeddings", || {
