@@ -17,19 +17,23 @@ pub struct Args {
 }
 
 pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
-    // The search index first: it reads, parses and analyzes what it must, and its
-    // report says so; MEMORY.md's load then finds every file vouched for. (The other
-    // way round, that load did the reading and the report said "0 parsed".)
+    if a.search {
+        out.spinner("reading the memories");
+    }
+    // MEMORY.md's load reads and parses what the index does not vouch for (and saves
+    // that), the search index's then analyzes: two loads, each holding less at
+    // once than one doing both.
+    let indexed = out.timed("MEMORY.md", || mem.index())?;
+    let outcome = indexed.outcome;
+    out.index_backup(&mem.root(), &outcome);
     let search = if a.search {
         out.spinner("bringing the search index up to date");
         let s = out.timed("search index", || mem.search_index());
         out.done();
-        Some(s?)
+        Some(whole_command(&indexed.load, s?))
     } else {
         None
     };
-    let outcome = out.timed("MEMORY.md", || mem.index())?.outcome;
-    out.index_backup(&mem.root(), &outcome);
     let embeddings = if a.embeddings {
         let bar = super::progress::Counter::new("embedding", out.verbosity());
         let e = out.timed("embeddings", || {
@@ -87,4 +91,21 @@ pub fn run(mem: &Memory, a: &Args, out: &mut Out) -> Result<i32, Failure> {
         ));
     }
     Ok(0)
+}
+
+/// The search index's report for the whole command: its second load finds what the
+/// first read and parsed vouched for, so the files read are the first load's (both
+/// read a file too recently changed to be vouched for), and the parses both's (the
+/// second parses only what changed in between).
+fn whole_command(
+    first: &memdir::SearchIndexReport,
+    second: memdir::SearchIndexReport,
+) -> memdir::SearchIndexReport {
+    let read = first.read.max(second.read);
+    memdir::SearchIndexReport {
+        vouched: (second.vouched + second.read).saturating_sub(read),
+        read,
+        parsed: first.parsed + second.parsed,
+        ..second
+    }
 }

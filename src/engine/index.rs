@@ -121,10 +121,11 @@ impl Memory {
         self.require_dir()?;
         let _g = self.backend.lock(&self.mem_lock)?;
         // The records alone: MEMORY.md is rendered from them, not from the texts.
-        let (snap, _, _) = self.load_records(false)?;
+        let (snap, _, load) = self.load_records(false)?;
         Ok(Indexed {
             outcome: self.write_index(&snap.records)?,
             problems: snap.problems,
+            load,
         })
     }
 

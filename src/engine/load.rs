@@ -96,9 +96,9 @@ impl Memory {
         };
         let (gone, parsed) = self.read_files(
             &mut cache,
-            &names,
-            &to_read,
+            (&names, &to_read),
             checked,
+            !texts,
             &mut files,
             &mut snap.problems,
         );
@@ -233,14 +233,16 @@ impl Memory {
 
     /// Reads the files `to_read` (indexes into `names`) on all cores into `files`:
     /// from the index when it has the parse of that content, else parsed on all
-    /// cores. Returns which files are gone (removed since the scan, or unreadable,
-    /// with a problem) and how many were parsed.
+    /// cores. With `in_place` (a one-shot read of records) a body is a slice of its
+    /// file's text where it can be, not a copy. Returns which files are gone
+    /// (removed since the scan, or unreadable, with a problem) and how many were
+    /// parsed.
     fn read_files(
         &self,
         cache: &mut Cache,
-        names: &[String],
-        to_read: &[usize],
+        (names, to_read): (&[String], &[usize]),
         checked: i64,
+        in_place: bool,
         files: &mut [Option<Box<LoadedFile>>],
         problems: &mut Vec<Problem>,
     ) -> (Vec<bool>, usize) {
@@ -258,16 +260,27 @@ impl Memory {
             match r {
                 Ok(Some((key, text, st))) => match cache.by_content(&names[i], &key) {
                     Some(hit) => {
+                        let (text, body) = match frontmatter::body_span(&text).filter(|_| in_place)
+                        {
+                            Some(span) => {
+                                let (text, body) = body_in_place(text, span);
+                                (text, Ok(body))
+                            }
+                            None => {
+                                let body = frontmatter::body_of(&text).map(SharedStr::from);
+                                (text.into(), body)
+                            }
+                        };
                         files[i] = Some(Box::new(LoadedFile {
                             stat: st,
                             checked,
-                            parsed: frontmatter::body_of(&text).map(|body| Parse {
+                            parsed: body.map(|body| Parse {
                                 meta: hit.meta,
-                                body: body.into(),
+                                body,
                                 warnings: hit.warnings,
                             }),
                             key,
-                            text: text.into(),
+                            text,
                             warnings: Vec::new(),
                             data: hit.data,
                             origin: hit.origin,
@@ -283,17 +296,38 @@ impl Memory {
             }
         }
         let parsed_count = misses.len();
-        let parsed: Vec<std::result::Result<Parsed, frontmatter::FrontmatterError>> =
-            store::par_map(&misses, PARALLEL_FROM, |(_, _, text, _)| {
-                frontmatter::parse_read(text)
-            });
+        // The body is left out of the parse where it will be a slice of the text.
+        type Parsing =
+            std::result::Result<(Parsed, Option<(usize, usize)>), frontmatter::FrontmatterError>;
+        let parsed: Vec<Parsing> =
+            store::par_map(
+                &misses,
+                PARALLEL_FROM,
+                |(_, _, text, _)| match frontmatter::body_span(text).filter(|_| in_place) {
+                    Some(span) => frontmatter::parse_read_meta(text).map(|p| (p, Some(span))),
+                    None => frontmatter::parse_read(text).map(|p| (p, None)),
+                },
+            );
         for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
+            let (text, parsed) = match parsed {
+                Ok((p, Some(span))) => {
+                    let (text, body) = body_in_place(text, span);
+                    let parse = Parse {
+                        meta: p.meta,
+                        body,
+                        warnings: p.warnings,
+                    };
+                    (text, Ok(parse))
+                }
+                Ok((p, None)) => (text.into(), Ok(Parse::from(p))),
+                Err(e) => (text.into(), Err(e)),
+            };
             files[i] = Some(Box::new(LoadedFile {
                 stat: st,
                 checked,
                 key,
-                text: text.into(),
-                parsed: parsed.map(Parse::from),
+                text,
+                parsed,
                 warnings: Vec::new(),
                 data: None,
                 origin: None,
@@ -301,6 +335,13 @@ impl Memory {
         }
         (gone, parsed_count)
     }
+}
+
+/// A file's text, shared, and its body `text[start..end]` read in place from it.
+fn body_in_place(text: String, (start, end): (usize, usize)) -> (SharedStr, SharedStr) {
+    let text = SharedStr::shared(text);
+    let body = text.slice(start..end);
+    (text, body)
 }
 
 /// What the index vouches for by stat (taken from the index in order, then turned
@@ -601,5 +642,66 @@ mod tests {
         assert!(one_shot.records.iter().all(|r| r.body.is_shared()));
         assert!(kept.records.iter().all(|r| !r.body.is_shared()));
         assert!(handed.records.iter().all(|r| !r.body.is_shared()));
+    }
+
+    /// A one-shot read of files (no index yet, or content it has not seen) takes each
+    /// body as a slice of the file's text where the body is one, and the same body a
+    /// load that keeps its records copies: with a byte order mark, carriage returns,
+    /// blank lines around it, no body, and what is not UTF-8 in one byte (an error).
+    #[test]
+    fn a_one_shot_read_of_files_takes_the_bodies_kept_loads_copy() {
+        let (tmp, mem) = dir_store();
+        mem.init().unwrap();
+        let dir = tmp.path().join("m");
+        let head = "---\nname: n\ndescription: d\ntype: user\n---\n";
+        let files: [(&str, String); 6] = [
+            ("plain", format!("{head}\nline one ünï\nline two\n")),
+            ("bom", format!("\u{feff}{head}\nafter a mark\n")),
+            (
+                "crlf",
+                format!("{head}\nfirst\nsecond\n").replace('\n', "\r\n"),
+            ),
+            ("blank", format!("{head}\n\n\n  indented body\n\n\n")),
+            ("empty", head.to_string()),
+            ("unclosed", "---\nname: n\nno fence after".to_string()),
+        ];
+        for (k, text) in &files {
+            std::fs::write(dir.join(format!("{k}.md")), text).unwrap();
+        }
+        let bodies = |snap: &crate::engine::types::Snapshot| -> Vec<(String, String)> {
+            snap.records
+                .iter()
+                .map(|r| (r.key.to_string(), r.body.to_string()))
+                .collect()
+        };
+        for round in ["no index", "by content", "vouched"] {
+            if round == "vouched" {
+                std::thread::sleep(std::time::Duration::from_millis(2100));
+                mem.search_index().unwrap();
+            }
+            let (one_shot, _, report) = mem.load_records(true).unwrap();
+            let kept = mem.load().unwrap();
+            assert_eq!(bodies(&one_shot), bodies(&kept), "{round}: {report:?}");
+            assert_eq!(one_shot.problems.len(), kept.problems.len(), "{round}");
+            let body = |k: &str| {
+                one_shot
+                    .records
+                    .iter()
+                    .find(|r| r.key.as_str() == k)
+                    .unwrap()
+            };
+            assert_eq!(body("plain").body.as_str(), "line one ünï\nline two");
+            assert_eq!(body("crlf").body.as_str(), "first\nsecond");
+            assert_eq!(body("blank").body.as_str(), "  indented body");
+            assert_eq!(body("empty").body.as_str(), "");
+            assert!(body("plain").body.is_shared(), "{round}");
+            assert!(kept.records.iter().all(|r| !r.body.is_shared()), "{round}");
+            assert_eq!(
+                one_shot.records.len(),
+                5,
+                "{round}: {:?}",
+                one_shot.problems
+            );
+        }
     }
 }

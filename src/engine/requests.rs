@@ -6,7 +6,7 @@
 //! plain data (spec/decisions.md, 2026-11-28).
 
 use crate::engine::state::StateEntry;
-use crate::engine::types::{IndexOutcome, Listed, Problem, WriteOutcome};
+use crate::engine::types::{IndexOutcome, Listed, Problem, SearchIndexReport, WriteOutcome};
 use crate::memory::Record;
 use crate::memory::timeline::Event;
 use crate::retrieval::context::DEFAULT_MAX_TOKENS;
@@ -174,6 +174,9 @@ pub struct Indexed {
     pub outcome: IndexOutcome,
     /// The problems met loading the store.
     pub problems: Vec<Problem>,
+    /// What the load took: files vouched for, read and parsed (no term data: it
+    /// does not analyze).
+    pub load: SearchIndexReport,
 }
 
 /// An export: the exported text and the problems met loading the store.

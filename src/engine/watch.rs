@@ -70,7 +70,9 @@ pub fn watch(
         })?;
     // The watch is armed before the first rebuild, so an edit made as soon as the
     // first report arrives is never missed.
-    let Indexed { outcome, problems } = mem.index()?;
+    let Indexed {
+        outcome, problems, ..
+    } = mem.index()?;
     on_rebuild(Rebuild {
         changed: Vec::new(),
         outcome,
@@ -107,7 +109,9 @@ pub fn watch(
         if changed.is_empty() {
             continue;
         }
-        let Indexed { outcome, problems } = mem.index()?;
+        let Indexed {
+            outcome, problems, ..
+        } = mem.index()?;
         on_rebuild(Rebuild {
             changed,
             outcome,

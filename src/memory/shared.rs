@@ -58,15 +58,26 @@ impl SharedStr {
         })
     }
 
+    /// `text`, shared: its slices ([`SharedStr::slice`]) are read in place from it,
+    /// and it is freed when the last of them is dropped.
+    pub(crate) fn shared(text: String) -> SharedStr {
+        let len = text.len();
+        SharedStr(Repr::Shared {
+            bytes: Arc::new(text),
+            start: 0,
+            len,
+        })
+    }
+
     /// The text as a `&str`.
     pub fn as_str(&self) -> &str {
         match &self.0 {
             Repr::Owned(s) => s,
             Repr::Shared { bytes, start, len } => {
                 let raw = &(**bytes).as_ref()[*start..*start + *len];
-                // SAFETY: `read` checked these bytes are UTF-8 (and `slice` cuts only
-                // at char boundaries of them), and shared bytes never change while
-                // shared (`SharedBytes`).
+                // SAFETY: `read` checked these bytes are UTF-8, `shared` took them
+                // from a `String` (and `slice` cuts only at char boundaries of them),
+                // and shared bytes never change while shared (`SharedBytes`).
                 unsafe { std::str::from_utf8_unchecked(raw) }
             }
         }

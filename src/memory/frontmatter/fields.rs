@@ -26,6 +26,7 @@ pub(super) fn from_map(
     map: Map<String, Value>,
     s: &Split<'_>,
     keep_layout: bool,
+    with_body: bool,
 ) -> Result<Parsed, FrontmatterError> {
     let keys: Vec<String> = map.keys().cloned().collect();
     // Parsing every entry again to keep its text costs more than the whole first
@@ -72,7 +73,11 @@ pub(super) fn from_map(
     meta.extra.known_raw = known_raw(chunk_texts, &meta);
     Ok(Parsed {
         meta,
-        body: crate::memory::normalize_body(s.body).to_string(),
+        body: if with_body {
+            crate::memory::normalize_body(s.body).to_string()
+        } else {
+            String::new()
+        },
         warnings,
     })
 }

@@ -304,7 +304,7 @@ fn scalar_text(v: &Value) -> Option<String> {
 /// assert_eq!(parsed.body, "Lead with the issue.");
 /// ```
 pub fn parse(text: &str) -> Result<Parsed, FrontmatterError> {
-    parse_mode(text, true)
+    parse_mode(text, true, true)
 }
 
 /// Parses a memory file for reading only: the same result as [`parse`] except that
@@ -312,10 +312,17 @@ pub fn parse(text: &str) -> Result<Parsed, FrontmatterError> {
 /// unknown keys instead of copying them. Several times faster; use [`parse`] before
 /// rewriting a file.
 pub fn parse_read(text: &str) -> Result<Parsed, FrontmatterError> {
-    parse_mode(text, false)
+    parse_mode(text, false, true)
 }
 
-fn parse_mode(text: &str, keep_layout: bool) -> Result<Parsed, FrontmatterError> {
+/// [`parse_read`] with the body left empty (the same errors and warnings): for a
+/// caller that takes the body in place from `text` where [`body_span`] finds it,
+/// instead of a copy of every body.
+pub fn parse_read_meta(text: &str) -> Result<Parsed, FrontmatterError> {
+    parse_mode(text, false, false)
+}
+
+fn parse_mode(text: &str, keep_layout: bool, with_body: bool) -> Result<Parsed, FrontmatterError> {
     let text = normalize_text(text);
     let s = split(&text)?;
     let value = if s.yaml.trim().is_empty() {
@@ -330,7 +337,7 @@ fn parse_mode(text: &str, keep_layout: bool) -> Result<Parsed, FrontmatterError>
             return Err(FrontmatterError::NotAMapping { line: s.first_line });
         }
     };
-    from_map(map, &s, keep_layout)
+    from_map(map, &s, keep_layout, with_body)
 }
 
 /// The body of a memory file without parsing its frontmatter (for files whose
@@ -648,7 +655,7 @@ mod tests {
         );
         for keep_layout in [false, true] {
             KEY_LINE_SCANS.with(|c| c.set(0));
-            let p = parse_mode(&text, keep_layout).unwrap();
+            let p = parse_mode(&text, keep_layout, true).unwrap();
             assert_eq!(p.meta.tags.len(), 20_000);
             assert_eq!(
                 KEY_LINE_SCANS.with(|c| c.get()),

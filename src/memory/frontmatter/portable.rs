@@ -181,7 +181,7 @@ pub fn parse_portable(text: &str) -> Result<Portable, FrontmatterError> {
             }
         }
     }
-    let parsed = from_map(map, &s, false)?;
+    let parsed = from_map(map, &s, false, true)?;
     let text = render(&parsed.meta, &parsed.body);
     let back = parse(&text)?;
     if !same_values(&back.meta, &back.body, &parsed.meta, &parsed.body) {
