@@ -647,7 +647,8 @@ mod tests {
     /// A one-shot read of files (no index yet, or content it has not seen) takes each
     /// body as a slice of the file's text where the body is one, and the same body a
     /// load that keeps its records copies: with a byte order mark, carriage returns,
-    /// blank lines around it, no body, and what is not UTF-8 in one byte (an error).
+    /// blank lines around it, no body, and a frontmatter never closed (loaded by
+    /// neither).
     #[test]
     fn a_one_shot_read_of_files_takes_the_bodies_kept_loads_copy() {
         let (tmp, mem) = dir_store();
