@@ -332,13 +332,32 @@ fn relevant_lines<'s>(
 /// The keys of the lines of relevant memories with a query term
 /// ([`search::best_key`] of the line's keyword value ([`relevant_lines`]), its
 /// memory's position in `order` and the line).
+///
+/// The memories are walked in their own order, not in `order`: each one's line
+/// scores then follow the last one's in memory, where a walk in `order` would jump
+/// about all the lines of the store for every memory. The keys are the same, and
+/// their order is total ([`BestFirst`] visits them sorted), so where each is made
+/// does not matter.
 fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
+    const ABSENT: usize = usize::MAX;
+    let mut pos_of = vec![ABSENT; scores.memory.len()];
+    for (pos, &r) in order.iter().enumerate() {
+        pos_of[r] = pos;
+    }
     let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
-    keys.extend(
-        relevant_lines(order, scores)
-            .filter(|&(_, _, _, value)| value > 0.0)
-            .map(|(pos, _, l, value)| search::best_key(value, pos, l)),
-    );
+    for (r, &pos) in pos_of.iter().enumerate() {
+        if pos == ABSENT || scores.memory[r] <= 0.0 || scores.memory[r].is_nan() {
+            continue;
+        }
+        let prior = MEMORY_PRIOR * scores.prior * scores.memory[r];
+        for (l, &own) in scores.lines.of(r).iter().enumerate() {
+            // As `relevant_lines` values it.
+            let value = if own > 0.0 { own + prior } else { 0.0 };
+            if value > 0.0 {
+                keys.push(search::best_key(value, pos, l));
+            }
+        }
+    }
     keys
 }
 
@@ -554,6 +573,44 @@ mod tests {
         };
         assert_eq!(first(1.0), 0);
         assert_eq!(first(0.1), 1);
+    }
+
+    /// The line keys made memory by memory in the store's order are the keys of
+    /// `relevant_lines` (a walk in `order`), for an order that skips memories and
+    /// one with a memory of no relevance.
+    #[test]
+    fn line_keys_are_the_keys_of_the_relevant_lines() {
+        let rs = vec![
+            long(
+                "a",
+                8,
+                &[
+                    (2, "[a:2] Ana: the cello lesson"),
+                    (5, "[a:5] cello strings"),
+                ],
+            ),
+            long("b", 6, &[(3, "[b:3] Cy: a cello for sale")]),
+            long(
+                "c",
+                9,
+                &[(1, "[c:1] cello"), (8, "[c:8] Dan: the cello again")],
+            ),
+            long("d", 4, &[(0, "[d:0] Eve: scales")]),
+        ];
+        let corpus = Corpus::new(&rs);
+        let mut scores = corpus.score(&rs, "cello lesson");
+        scores.memory[1] = 0.0;
+        for order in [vec![2, 0, 1, 3], vec![3, 2], vec![1, 0], vec![]] {
+            let mut want: Vec<u128> = relevant_lines(&order, &scores)
+                .filter(|&(_, _, _, value)| value > 0.0)
+                .map(|(pos, _, l, value)| search::best_key(value, pos, l))
+                .collect();
+            let mut got = line_keys(&order, &scores);
+            want.sort_unstable();
+            got.sort_unstable();
+            assert_eq!(got, want, "{order:?}");
+        }
+        assert!(!line_keys(&[2, 0], &scores).is_empty());
     }
 
     // spec/ranking.md#passages: with the lines' similarities, a line without a query
