@@ -260,17 +260,17 @@ impl Memory {
             match r {
                 Ok(Some((key, text, st))) => match cache.by_content(&names[i], &key) {
                     Some(hit) => {
-                        let (text, body) = match frontmatter::body_span(&text).filter(|_| in_place)
-                        {
-                            Some(span) => {
-                                let (text, body) = body_in_place(text, span);
-                                (text, Ok(body))
-                            }
-                            None => {
-                                let body = frontmatter::body_of(&text).map(SharedStr::from);
-                                (text.into(), body)
-                            }
-                        };
+                        let (text, body) =
+                            match in_place.then(|| frontmatter::body_span(&text)).flatten() {
+                                Some(span) => {
+                                    let (text, body) = body_in_place(text, span);
+                                    (text, Ok(body))
+                                }
+                                None => {
+                                    let body = frontmatter::body_of(&text).map(SharedStr::from);
+                                    (text.into(), body)
+                                }
+                            };
                         files[i] = Some(Box::new(LoadedFile {
                             stat: st,
                             checked,
@@ -299,15 +299,12 @@ impl Memory {
         // The body is left out of the parse where it will be a slice of the text.
         type Parsing =
             std::result::Result<(Parsed, Option<(usize, usize)>), frontmatter::FrontmatterError>;
-        let parsed: Vec<Parsing> =
-            store::par_map(
-                &misses,
-                PARALLEL_FROM,
-                |(_, _, text, _)| match frontmatter::body_span(text).filter(|_| in_place) {
-                    Some(span) => frontmatter::parse_read_meta(text).map(|p| (p, Some(span))),
-                    None => frontmatter::parse_read(text).map(|p| (p, None)),
-                },
-            );
+        let parsed: Vec<Parsing> = store::par_map(&misses, PARALLEL_FROM, |(_, _, text, _)| {
+            match in_place.then(|| frontmatter::body_span(text)).flatten() {
+                Some(span) => frontmatter::parse_read_meta(text).map(|p| (p, Some(span))),
+                None => frontmatter::parse_read(text).map(|p| (p, None)),
+            }
+        });
         for ((i, key, text, st), parsed) in misses.into_iter().zip(parsed) {
             let (text, parsed) = match parsed {
                 Ok((p, Some(span))) => {

@@ -319,14 +319,27 @@ fn relevant_lines<'s>(
     order
         .iter()
         .enumerate()
-        .filter(|(_, r)| scores.memory[**r] > 0.0)
-        .flat_map(move |(pos, &r)| {
-            let prior = MEMORY_PRIOR * scores.prior * scores.memory[r];
-            scores.lines.of(r).iter().enumerate().map(move |(l, &own)| {
-                let value = if own > 0.0 { own + prior } else { 0.0 };
-                (pos, r, l, value)
-            })
+        .filter_map(|(pos, &r)| Some((pos, r, memory_prior(scores, r)?)))
+        .flat_map(move |(pos, r, prior)| {
+            scores
+                .lines
+                .of(r)
+                .iter()
+                .enumerate()
+                .map(move |(l, &own)| (pos, r, l, line_value(own, prior)))
         })
+}
+
+/// What memory `r`'s relevance adds to each of its lines with a query term, when it
+/// is relevant (`None` otherwise: its lines have no value).
+fn memory_prior(scores: &QueryScores, r: usize) -> Option<f64> {
+    (scores.memory[r] > 0.0).then(|| MEMORY_PRIOR * scores.prior * scores.memory[r])
+}
+
+/// A line's keyword value: its own score and its memory's prior (0 for a line
+/// without a query term).
+fn line_value(own: f64, prior: f64) -> f64 {
+    if own > 0.0 { own + prior } else { 0.0 }
 }
 
 /// The keys of the lines of relevant memories with a query term
@@ -346,13 +359,11 @@ fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
     }
     let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
     for (r, &pos) in pos_of.iter().enumerate() {
-        if pos == ABSENT || scores.memory[r] <= 0.0 || scores.memory[r].is_nan() {
+        let Some(prior) = memory_prior(scores, r).filter(|_| pos != ABSENT) else {
             continue;
-        }
-        let prior = MEMORY_PRIOR * scores.prior * scores.memory[r];
+        };
         for (l, &own) in scores.lines.of(r).iter().enumerate() {
-            // As `relevant_lines` values it.
-            let value = if own > 0.0 { own + prior } else { 0.0 };
+            let value = line_value(own, prior);
             if value > 0.0 {
                 keys.push(search::best_key(value, pos, l));
             }
