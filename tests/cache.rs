@@ -512,7 +512,8 @@ fn edits_made_while_queries_run_are_seen() {
 }
 
 /// The index files rebuilt and renamed over while other processes query them (issue
-/// 30): the main file and the delta are removed again and again, each time rebuilt by
+/// 30): the main file and the delta (and every other time the postings) are removed
+/// again and again, each time rebuilt by
 /// `index --search` and by whichever reader comes first, so readers map files that are
 /// being replaced, and several processes write them at once. The store does not
 /// change, so every answer must be the one a fresh index gives, scores and term
@@ -535,6 +536,8 @@ fn queries_beside_index_rebuilds_answer_as_a_fresh_index() {
     assert_eq!([answer(recall), answer(context)], want);
     let main = dir.join(memdir::memory::layout::SEARCH_INDEX_FILE);
     let delta = dir.join(memdir::memory::layout::SEARCH_DELTA_FILE);
+    let postings = dir.join(memdir::memory::layout::SEARCH_POSTINGS_FILE);
+    assert!(postings.is_file(), "a fresh index has its postings");
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     let done = std::sync::Arc::new(AtomicUsize::new(0));
     let readers: Vec<_> = (0..2)
@@ -570,6 +573,12 @@ fn queries_beside_index_rebuilds_answer_as_a_fresh_index() {
         }
         let _ = std::fs::remove_file(&delta);
         let _ = std::fs::remove_file(&main);
+        // Every other round the postings are lost too; in the others the new main
+        // file's are written beside the old ones' (readers meet a pair of files of
+        // different generations).
+        if rebuilt % 2 == 1 {
+            let _ = std::fs::remove_file(&postings);
+        }
         let o = run(memdir(&dir).args(["index", "--search"]));
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         rebuilt += 1;
@@ -703,7 +712,8 @@ fn answers(dir: &std::path::Path) -> String {
 }
 
 // Issue 31 item 6: every part of the index files carries a checksum. One bit
-// flipped at any byte of the main file or of the delta is never trusted: the
+// flipped at any byte of the main file, of the delta or of the postings file
+// (issue 30) is never trusted: the
 // answers are those of a fresh index, and neither `index --search` nor
 // `check --fix` writes the damaged entry forward; a truncated file is rebuilt.
 #[test]
@@ -717,12 +727,15 @@ fn a_flipped_bit_anywhere_in_the_index_changes_no_answer() {
     mem(&dir).search_index().unwrap();
     let main = dir.join(memdir::memory::layout::SEARCH_INDEX_FILE);
     let delta = dir.join(memdir::memory::layout::SEARCH_DELTA_FILE);
+    let postings = dir.join(memdir::memory::layout::SEARCH_POSTINGS_FILE);
     let good_main = std::fs::read(&main).unwrap();
     let good_delta = std::fs::read(&delta).unwrap();
+    let good_postings = std::fs::read(&postings).unwrap();
     let want = answers(&dir);
     let restore = || {
         std::fs::write(&main, &good_main).unwrap();
         std::fs::write(&delta, &good_delta).unwrap();
+        std::fs::write(&postings, &good_postings).unwrap();
     };
     // A fresh index answers the same.
     std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
@@ -730,7 +743,11 @@ fn a_flipped_bit_anywhere_in_the_index_changes_no_answer() {
     restore();
     let mut wrong = Vec::new();
     let mut trials = 0;
-    for (file, good) in [(&main, &good_main), (&delta, &good_delta)] {
+    for (file, good) in [
+        (&main, &good_main),
+        (&delta, &good_delta),
+        (&postings, &good_postings),
+    ] {
         // About 120 byte offsets spread over each file (a main file of 3.5 KB and a
         // delta of 0.8 KB here: every 30th and every 7th byte), one bit each (which bit
         // varies with the offset). Bounded so that the test takes seconds, not the
@@ -767,4 +784,44 @@ fn a_flipped_bit_anywhere_in_the_index_changes_no_answer() {
         wrong.len(),
         &wrong[..wrong.len().min(10)]
     );
+}
+
+/// The postings beside the main index file (spec/architecture.md#search-index): written
+/// with it, written again by the next read when lost, and of no effect on any answer
+/// (a one-shot query through them answers as the scan of every memory).
+#[test]
+fn lost_postings_are_written_again_and_change_no_answer() {
+    let (_tmp, dir) = settled_store(40);
+    let postings = dir.join(memdir::memory::layout::SEARCH_POSTINGS_FILE);
+    let first = mem(&dir).search_index().unwrap();
+    assert!(postings.is_file(), "written with the main file");
+    let size = std::fs::metadata(&postings).unwrap().len();
+    let main = std::fs::metadata(dir.join(memdir::memory::layout::SEARCH_INDEX_FILE)).unwrap();
+    assert!(
+        first.bytes >= size + main.len(),
+        "{} bytes reported",
+        first.bytes
+    );
+    let want = answers(&dir);
+    std::fs::remove_file(&postings).unwrap();
+    // Without them, the scan: the same answers; and the read writes them again.
+    assert_eq!(answers(&dir), want);
+    assert_eq!(std::fs::metadata(&postings).unwrap().len(), size);
+    assert_eq!(answers(&dir), want);
+    // Postings of another main file (a rebuild's) are not read.
+    let old = std::fs::read(&postings).unwrap();
+    std::fs::remove_file(dir.join(memdir::memory::layout::SEARCH_INDEX_FILE)).unwrap();
+    mem(&dir).search_index().unwrap();
+    let new = std::fs::read(&postings).unwrap();
+    assert_ne!(old, new, "a new main file, new postings");
+    std::fs::write(&postings, &old).unwrap();
+    assert_eq!(answers(&dir), want);
+    // An edit goes to the delta; the postings stay the main file's, and answer the
+    // memories the delta does not hold.
+    write_raw(&dir, "k3", "Three", "a walrus zebra line");
+    let edited = answers(&dir);
+    std::fs::write(&postings, &new).unwrap();
+    assert_eq!(answers(&dir), edited);
+    std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
+    assert_eq!(answers(&dir), edited, "a fresh index answers the same");
 }

@@ -162,6 +162,7 @@ impl Memory {
         let corpus = terms.then(|| {
             let docs = docs.into_iter().map(Option::unwrap_or_default).collect();
             let (corpus, counted) = cache.corpus(vocab, docs, &origins);
+            report.bytes += cache.save_missing_postings(&self.backend, &corpus, &origins);
             report.counted = counted;
             corpus
         });

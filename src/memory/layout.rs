@@ -35,6 +35,9 @@ pub const CACHE_DIR: &str = ".memdir/cache";
 pub const SEARCH_INDEX_FILE: &str = ".memdir/cache/index-v2.bin";
 /// What changed since [`SEARCH_INDEX_FILE`] was written, until it is folded in.
 pub const SEARCH_DELTA_FILE: &str = ".memdir/cache/index-v2.delta.bin";
+/// The postings of the memories of [`SEARCH_INDEX_FILE`] (its generation's), read in
+/// place by a one-shot query (spec/architecture.md#search-index).
+pub const SEARCH_POSTINGS_FILE: &str = ".memdir/cache/postings-v1.bin";
 /// The parse cache of memdir before the search index; removed when the index is written.
 pub const LEGACY_PARSE_CACHE: &str = ".memdir/cache/frontmatter-v1.bin";
 /// The largest search index file read (a corrupt or hostile one is ignored past this).

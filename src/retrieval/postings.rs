@@ -2,14 +2,27 @@
 //! and the body lines that contain it, so that a query looks only at what holds one
 //! of its terms (spec/ranking.md#postings).
 //!
-//! Kept by a process that stays warm; a one-shot call scans instead. Scores computed
-//! through postings are the scan's, bit for bit: every memory and every line adds its
-//! terms' shares in the same order (the order of the query's weights).
+//! Built by a process that stays warm; a one-shot call reads those saved with the
+//! search index ([`Frozen`]) or scans. Scores computed through postings are the
+//! scan's, bit for bit: every memory and every line adds its terms' shares in the
+//! same order (the order of the query's weights).
 //!
 //! Memories are held by *slot*, a number handed out when a memory's data is added
 //! and never reused, so that a memory changing or another one arriving does not
 //! renumber the others' entries: a changed memory's old entries stay behind, dead,
 //! until dead slots outnumber the living and everything is rebuilt.
+//!
+//! A one-shot call starts from the postings saved with the search index's main file
+//! ([`Frozen`], slots the main file's entries) and adds those of the memories that
+//! differ from it; a warm process builds its own.
+
+mod frozen;
+
+use std::sync::Arc;
+
+#[cfg(test)]
+pub(crate) use crate::retrieval::postings::frozen::run_crc;
+pub(crate) use crate::retrieval::postings::frozen::{Frozen, FrozenParts};
 
 /// What postings read of a memory's term data (`search::DocData`): its weighted
 /// field frequencies and its body lines.
@@ -54,6 +67,28 @@ impl LinePost {
         }
     }
 
+    /// The post as the three words the postings file keeps (its positions left
+    /// out).
+    pub(crate) fn to_saved(self) -> [u32; 3] {
+        [
+            self.slot,
+            self.line,
+            u32::from(self.len) | u32::from(self.count) << 16,
+        ]
+    }
+
+    /// The post of [`LinePost::to_saved`], with every position possible (a query
+    /// then tests each line that holds both terms of a bigram).
+    pub(crate) fn from_saved(w: [u32; 3]) -> LinePost {
+        LinePost {
+            slot: w[0],
+            line: w[1],
+            bits: u32::MAX,
+            len: w[2] as u16,
+            count: (w[2] >> 16) as u16,
+        }
+    }
+
     /// The line's number of terms, the term's count in it and whether it is in the
     /// label; `d` is the memory's data and `t` the term.
     #[inline]
@@ -78,11 +113,13 @@ impl LinePost {
 /// The postings of a corpus's memories.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Postings {
+    /// The postings saved with the index's main file, for its slots.
+    frozen: Option<Arc<Frozen>>,
     /// Per term id: each memory that has it in a field, as (slot, the term's
     /// weighted frequency).
-    pub docs: Vec<Vec<(u32, f64)>>,
+    docs: Vec<Vec<(u32, f64)>>,
     /// Per term id: each body line that contains it.
-    pub lines: Vec<Vec<LinePost>>,
+    lines: Vec<Vec<LinePost>>,
     /// Slot → position of its memory in the corpus, [`DEAD`] when gone.
     index: Vec<u32>,
     /// Position in the corpus → slot.
@@ -104,6 +141,68 @@ impl Postings {
         p
     }
 
+    /// The postings of a corpus of `docs` from the postings saved with the index's
+    /// main file: `origin[j]` is the slot (the main file's entry) whose data `docs[j]`
+    /// is, `None` for data the main file does not hold (added here).
+    pub(crate) fn from_frozen(
+        frozen: Frozen,
+        origin: &[Option<usize>],
+        docs: &[impl Terms],
+    ) -> Postings {
+        let n = frozen.slots() as usize;
+        let saved = Postings {
+            frozen: Some(Arc::new(frozen)),
+            index: (0..n as u32).collect(),
+            slots: (0..n as u32).collect(),
+            ..Postings::default()
+        };
+        // A slot past the main file's is data it does not hold.
+        let origin: Vec<Option<usize>> = origin.iter().map(|o| o.filter(|&s| s < n)).collect();
+        saved.carry(&origin, docs)
+    }
+
+    /// Whether the lists of the terms `terms` can be read: those saved with the
+    /// index checked against their CRC (a query whose terms are not all whole is
+    /// answered by the scan).
+    pub(crate) fn check(&self, terms: impl IntoIterator<Item = u32>) -> bool {
+        match &self.frozen {
+            Some(f) => terms.into_iter().all(|t| f.check(t)),
+            None => true,
+        }
+    }
+
+    /// Each memory that has term `t` in a field: (slot, weighted frequency).
+    #[inline]
+    pub(crate) fn each_doc(&self, t: u32, mut f: impl FnMut(u32, f64)) {
+        if let Some(fz) = &self.frozen {
+            for (slot, tf) in fz.docs(t) {
+                f(slot, tf);
+            }
+        }
+        for &(slot, tf) in self.docs.get(t as usize).map_or(&[][..], Vec::as_slice) {
+            f(slot, tf);
+        }
+    }
+
+    /// How many memories have term `t` in a field (the dead included).
+    pub(crate) fn doc_count(&self, t: u32) -> usize {
+        self.frozen.as_ref().map_or(0, |f| f.doc_count(t))
+            + self.docs.get(t as usize).map_or(0, Vec::len)
+    }
+
+    /// Each body line that contains term `t`.
+    #[inline]
+    pub(crate) fn each_line(&self, t: u32, mut f: impl FnMut(LinePost)) {
+        if let Some(fz) = &self.frozen {
+            for post in fz.lines(t) {
+                f(post);
+            }
+        }
+        for &post in self.lines.get(t as usize).map_or(&[][..], Vec::as_slice) {
+            f(post);
+        }
+    }
+
     /// The position in the corpus of a slot's memory, `None` when it is gone.
     #[inline]
     pub(super) fn position(&self, slot: u32) -> Option<usize> {
@@ -119,32 +218,16 @@ impl Postings {
             }
             self.docs[t].push((slot, tf));
         }
+        let lines = &mut self.lines;
         for l in 0..d.line_count() {
             let (label, text) = d.line(l);
-            // (term, position in the line), label first.
-            scratch.clear();
-            scratch.extend(label.iter().chain(text).zip(0u32..).map(|(&t, p)| (t, p)));
-            scratch.sort_unstable();
-            let len = scratch.len();
-            let mut k = 0;
-            while k < len {
-                let t = scratch[k].0;
-                let mut end = k;
-                let mut bits = 0u32;
-                while end < len && scratch[end].0 == t {
-                    bits |= 1 << (scratch[end].1 % 32);
-                    end += 1;
-                }
-                // Positions are sorted within a term: the first says whether any is
-                // in the label.
-                let in_label = (scratch[k].1 as usize) < label.len();
+            line_posts(slot, l, label, text, scratch, |t, post| {
                 let t = t as usize;
-                if t >= self.lines.len() {
-                    self.lines.resize_with(t + 1, Vec::new);
+                if t >= lines.len() {
+                    lines.resize_with(t + 1, Vec::new);
                 }
-                self.lines[t].push(LinePost::new(slot, l, bits, len, end - k, in_label));
-                k = end;
-            }
+                lines[t].push(post);
+            });
         }
     }
 
@@ -162,7 +245,8 @@ impl Postings {
     }
 
     /// Rebuilds when dead slots outnumber the living (and are many): the entries
-    /// left behind then cost more to pass over than a rebuild.
+    /// left behind then cost more to pass over than a rebuild (the saved postings
+    /// then left behind too).
     fn compact_if_due(&mut self, docs: &[impl Terms]) {
         if self.dead > 1024 && self.dead > self.slots.len() {
             *self = Postings::new(docs);
@@ -201,5 +285,38 @@ impl Postings {
         }
         self.compact_if_due(docs);
         self
+    }
+}
+
+/// The posts of line `l` of a memory in slot `slot` (its label terms `label`, then
+/// `text`), one per distinct term, in term order; `scratch` is room for the line's
+/// (term, position) pairs.
+pub(crate) fn line_posts(
+    slot: u32,
+    l: usize,
+    label: &[u32],
+    text: &[u32],
+    scratch: &mut Vec<(u32, u32)>,
+    mut emit: impl FnMut(u32, LinePost),
+) {
+    // (term, position in the line), label first.
+    scratch.clear();
+    scratch.extend(label.iter().chain(text).zip(0u32..).map(|(&t, p)| (t, p)));
+    scratch.sort_unstable();
+    let len = scratch.len();
+    let mut k = 0;
+    while k < len {
+        let t = scratch[k].0;
+        let mut end = k;
+        let mut bits = 0u32;
+        while end < len && scratch[end].0 == t {
+            bits |= 1 << (scratch[end].1 % 32);
+            end += 1;
+        }
+        // Positions are sorted within a term: the first says whether any is in the
+        // label.
+        let in_label = (scratch[k].1 as usize) < label.len();
+        emit(t, LinePost::new(slot, l, bits, len, end - k, in_label));
+        k = end;
     }
 }

@@ -183,10 +183,10 @@ pub(super) fn read_stat(root: &Path, rel: &str, limit: u64) -> Result<Option<(Ve
     Ok(Some((buf, Stat::of(&meta))))
 }
 
-/// Maps a file read-only ([`Bytes::Mapped`]), refusing links and files over `limit`
-/// bytes; an empty file is an empty copy (an empty mapping is an error on some
+/// Maps a file read-only ([`Bytes::Mapped`]), every page at once with `populate`,
+/// refusing links and files over `limit` bytes; an empty file is an empty copy (an empty mapping is an error on some
 /// systems). `Ok(None)` when the file does not exist.
-pub(super) fn map(root: &Path, rel: &str, limit: u64) -> Result<Option<Bytes>> {
+pub(super) fn map(root: &Path, rel: &str, limit: u64, populate: bool) -> Result<Option<Bytes>> {
     let Some((f, path)) = open_regular(root, rel)? else {
         return Ok(None);
     };
@@ -208,10 +208,13 @@ pub(super) fn map(root: &Path, rel: &str, limit: u64) -> Result<Option<Bytes>> {
     // from a torn index, never memory unsafety in the bounds-checked decoder), and
     // one that truncated it could stop the process with SIGBUS
     // (spec/architecture.md#search-index).
-    // Populated: every page mapped by one call, where the checksums would otherwise
-    // fault them in one at a time.
-    let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }
-        .map_err(|e| Error::io(&path, e))?;
+    // Populated when every page will be read (by the checksums): mapped by one
+    // call, where they would otherwise be faulted in one at a time.
+    let mut options = memmap2::MmapOptions::new();
+    if populate {
+        options.populate();
+    }
+    let map = unsafe { options.map(&f) }.map_err(|e| Error::io(&path, e))?;
     Ok(Some(Bytes::Mapped(map)))
 }
 

@@ -305,7 +305,16 @@ impl Backend {
     pub(crate) fn map(&self, rel: &str, limit: u64) -> Result<Option<Bytes>> {
         match self {
             Backend::Mem(m) => Ok(mem::read(&mem::lock(m), rel, limit)?.map(Bytes::Owned)),
-            Backend::Dir(root) => disk::map(root, rel, limit),
+            Backend::Dir(root) => disk::map(root, rel, limit, true),
+        }
+    }
+
+    /// [`Backend::map`] for a file of which a call reads only some pages (the
+    /// postings of the search index): each page is read when first touched.
+    pub(crate) fn map_sparse(&self, rel: &str, limit: u64) -> Result<Option<Bytes>> {
+        match self {
+            Backend::Mem(m) => Ok(mem::read(&mem::lock(m), rel, limit)?.map(Bytes::Owned)),
+            Backend::Dir(root) => disk::map(root, rel, limit, false),
         }
     }
 

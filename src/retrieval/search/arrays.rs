@@ -21,6 +21,12 @@ impl Item for u32 {
     }
 }
 
+impl Item for f32 {
+    fn from_le(b: &[u8]) -> f32 {
+        f32::from_le_bytes(b.try_into().expect("4 bytes"))
+    }
+}
+
 impl Item for f64 {
     fn from_le(b: &[u8]) -> f64 {
         f64::from_le_bytes(b.try_into().expect("8 bytes"))

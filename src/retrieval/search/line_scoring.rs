@@ -205,7 +205,9 @@ impl Corpus {
             query,
             avg: self.avg_line_len(),
         };
-        let postings = self.postings().filter(|_| weights.len() < 64);
+        let postings = (weights.len() < 64)
+            .then(|| self.postings_for(weights.iter().map(|w| w.0)))
+            .flatten();
         // A scan whose weights extend the last pass's starts from its scores: a
         // memory none of whose lines holds a new term keeps them (the same terms,
         // weights, pair sums and boost: the same sums).
@@ -489,15 +491,11 @@ impl LineScorer<'_> {
             _ => (vec![0.0; total], vec![0u64; total], 0),
         };
         for (i, &(t, w)) in self.weights.iter().enumerate().skip(done) {
-            let Some(list) = p.lines.get(t as usize) else {
-                continue;
-            };
             let in_query = self.query.contains(&t);
-            for &post in list {
-                let Some(r) = p.position(post.slot) else {
-                    continue;
+            p.each_line(t, |post| {
+                let Some((r, at)) = at(p, offsets, post) else {
+                    return;
                 };
-                let at = offsets[r] + post.line as usize;
                 let (len, tf, in_label) = post.stats(&docs[r], t);
                 let norm = K1 * (1.0 - B + B * f64::from(len) / self.avg);
                 let tf = f64::from(tf);
@@ -506,7 +504,7 @@ impl LineScorer<'_> {
                 if in_query && in_label {
                     mask[at] |= LABEL;
                 }
-            }
+            });
         }
         // Only a line where a pair's second term follows its first can have the
         // pair: the positions (modulo 32) of the two terms say which lines may.
@@ -514,29 +512,24 @@ impl LineScorer<'_> {
             let mut sums = vec![0.0; total];
             let mut first = vec![0u32; total];
             let mut may: Vec<(usize, usize)> = Vec::new();
-            let list = |t: u32| p.lines.get(t as usize).map_or(&[][..], Vec::as_slice);
-            let at = |post: &LinePost| {
-                p.position(post.slot)
-                    .map(|r| (r, offsets[r] + post.line as usize))
-            };
             for &(a, b, _) in self.pairs {
-                for post in list(a) {
-                    if let Some((_, at)) = at(post) {
+                p.each_line(a, |post| {
+                    if let Some((_, at)) = at(p, offsets, post) {
                         first[at] = post.bits;
                     }
-                }
-                for post in list(b) {
-                    if let Some((r, at)) = at(post)
+                });
+                p.each_line(b, |post| {
+                    if let Some((r, at)) = at(p, offsets, post)
                         && first[at].rotate_left(1) & post.bits != 0
                     {
                         may.push((r, post.line as usize));
                     }
-                }
-                for post in list(a) {
-                    if let Some((_, at)) = at(post) {
+                });
+                p.each_line(a, |post| {
+                    if let Some((_, at)) = at(p, offsets, post) {
                         first[at] = 0;
                     }
-                }
+                });
             }
             may.sort_unstable();
             may.dedup();
@@ -646,3 +639,13 @@ impl LineScorer<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// The memory of a post and the line's place among every memory's lines (`offsets`:
+/// where each memory's lines start); `None` for a memory gone, or a line past its
+/// memory's (postings that do not fit the data are never read past it).
+#[inline]
+fn at(p: &Postings, offsets: &[usize], post: LinePost) -> Option<(usize, usize)> {
+    let r = p.position(post.slot)?;
+    let at = offsets[r] + post.line as usize;
+    (at < offsets[r + 1]).then_some((r, at))
+}

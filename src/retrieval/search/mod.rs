@@ -14,6 +14,10 @@ mod scoring;
 mod text;
 mod vocab;
 
+#[cfg(test)]
+mod saved;
+
+pub(crate) use crate::retrieval::postings::{Frozen, FrozenParts};
 pub(crate) use crate::retrieval::search::arrays::{Arr, Item as ArrItem, SharedBytes};
 pub(crate) use crate::retrieval::search::line_scoring::QueryScores;
 pub(crate) use crate::retrieval::search::line_scoring::best_key;

@@ -9,7 +9,7 @@
 use std::sync::OnceLock;
 
 use crate::memory::Record;
-use crate::retrieval::postings::Postings;
+use crate::retrieval::postings::{Frozen, Postings};
 use crate::retrieval::search::text::phrase_hit;
 use crate::retrieval::search::vocab::DocData;
 use crate::retrieval::search::vocab::Vocab;
@@ -51,6 +51,9 @@ pub struct Corpus {
     /// Term postings, for a corpus that serves many queries ([`Corpus::keep_postings`]):
     /// built on the first query.
     postings: Option<OnceLock<Postings>>,
+    /// Postings saved with the search index, for a corpus that serves one call
+    /// ([`Corpus::attach_saved`]).
+    saved: Option<Postings>,
 }
 
 /// Memories from which [`Counts::of`] counts on two threads.
@@ -141,6 +144,7 @@ impl Corpus {
             n_lines: counts.n_lines,
             line_tokens: counts.line_tokens,
             postings: None,
+            saved: None,
         }
     }
 
@@ -165,6 +169,7 @@ impl Corpus {
             n_lines: base.n_lines,
             line_tokens: base.line_tokens,
             postings: None,
+            saved: None,
         };
         c.df.resize(n, 0);
         c.line_df.resize(n, 0);
@@ -226,6 +231,7 @@ impl Corpus {
     /// the scores are the same). The term data read in place from a mapped index
     /// is copied, so that the process does not keep the index file mapped.
     pub fn keep_postings(&mut self) {
+        self.saved = None;
         if self.postings.is_none() {
             self.postings = Some(OnceLock::new());
         }
@@ -248,6 +254,7 @@ impl Corpus {
         gone: &[DocData],
     ) -> Corpus {
         self.vocab = vocab;
+        self.saved = None;
         for d in gone {
             self.count(d, -1);
         }
@@ -269,6 +276,7 @@ impl Corpus {
         self.count(&old, -1);
         self.count(&d, 1);
         self.docs[i] = d;
+        self.saved = None;
         if let Some(p) = self.postings.as_mut().and_then(OnceLock::get_mut) {
             p.replace(i, &self.docs);
         }
@@ -324,7 +332,7 @@ impl Corpus {
             .map(|t| (self.vocab.get(t), self.idf(t)))
             .collect();
         let avg_len = self.avg_len();
-        if let Some(p) = self.postings() {
+        if let Some(p) = self.postings_for(idfs.iter().filter_map(|x| x.0)) {
             // Term at a time, in the order of `idfs`: each memory adds its terms'
             // shares in the order of the scan below, so the sums are equal.
             let mut out = vec![0.0; self.docs.len()];
@@ -334,13 +342,12 @@ impl Corpus {
                 .map(|d| K1 * (1.0 - B + B * d.len / avg_len))
                 .collect();
             for (t, idf) in &idfs {
-                let Some(list) = t.and_then(|t| p.docs.get(t as usize)) else {
-                    continue;
-                };
-                for &(slot, tf) in list {
-                    let Some(i) = p.position(slot) else { continue };
-                    out[i] += idf * tf * (K1 + 1.0) / (tf + norms[i]);
-                }
+                let Some(t) = *t else { continue };
+                p.each_doc(t, |slot, tf| {
+                    if let Some(i) = p.position(slot) {
+                        out[i] += idf * tf * (K1 + 1.0) / (tf + norms[i]);
+                    }
+                });
             }
             return out;
         }
@@ -455,29 +462,54 @@ impl Corpus {
         ids.sort_by_key(|&t| (self.df.get(t as usize).copied().unwrap_or(0), t));
         ids.dedup();
         let holds_all = |d: &DocData| ids.iter().all(|&t| d.tf(t).is_some());
-        let shortest = self.postings().and_then(|p| {
-            let lists: Option<Vec<_>> = ids.iter().map(|&t| p.docs.get(t as usize)).collect();
-            Some((p, lists?.into_iter().min_by_key(|l| l.len())?))
+        let shortest = self.postings_for(ids.iter().copied()).and_then(|p| {
+            let t = ids.iter().copied().min_by_key(|&t| p.doc_count(t))?;
+            Some((p, t))
         });
         match shortest {
-            Some((p, list)) => {
+            Some((p, t)) => {
                 let mut may = vec![false; self.docs.len()];
-                for &(slot, _) in list {
+                p.each_doc(t, |slot, _| {
                     if let Some(i) = p.position(slot) {
                         may[i] = holds_all(&self.docs[i]);
                     }
-                }
+                });
                 may
             }
             None => self.docs.iter().map(holds_all).collect(),
         }
     }
 
-    /// The postings, when kept (built on the first call).
+    /// The postings, when kept (built on the first call), else those saved with
+    /// the search index when they were attached.
     pub(super) fn postings(&self) -> Option<&Postings> {
-        self.postings
-            .as_ref()
-            .map(|p| p.get_or_init(|| Postings::new(&self.docs)))
+        match &self.postings {
+            Some(p) => Some(p.get_or_init(|| Postings::new(&self.docs))),
+            None => self.saved.as_ref(),
+        }
+    }
+
+    /// [`Corpus::postings`] when the lists of `terms` are whole (the saved ones
+    /// checked against their CRC): else a query scans, with the same scores.
+    pub(super) fn postings_for(&self, terms: impl IntoIterator<Item = u32>) -> Option<&Postings> {
+        self.postings().filter(|p| p.check(terms))
+    }
+
+    /// Answers queries through the postings saved with the search index's main
+    /// file (`origins[j]`: the main file's entry whose data memory `j` has), for a
+    /// corpus that serves one call: it reads only its terms' postings, not every
+    /// memory's data. Dropped by [`Corpus::keep_postings`] (a warm process builds
+    /// its own, and does not keep the index mapped).
+    pub(crate) fn attach_saved(&mut self, frozen: Frozen, origins: &[Option<usize>]) {
+        if origins.len() == self.docs.len() {
+            self.saved = Some(Postings::from_frozen(frozen, origins, &self.docs));
+        }
+    }
+
+    /// Whether the corpus answers through postings saved with the search index.
+    #[cfg(test)]
+    pub(crate) fn has_saved_postings(&self) -> bool {
+        self.saved.is_some()
     }
 }
 

@@ -4,8 +4,10 @@
 //! and the differences (spec/architecture.md#search-index). It must not read files
 //! nor decide what is saved.
 
+use crate::retrieval::search::Frozen;
 use crate::retrieval::search::{Corpus, Counts, DocData, Vocab};
-use crate::store::cache::{Cache, Saved};
+use crate::store::Backend;
+use crate::store::cache::{Cache, Saved, postings};
 
 /// The main file's counts and what a load changed of the memories they count.
 #[derive(Debug, Default)]
@@ -92,7 +94,55 @@ impl Cache {
                 None => return (Corpus::from_parts(vocab, docs), 0),
             }
         }
+        // Every main entry with data is a memory's here: postings made of these
+        // memories are the main file's whole.
+        self.all_of_main = sub.is_empty();
         let kept = docs.len() - add.len();
-        (Corpus::from_counted(vocab, docs, mc.base, &add, sub), kept)
+        let mut corpus = Corpus::from_counted(vocab, docs, mc.base, &add, sub);
+        if let Some(f) = self.frozen.take().and_then(Frozen::new) {
+            corpus.attach_saved(f, origins);
+        }
+        (corpus, kept)
+    }
+}
+
+impl Cache {
+    /// Writes the postings of the loaded main file when it has none of its own (an
+    /// index written before them, or their file lost or of another generation) and
+    /// this load's memories hold every main entry's data (`origins[j]`: the entry
+    /// whose data memory `j` of `corpus` has). Not when this load wrote a new main
+    /// file (written with it). Failures are ignored. Returns the bytes written.
+    pub(crate) fn save_missing_postings(
+        &self,
+        backend: &Backend,
+        corpus: &Corpus,
+        origins: &[Option<usize>],
+    ) -> u64 {
+        if !self.postings_wanted
+            || self.postings_bytes > 0
+            || !self.all_of_main
+            || self.wrote_main.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return 0;
+        }
+        let (vocab, docs) = corpus.parts();
+        if origins.len() != docs.len() {
+            return 0;
+        }
+        let mut by_slot: Vec<(u32, &DocData)> = Vec::with_capacity(docs.len());
+        for (d, o) in docs.iter().zip(origins) {
+            if let Some(s) = o {
+                by_slot.push((*s as u32, d));
+            }
+        }
+        by_slot.sort_by_key(|x| x.0);
+        by_slot.dedup_by_key(|x| x.0);
+        let Ok(slots) = u32::try_from(self.main_entries) else {
+            return 0;
+        };
+        if by_slot.last().is_some_and(|x| x.0 >= slots) {
+            return 0;
+        }
+        postings::save(backend, self.generation, slots, vocab.len(), &by_slot)
     }
 }

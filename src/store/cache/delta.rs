@@ -6,11 +6,13 @@
 
 use std::collections::HashSet;
 
+use std::sync::atomic::Ordering;
+
 use crate::memory::layout::{LEGACY_PARSE_CACHE, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
 use crate::retrieval::search::{Counts, DocData, Vocab};
 use crate::store::Backend;
 use crate::store::cache::codec::{CHUNK, encode_chunk_into, encode_counts, encode_head};
-use crate::store::cache::{Cache, IndexFile, Item, Saved};
+use crate::store::cache::{Cache, IndexFile, Item, Saved, postings};
 
 /// The delta is folded into the main file when it holds more than this share of
 /// the entries (or more than [`FOLD_MIN`] when the store is small).
@@ -107,7 +109,7 @@ impl Cache {
         };
         let bytes = f.encode();
         match backend.write_atomic(SEARCH_DELTA_FILE, &bytes) {
-            Ok(()) => self.main_bytes + bytes.len() as u64,
+            Ok(()) => self.main_bytes + self.postings_bytes + bytes.len() as u64,
             Err(_) => self.bytes(),
         }
     }
@@ -129,9 +131,10 @@ impl Cache {
         // The term counts of the data written, so that a load need not count them.
         let data: Vec<&DocData> = kept.iter().filter_map(|it| it.data).collect();
         let counts = encode_counts(Some(&Counts::of(&data, vocab.len())));
+        let generation = new_generation(self.generation);
         let head = encode_head(
             version,
-            new_generation(self.generation),
+            generation,
             (0, 0),
             vocab.terms(),
             &[],
@@ -159,12 +162,32 @@ impl Cache {
             Ok(())
         });
         if written.is_ok() {
+            self.wrote_main.store(true, Ordering::Relaxed);
             let _ = backend.remove(SEARCH_DELTA_FILE);
             if backend.is_file(LEGACY_PARSE_CACHE) {
                 let _ = backend.remove(LEGACY_PARSE_CACHE);
             }
-            return size as u64;
+            let postings = if self.terms {
+                write_postings(backend, generation, vocab, &kept)
+            } else {
+                0
+            };
+            return (size + postings) as u64;
         }
         self.bytes()
     }
+}
+
+/// Writes the postings of a new main file of `kept` (its entries, in order) of
+/// `generation`; their size, 0 when not written (a one-shot query then scans).
+fn write_postings(backend: &Backend, generation: u64, vocab: &Vocab, kept: &[&Item<'_>]) -> usize {
+    let Ok(slots) = u32::try_from(kept.len()) else {
+        return 0;
+    };
+    let docs: Vec<(u32, &DocData)> = kept
+        .iter()
+        .enumerate()
+        .filter_map(|(k, it)| it.data.map(|d| (k as u32, d)))
+        .collect();
+    postings::save(backend, generation, slots, vocab.len(), &docs) as usize
 }

@@ -7,12 +7,14 @@
 
 use std::collections::HashSet;
 
-use crate::memory::layout::{MAX_SEARCH_INDEX, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
+use crate::memory::layout::{
+    MAX_SEARCH_INDEX, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE, SEARCH_POSTINGS_FILE,
+};
 use std::sync::Arc;
 
 use crate::retrieval::search::{SharedBytes, Vocab};
 use crate::store::cache::counts::MainCounts;
-use crate::store::cache::{Cache, IndexFile, Loaded, Saved};
+use crate::store::cache::{Cache, IndexFile, Loaded, Saved, postings};
 use crate::store::{Backend, Stat};
 
 impl Cache {
@@ -52,6 +54,7 @@ impl Cache {
         // The vocabulary's map is built on a thread of its own while the main file's
         // entries go into the table (they do not need it; the delta's terms do).
         let (terms_of_main, entries) = (main.terms, main.entries);
+        let n_main = entries.len();
         let vocab = std::thread::scope(|scope| {
             let vocab = scope.spawn(move || Vocab::from_terms(terms_of_main));
             cache.merge(entries, Vec::new());
@@ -59,6 +62,23 @@ impl Cache {
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e))
         });
+        // The postings of the main file's entries, by their place in it: the place
+        // of each in the table (a file twice in the main file would shift them).
+        cache.main_entries = n_main;
+        if terms && cache.counts.is_some() && cache.saved.len() == n_main {
+            cache.postings_wanted = true;
+            if let Some(b) = backend
+                .map_sparse(SEARCH_POSTINGS_FILE, MAX_SEARCH_INDEX)
+                .ok()
+                .flatten()
+            {
+                let shared: SharedBytes = Arc::new(b);
+                cache.frozen = postings::read(&shared, cache.generation, n_main);
+                if cache.frozen.is_some() {
+                    cache.postings_bytes = (*shared).as_ref().len() as u64;
+                }
+            }
+        }
         let Some(vocab) = vocab else {
             return empty();
         };

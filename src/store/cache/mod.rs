@@ -28,6 +28,7 @@ mod codec;
 mod counts;
 mod delta;
 mod load;
+mod postings;
 
 use foldhash::HashMap;
 
@@ -36,6 +37,7 @@ use sha2::{Digest, Sha256};
 
 use crate::memory::frontmatter::{Extra, Warning};
 use crate::memory::{Decay, Kind, Meta, SharedStr, Stamp};
+use crate::retrieval::search::FrozenParts;
 use crate::retrieval::search::{Counts, DocData, Vocab};
 use crate::store::Stat;
 
@@ -219,6 +221,21 @@ pub(crate) struct Cache {
     /// The main file's term counts, when it had them whole and the load decoded
     /// the term data of every entry (`counts`).
     counts: Option<counts::MainCounts>,
+    /// The postings saved for the main file's entries, when whole and of its
+    /// generation (handed to the corpus by [`Cache::corpus`]).
+    frozen: Option<FrozenParts>,
+    /// Whether the main file's entries are the ones postings are saved for (a main
+    /// file whole, with its counts): its postings are written when missing.
+    postings_wanted: bool,
+    /// Bytes of the postings file as loaded.
+    postings_bytes: u64,
+    /// Entries of the main file as loaded.
+    main_entries: usize,
+    /// Whether every main entry with data is one of this load's memories (found
+    /// by [`Cache::corpus`]).
+    all_of_main: bool,
+    /// Whether this load's save wrote a new main file (and its postings).
+    wrote_main: std::sync::atomic::AtomicBool,
 }
 
 /// A saved `created` / `updated` text: empty is a file without the field.
@@ -243,7 +260,7 @@ impl Cache {
 
     /// Size of the index files as loaded, in bytes.
     pub(crate) fn bytes(&self) -> u64 {
-        self.main_bytes + self.delta_bytes
+        self.main_bytes + self.delta_bytes + self.postings_bytes
     }
 
     /// Whether the index holds a file whose stat alone vouches for it (what

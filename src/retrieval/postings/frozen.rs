@@ -1,0 +1,238 @@
+//! Postings saved with the search index's main file and read in place
+//! ([`Frozen`]): every term's memories and lines in one run of arrays per kind, a
+//! term's runs checked against its own CRC-32 the first time a query needs them, so a
+//! one-shot call reads only the postings of its query's terms
+//! (spec/architecture.md#search-index). Must not read files: the arrays are handed in.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::retrieval::postings::{LinePost, Terms, line_posts};
+use crate::retrieval::search::Arr;
+
+/// A term's runs not checked yet, checked and whole, or damaged.
+const UNCHECKED: u8 = 0;
+const WHOLE: u8 = 1;
+const DAMAGED: u8 = 2;
+
+/// The postings of the memories of one main index file, by slot (the entry's
+/// position in that file), in the layout the file keeps them in.
+#[derive(Debug)]
+pub(crate) struct Frozen {
+    parts: FrozenParts,
+    /// Per term: whether its runs were checked against their CRC, and how it went.
+    state: Vec<AtomicU8>,
+}
+
+/// The arrays of [`Frozen`]: what the index's postings file holds.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct FrozenParts {
+    /// Slots the postings were made for (the main file's entries).
+    pub slots: u32,
+    /// Per term id, where its memories start in `doc_slot` and `doc_tf` (one more
+    /// entry at the end: the total).
+    pub doc_start: Arr<u32>,
+    pub doc_slot: Arr<u32>,
+    /// (Each a weighted frequency, exact in 32 bits: field weights are small
+    /// integers.)
+    pub doc_tf: Arr<f32>,
+    /// Per term id, where its lines start in `line_post` (and the total).
+    pub line_start: Arr<u32>,
+    /// `[slot, line, len | count << 16]` ([`LinePost::to_saved`]: without the
+    /// positions, which only spare a query some lines' bigram test).
+    pub line_post: Arr<[u32; 3]>,
+    /// Per term id, the CRC-32 of its runs: its `doc_slot`, `doc_tf` and `line_post`
+    /// items as little-endian bytes, in that order.
+    pub crc: Arr<u32>,
+}
+
+impl FrozenParts {
+    /// The postings of `docs`, each `(slot, data)` with slots below `slots` and in
+    /// ascending order, over a vocabulary of `terms` ids; `None` when a weighted
+    /// frequency is not exact in 32 bits.
+    pub(crate) fn build<'a, D: Terms + 'a>(
+        slots: u32,
+        terms: usize,
+        docs: &[(u32, &'a D)],
+    ) -> Option<FrozenParts> {
+        // Counted first, so that each run is written in place, in slot order.
+        let mut doc_n = vec![0u32; terms + 1];
+        let mut line_n = vec![0u32; terms + 1];
+        let mut scratch = Vec::new();
+        for (_, d) in docs {
+            for (t, _) in d.fields() {
+                doc_n[t as usize] += 1;
+            }
+            for l in 0..d.line_count() {
+                let (label, text) = d.line(l);
+                line_posts(0, l, label, text, &mut scratch, |t, _| {
+                    line_n[t as usize] += 1
+                });
+            }
+        }
+        let starts = |n: &[u32]| -> Vec<u32> {
+            let mut s = Vec::with_capacity(n.len());
+            let mut total = 0u32;
+            for &x in &n[..n.len() - 1] {
+                s.push(total);
+                total += x;
+            }
+            s.push(total);
+            s
+        };
+        let doc_start = starts(&doc_n);
+        let line_start = starts(&line_n);
+        let mut doc_at: Vec<u32> = doc_start[..terms].to_vec();
+        let mut line_at: Vec<u32> = line_start[..terms].to_vec();
+        let mut doc_slot = vec![0u32; doc_start[terms] as usize];
+        let mut doc_tf = vec![0f32; doc_start[terms] as usize];
+        let mut line_post = vec![[0u32; 3]; line_start[terms] as usize];
+        for &(slot, d) in docs {
+            for (t, tf) in d.fields() {
+                let at = &mut doc_at[t as usize];
+                doc_slot[*at as usize] = slot;
+                let narrow = tf as f32;
+                if f64::from(narrow) != tf {
+                    return None;
+                }
+                doc_tf[*at as usize] = narrow;
+                *at += 1;
+            }
+            for l in 0..d.line_count() {
+                let (label, text) = d.line(l);
+                line_posts(slot, l, label, text, &mut scratch, |t, p| {
+                    let at = &mut line_at[t as usize];
+                    line_post[*at as usize] = p.to_saved();
+                    *at += 1;
+                });
+            }
+        }
+        let crc = (0..terms)
+            .map(|t| {
+                let (d, l) = (run(&doc_start, t), run(&line_start, t));
+                run_crc(&doc_slot[d.clone()], &doc_tf[d], &line_post[l])
+            })
+            .collect::<Vec<u32>>();
+        Some(FrozenParts {
+            slots,
+            doc_start: doc_start.into(),
+            doc_slot: doc_slot.into(),
+            doc_tf: doc_tf.into(),
+            line_start: line_start.into(),
+            line_post: line_post.into(),
+            crc: crc.into(),
+        })
+    }
+
+    /// Number of term ids.
+    pub(crate) fn terms(&self) -> usize {
+        self.crc.len()
+    }
+}
+
+/// The items of term `t`'s run, from its start and the next term's.
+fn run(start: &[u32], t: usize) -> std::ops::Range<usize> {
+    start[t] as usize..start[t + 1] as usize
+}
+
+/// The CRC-32 of one term's runs.
+pub(crate) fn run_crc(slots: &[u32], tf: &[f32], lines: &[[u32; 3]]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    if cfg!(target_endian = "little") {
+        // The items' bytes are their little-endian bytes.
+        h.update(bytemuck::cast_slice(slots));
+        h.update(bytemuck::cast_slice(tf));
+        h.update(bytemuck::cast_slice(lines));
+    } else {
+        for s in slots {
+            h.update(&s.to_le_bytes());
+        }
+        for x in tf {
+            h.update(&x.to_le_bytes());
+        }
+        for w in lines.iter().flatten() {
+            h.update(&w.to_le_bytes());
+        }
+    }
+    h.finalize()
+}
+
+impl Frozen {
+    /// The postings of `parts`; `None` when the arrays do not fit together (starts
+    /// that go back or past the runs, lengths that differ).
+    pub(crate) fn new(parts: FrozenParts) -> Option<Frozen> {
+        let terms = parts.crc.len();
+        let fits = |start: &[u32], len: usize| {
+            start.len() == terms + 1
+                && start.first() == Some(&0)
+                && start.windows(2).all(|w| w[0] <= w[1])
+                && start.last().is_some_and(|&e| e as usize == len)
+        };
+        let whole = parts.doc_slot.len() == parts.doc_tf.len()
+            && fits(&parts.doc_start, parts.doc_slot.len())
+            && fits(&parts.line_start, parts.line_post.len());
+        whole.then(|| Frozen {
+            state: (0..terms).map(|_| AtomicU8::new(UNCHECKED)).collect(),
+            parts,
+        })
+    }
+
+    /// Slots the postings were made for.
+    pub(crate) fn slots(&self) -> u32 {
+        self.parts.slots
+    }
+
+    /// Whether term `t`'s runs are whole: their CRC is the one saved and every slot
+    /// is below [`Frozen::slots`] (checked once; a term past the postings has none,
+    /// and is whole).
+    pub(crate) fn check(&self, t: u32) -> bool {
+        let t = t as usize;
+        let Some(state) = self.state.get(t) else {
+            return true;
+        };
+        match state.load(Ordering::Relaxed) {
+            WHOLE => return true,
+            DAMAGED => return false,
+            _ => {}
+        }
+        let p = &self.parts;
+        let (d, l) = (run(&p.doc_start, t), run(&p.line_start, t));
+        let (slots, lines) = (&p.doc_slot[d.clone()], &p.line_post[l]);
+        let ok = run_crc(slots, &p.doc_tf[d], lines) == p.crc[t]
+            && slots.iter().all(|&s| s < p.slots)
+            && lines.iter().all(|w| w[0] < p.slots);
+        state.store(if ok { WHOLE } else { DAMAGED }, Ordering::Relaxed);
+        ok
+    }
+
+    /// Term `t`'s memories: (slot, weighted frequency).
+    pub(crate) fn docs(&self, t: u32) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let r = self.run_of(&self.parts.doc_start, t);
+        self.parts.doc_slot[r.clone()]
+            .iter()
+            .copied()
+            .zip(self.parts.doc_tf[r].iter().map(|&x| f64::from(x)))
+    }
+
+    /// Number of term `t`'s memories.
+    pub(crate) fn doc_count(&self, t: u32) -> usize {
+        self.run_of(&self.parts.doc_start, t).len()
+    }
+
+    /// Term `t`'s lines.
+    pub(crate) fn lines(&self, t: u32) -> impl Iterator<Item = LinePost> + '_ {
+        let r = self.run_of(&self.parts.line_start, t);
+        self.parts.line_post[r]
+            .iter()
+            .map(|&w| LinePost::from_saved(w))
+    }
+
+    /// The run of term `t` (empty past the postings).
+    fn run_of(&self, start: &[u32], t: u32) -> std::ops::Range<usize> {
+        let t = t as usize;
+        if t + 1 < start.len() {
+            run(start, t)
+        } else {
+            0..0
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Tests of queries answered through the postings saved with the search index
+//! ([`Corpus::attach_saved`]): the scan's scores, bit for bit, whatever changed since
+//! the postings were made and whichever of their runs is damaged.
+
+use crate::memory::Record;
+use crate::retrieval::search::tests::random_records;
+use crate::retrieval::search::{Corpus, DocData, Frozen, FrozenParts, Vocab};
+
+const QUERIES: [&str; 7] = [
+    "cello",
+    "Ana cello tempo",
+    "knee physio tempo run",
+    "what did Ben say about the morning coffee in Paris",
+    "flat white",
+    "Paris: dog walk",
+    "nothing matches",
+];
+
+/// The postings of `docs` as a main index file would save them (slot = position).
+fn saved(docs: &[DocData], terms: usize) -> FrozenParts {
+    let by_slot: Vec<(u32, &DocData)> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (i as u32, d))
+        .collect();
+    FrozenParts::build(docs.len() as u32, terms, &by_slot).expect("integral weights")
+}
+
+/// Records changed from `records` (some inserted, replaced, removed), with the
+/// position in `records` each one kept comes from.
+fn changed(seed: u64, records: &[Record]) -> (Vec<Record>, Vec<Option<usize>>) {
+    let mut out = records.to_vec();
+    let mut origin: Vec<Option<usize>> = (0..records.len()).map(Some).collect();
+    for (k, r) in random_records(seed + 100, 9).into_iter().enumerate() {
+        let at = (k * 7) % out.len();
+        match k % 3 {
+            0 => {
+                out.insert(at, r);
+                origin.insert(at, None);
+            }
+            1 => {
+                out[at] = r;
+                origin[at] = None;
+            }
+            _ => {
+                out.remove(at);
+                origin.remove(at);
+            }
+        }
+    }
+    (out, origin)
+}
+
+#[test]
+fn saved_postings_score_as_the_scan() {
+    for seed in 1..=12 {
+        let records = random_records(seed, 40);
+        let mut vocab = Vocab::default();
+        let main: Vec<DocData> = records.iter().map(|r| DocData::of(r, &mut vocab)).collect();
+        let parts = saved(&main, vocab.len());
+        let (now, origin) = changed(seed, &records);
+        let docs: Vec<DocData> = now
+            .iter()
+            .zip(&origin)
+            .map(|(r, o)| match o {
+                Some(i) => main[*i].clone(),
+                None => DocData::of(r, &mut vocab),
+            })
+            .collect();
+        let scan = Corpus::from_parts(vocab.clone(), docs.clone());
+        let mut through = Corpus::from_parts(vocab.clone(), docs.clone());
+        through.attach_saved(Frozen::new(parts.clone()).unwrap(), &origin);
+        assert!(through.has_saved_postings());
+        let mut queries: Vec<String> = QUERIES.iter().map(|q| q.to_string()).collect();
+        // Queries some memory holds whole (the phrase part of relevance).
+        queries.extend(
+            now.iter()
+                .flat_map(|r| r.body.lines())
+                .filter_map(|l| {
+                    let w: Vec<&str> = l.split(' ').collect();
+                    (w.len() >= 5).then(|| w[1..5].join(" "))
+                })
+                .take(6),
+        );
+        for q in &queries {
+            assert_eq!(
+                scan.score(&now, q),
+                through.score(&now, q),
+                "seed {seed}, {q}"
+            );
+        }
+        // A run that fails its CRC is never read: that term's queries scan.
+        let mut bad = parts.clone();
+        let mut crc = bad.crc.to_vec();
+        for c in crc.iter_mut().step_by(3) {
+            *c ^= 1;
+        }
+        bad.crc = crc.into();
+        let mut damaged = Corpus::from_parts(vocab.clone(), docs.clone());
+        damaged.attach_saved(Frozen::new(bad).unwrap(), &origin);
+        for q in &queries {
+            assert_eq!(
+                scan.score(&now, q),
+                damaged.score(&now, q),
+                "damaged, seed {seed}, {q}"
+            );
+        }
+        // A slot past the postings' is data they do not hold.
+        let past: Vec<Option<usize>> = origin.iter().map(|o| o.map(|i| i + 1000)).collect();
+        let mut foreign = Corpus::from_parts(vocab.clone(), docs);
+        foreign.attach_saved(Frozen::new(parts).unwrap(), &past);
+        for q in &queries {
+            assert_eq!(
+                scan.score(&now, q),
+                foreign.score(&now, q),
+                "slots past, seed {seed}, {q}"
+            );
+        }
+    }
+}
+
+#[test]
+fn postings_that_do_not_fit_together_are_refused() {
+    let records = random_records(3, 20);
+    let mut vocab = Vocab::default();
+    let docs: Vec<DocData> = records.iter().map(|r| DocData::of(r, &mut vocab)).collect();
+    let good = saved(&docs, vocab.len());
+    assert!(Frozen::new(good.clone()).is_some());
+    let mut short = good.clone();
+    short.doc_tf = good.doc_tf[1..].to_vec().into();
+    assert!(Frozen::new(short).is_none(), "runs of different lengths");
+    let mut back = good.clone();
+    let mut start = good.line_start.to_vec();
+    start[1] = start[2] + 1;
+    back.line_start = start.into();
+    assert!(Frozen::new(back).is_none(), "a start past the next");
+    let mut over = good.clone();
+    let mut start = good.doc_start.to_vec();
+    *start.last_mut().unwrap() += 1;
+    over.doc_start = start.into();
+    assert!(Frozen::new(over).is_none(), "a last start past the runs");
+    // A slot past the postings' slots, with its CRC made to match: refused by the
+    // check, never read.
+    let mut wild = good.clone();
+    let mut slots = good.doc_slot.to_vec();
+    slots[0] = good.slots + 5;
+    wild.doc_slot = slots.into();
+    let t = (0..wild.terms())
+        .find(|&t| wild.doc_start[t] == 0 && wild.doc_start[t + 1] > 0)
+        .unwrap();
+    let (d, l) = (
+        wild.doc_start[t] as usize..wild.doc_start[t + 1] as usize,
+        wild.line_start[t] as usize..wild.line_start[t + 1] as usize,
+    );
+    let mut crc = wild.crc.to_vec();
+    crc[t] = crate::retrieval::postings::run_crc(
+        &wild.doc_slot[d.clone()],
+        &wild.doc_tf[d],
+        &wild.line_post[l],
+    );
+    wild.crc = crc.into();
+    let f = Frozen::new(wild).unwrap();
+    assert!(!f.check(t as u32));
+    assert!(f.check(wild_other(t)), "another term is whole");
+}
+
+/// A term other than `t`.
+fn wild_other(t: usize) -> u32 {
+    (t + 1) as u32
+}
