@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 #[cfg(test)]
 pub(crate) use crate::retrieval::postings::frozen::run_crc;
-pub(crate) use crate::retrieval::postings::frozen::{Frozen, FrozenParts};
+pub(crate) use crate::retrieval::postings::frozen::{Frozen, FrozenParts, runs_crc};
 
 /// What postings read of a memory's term data (`search::DocData`): its weighted
 /// field frequencies and its body lines.
@@ -33,6 +33,8 @@ pub(crate) trait Terms {
     fn line_count(&self) -> usize;
     /// Line `l`: its label terms and its other terms.
     fn line(&self, l: usize) -> (&[u32], &[u32]);
+    /// Each term of the body lines with the number of lines that hold it.
+    fn line_terms(&self) -> impl Iterator<Item = (u32, u32)>;
 }
 
 /// A slot whose memory is gone.

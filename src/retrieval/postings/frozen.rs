@@ -48,63 +48,65 @@ pub(crate) struct FrozenParts {
 impl FrozenParts {
     /// The postings of `docs`, each `(slot, data)` with slots below `slots` and in
     /// ascending order, over a vocabulary of `terms` ids; `None` when a weighted
-    /// frequency is not exact in 32 bits.
+    /// frequency is not exact in 32 bits, or a memory's count of the lines that
+    /// hold a term is not the number of its lines that do.
     pub(crate) fn build<'a, D: Terms + 'a>(
         slots: u32,
         terms: usize,
         docs: &[(u32, &'a D)],
     ) -> Option<FrozenParts> {
-        // Counted first, so that each run is written in place, in slot order.
+        // Counted first (from the memories' own counts), so that each run is
+        // written in place, in slot order.
         let mut doc_n = vec![0u32; terms + 1];
         let mut line_n = vec![0u32; terms + 1];
-        let mut scratch = Vec::new();
         for (_, d) in docs {
             for (t, _) in d.fields() {
-                doc_n[t as usize] += 1;
+                *doc_n.get_mut(t as usize)? += 1;
             }
-            for l in 0..d.line_count() {
-                let (label, text) = d.line(l);
-                line_posts(0, l, label, text, &mut scratch, |t, _| {
-                    line_n[t as usize] += 1
-                });
+            for (t, n) in d.line_terms() {
+                let c = line_n.get_mut(t as usize)?;
+                *c = c.checked_add(n)?;
             }
         }
-        let starts = |n: &[u32]| -> Vec<u32> {
-            let mut s = Vec::with_capacity(n.len());
-            let mut total = 0u32;
-            for &x in &n[..n.len() - 1] {
-                s.push(total);
-                total += x;
-            }
-            s.push(total);
-            s
-        };
-        let doc_start = starts(&doc_n);
-        let line_start = starts(&line_n);
+        let doc_start = starts(&doc_n)?;
+        let line_start = starts(&line_n)?;
         let mut doc_at: Vec<u32> = doc_start[..terms].to_vec();
         let mut line_at: Vec<u32> = line_start[..terms].to_vec();
         let mut doc_slot = vec![0u32; doc_start[terms] as usize];
         let mut doc_tf = vec![0f32; doc_start[terms] as usize];
         let mut line_post = vec![[0u32; 3]; line_start[terms] as usize];
+        let mut scratch = Vec::new();
+        let mut fits = true;
         for &(slot, d) in docs {
             for (t, tf) in d.fields() {
                 let at = &mut doc_at[t as usize];
-                doc_slot[*at as usize] = slot;
                 let narrow = tf as f32;
                 if f64::from(narrow) != tf {
                     return None;
                 }
+                doc_slot[*at as usize] = slot;
                 doc_tf[*at as usize] = narrow;
                 *at += 1;
             }
             for l in 0..d.line_count() {
                 let (label, text) = d.line(l);
                 line_posts(slot, l, label, text, &mut scratch, |t, p| {
-                    let at = &mut line_at[t as usize];
-                    line_post[*at as usize] = p.to_saved();
-                    *at += 1;
+                    let t = t as usize;
+                    // A post past its term's run: the counts were wrong.
+                    match line_at.get_mut(t) {
+                        Some(at) if *at < line_start[t + 1] => {
+                            line_post[*at as usize] = p.to_saved();
+                            *at += 1;
+                        }
+                        _ => fits = false,
+                    }
                 });
             }
+        }
+        // Every run filled to its end.
+        let full = |at: &[u32], start: &[u32]| at.iter().zip(&start[1..]).all(|(a, e)| a == e);
+        if !fits || !full(&line_at, &line_start) || !full(&doc_at, &doc_start) {
+            return None;
         }
         let crc = (0..terms)
             .map(|t| {
@@ -123,10 +125,62 @@ impl FrozenParts {
         })
     }
 
+    /// [`FrozenParts::build`] of `docs` in two halves by slot, built on two threads
+    /// from [`SPLIT_FROM`] memories: the postings are the halves' runs of each term,
+    /// one after the other (what a postings file of them holds; one part below).
+    pub(crate) fn build_split<'a, D: Terms + Sync + 'a>(
+        slots: u32,
+        terms: usize,
+        docs: &[(u32, &'a D)],
+    ) -> Option<Vec<FrozenParts>> {
+        if docs.len() < SPLIT_FROM {
+            return Some(vec![FrozenParts::build(slots, terms, docs)?]);
+        }
+        let (a, b) = docs.split_at(docs.len() / 2);
+        let (a, b) = std::thread::scope(|s| {
+            let first = s.spawn(|| FrozenParts::build(slots, terms, a));
+            let second = FrozenParts::build(slots, terms, b);
+            let first = first
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (first, second)
+        });
+        Some(vec![a?, b?])
+    }
+
     /// Number of term ids.
     pub(crate) fn terms(&self) -> usize {
         self.crc.len()
     }
+
+    /// Term `t`'s runs: its memories' slots and frequencies, and its lines.
+    pub(crate) fn runs(&self, t: usize) -> Runs<'_> {
+        let (d, l) = (run(&self.doc_start, t), run(&self.line_start, t));
+        (
+            &self.doc_slot[d.clone()],
+            &self.doc_tf[d],
+            &self.line_post[l],
+        )
+    }
+}
+
+/// A term's runs: its memories' slots, their frequencies, its lines.
+pub(crate) type Runs<'a> = (&'a [u32], &'a [f32], &'a [[u32; 3]]);
+
+/// Memories from which [`FrozenParts::build_split`] builds on two threads.
+pub(crate) const SPLIT_FROM: usize = 4096;
+
+/// Where each term's run starts, from each term's count (one more entry: the total);
+/// `None` past 32 bits.
+fn starts(n: &[u32]) -> Option<Vec<u32>> {
+    let mut s = Vec::with_capacity(n.len());
+    let mut total = 0u32;
+    for &x in &n[..n.len() - 1] {
+        s.push(total);
+        total = total.checked_add(x)?;
+    }
+    s.push(total);
+    Some(s)
 }
 
 /// The items of term `t`'s run, from its start and the next term's.
@@ -136,24 +190,35 @@ fn run(start: &[u32], t: usize) -> std::ops::Range<usize> {
 
 /// The CRC-32 of one term's runs.
 pub(crate) fn run_crc(slots: &[u32], tf: &[f32], lines: &[[u32; 3]]) -> u32 {
+    runs_crc(&[(slots, tf, lines)])
+}
+
+/// The CRC-32 of one term's runs made of pieces (one per part, in order): every
+/// piece's slots, then every piece's frequencies, then every piece's lines.
+pub(crate) fn runs_crc(pieces: &[Runs<'_>]) -> u32 {
     let mut h = crc32fast::Hasher::new();
-    if cfg!(target_endian = "little") {
-        // The items' bytes are their little-endian bytes.
-        h.update(bytemuck::cast_slice(slots));
-        h.update(bytemuck::cast_slice(tf));
-        h.update(bytemuck::cast_slice(lines));
-    } else {
-        for s in slots {
-            h.update(&s.to_le_bytes());
-        }
-        for x in tf {
-            h.update(&x.to_le_bytes());
-        }
-        for w in lines.iter().flatten() {
-            h.update(&w.to_le_bytes());
-        }
+    for &(slots, _, _) in pieces {
+        put_words(&mut h, slots);
+    }
+    for &(_, tf, _) in pieces {
+        put_words(&mut h, tf);
+    }
+    for &(_, _, lines) in pieces {
+        put_words(&mut h, lines);
     }
     h.finalize()
+}
+
+/// Adds items of 4-byte words to a CRC, as their little-endian bytes.
+fn put_words<T: bytemuck::Pod>(h: &mut crc32fast::Hasher, items: &[T]) {
+    let bytes: &[u8] = bytemuck::cast_slice(items);
+    if cfg!(target_endian = "little") {
+        h.update(bytes);
+    } else {
+        for w in bytes.chunks_exact(4) {
+            h.update(&[w[3], w[2], w[1], w[0]]);
+        }
+    }
 }
 
 impl Frozen {

@@ -17,7 +17,7 @@ mod vocab;
 #[cfg(test)]
 mod saved;
 
-pub(crate) use crate::retrieval::postings::{Frozen, FrozenParts};
+pub(crate) use crate::retrieval::postings::{Frozen, FrozenParts, runs_crc};
 pub(crate) use crate::retrieval::search::arrays::{Arr, Item as ArrItem, SharedBytes};
 pub(crate) use crate::retrieval::search::line_scoring::QueryScores;
 pub(crate) use crate::retrieval::search::line_scoring::best_key;

@@ -126,6 +126,25 @@ fn postings_that_do_not_fit_together_are_refused() {
     let docs: Vec<DocData> = records.iter().map(|r| DocData::of(r, &mut vocab)).collect();
     let good = saved(&docs, vocab.len());
     assert!(Frozen::new(good.clone()).is_some());
+    // A memory whose count of the lines holding a term is not its lines': no
+    // postings (a run would be cut short or left with a gap).
+    let d = docs
+        .iter()
+        .find(|d| d.line_df.iter().any(|x| x[1] > 1))
+        .unwrap();
+    let at = d.line_df.iter().position(|x| x[1] > 1).unwrap();
+    for change in [1i64, -1] {
+        let mut wrong = d.clone();
+        let mut df = wrong.line_df.to_vec();
+        df[at][1] = (i64::from(df[at][1]) + change) as u32;
+        wrong.line_df = df.into();
+        assert!(
+            FrozenParts::build(1, vocab.len(), &[(0, &wrong)]).is_none(),
+            "{change}"
+        );
+    }
+    let n = vocab.len();
+    assert!(FrozenParts::build(1, n, &[(0, d)]).is_some());
     let mut short = good.clone();
     short.doc_tf = good.doc_tf[1..].to_vec().into();
     assert!(Frozen::new(short).is_none(), "runs of different lengths");

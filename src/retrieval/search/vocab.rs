@@ -357,6 +357,10 @@ impl Terms for DocData {
     fn line(&self, l: usize) -> (&[u32], &[u32]) {
         DocData::line(self, l)
     }
+
+    fn line_terms(&self) -> impl Iterator<Item = (u32, u32)> {
+        self.line_df.iter().map(|&[t, n]| (t, n))
+    }
 }
 
 #[cfg(test)]

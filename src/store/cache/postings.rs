@@ -10,7 +10,7 @@
 use std::io::Write;
 
 use crate::memory::layout::SEARCH_POSTINGS_FILE;
-use crate::retrieval::search::{Arr, ArrItem, DocData, FrozenParts, SharedBytes};
+use crate::retrieval::search::{Arr, ArrItem, DocData, FrozenParts, SharedBytes, runs_crc};
 use crate::store::Backend;
 
 const MAGIC: &[u8; 4] = b"MDP1";
@@ -19,61 +19,77 @@ const MAGIC: &[u8; 4] = b"MDP1";
 /// posts, line posts, the header's CRC-32 and the table's.
 const HEAD: usize = 48;
 
-/// The file of `parts` for the main file of `generation`, written to `w`.
+/// The file of the postings `parts` (of disjoint slots, in slot order: each term's
+/// run is theirs one after the other) for the main file of `generation`, written
+/// to `w`.
 pub(super) fn write(
     w: &mut dyn Write,
     generation: u64,
-    parts: &FrozenParts,
+    parts: &[FrozenParts],
 ) -> std::io::Result<()> {
-    let terms = parts.terms();
+    let terms = parts.first().map_or(0, FrozenParts::terms);
+    let slots = parts.first().map_or(0, |p| p.slots);
+    let total = |f: fn(&FrozenParts, usize) -> u32, t: usize| -> u32 {
+        parts.iter().map(|p| f(p, t)).sum()
+    };
     let mut table = Vec::with_capacity(4 * (3 * terms + 2));
-    for x in parts
-        .doc_start
-        .iter()
-        .chain(parts.line_start.iter())
-        .chain(parts.crc.iter())
-    {
-        table.extend_from_slice(&x.to_le_bytes());
+    for t in 0..=terms {
+        table.extend_from_slice(&total(|p, t| p.doc_start[t], t).to_le_bytes());
     }
+    for t in 0..=terms {
+        table.extend_from_slice(&total(|p, t| p.line_start[t], t).to_le_bytes());
+    }
+    for t in 0..terms {
+        let crc = match parts {
+            [one] => one.crc[t],
+            _ => runs_crc(&parts.iter().map(|p| p.runs(t)).collect::<Vec<_>>()),
+        };
+        table.extend_from_slice(&crc.to_le_bytes());
+    }
+    let posts = |f: fn(&FrozenParts) -> usize| parts.iter().map(f).sum::<usize>() as u64;
     let mut head = Vec::with_capacity(HEAD);
     head.extend_from_slice(MAGIC);
     head.extend_from_slice(&[0; 4]);
     head.extend_from_slice(&generation.to_le_bytes());
-    head.extend_from_slice(&parts.slots.to_le_bytes());
+    head.extend_from_slice(&slots.to_le_bytes());
     head.extend_from_slice(&(terms as u32).to_le_bytes());
-    head.extend_from_slice(&(parts.doc_slot.len() as u64).to_le_bytes());
-    head.extend_from_slice(&(parts.line_post.len() as u64).to_le_bytes());
+    head.extend_from_slice(&posts(|p| p.doc_slot.len()).to_le_bytes());
+    head.extend_from_slice(&posts(|p| p.line_post.len()).to_le_bytes());
     let crc = crc32fast::hash(&head);
     head.extend_from_slice(&crc.to_le_bytes());
     head.extend_from_slice(&crc32fast::hash(&table).to_le_bytes());
     w.write_all(&head)?;
     w.write_all(&table)?;
     w.write_all(&[0; 8][..pad8(HEAD + table.len())])?;
-    if cfg!(target_endian = "little") {
-        // The items' bytes are their little-endian bytes.
-        w.write_all(bytemuck::cast_slice(&parts.doc_tf))?;
-        w.write_all(bytemuck::cast_slice(&parts.doc_slot))?;
-        return w.write_all(bytemuck::cast_slice(&parts.line_post));
-    }
-    let mut buf = Vec::with_capacity(1 << 16);
-    let mut put = |w: &mut dyn Write, bytes: &[u8]| -> std::io::Result<()> {
-        buf.extend_from_slice(bytes);
-        if buf.len() >= 1 << 16 {
-            w.write_all(&buf)?;
-            buf.clear();
+    // Each array term after term, each term's run the parts' in turn.
+    for t in 0..terms {
+        for p in parts {
+            words(w, p.runs(t).1)?;
         }
-        Ok(())
-    };
-    for x in parts.doc_tf.iter() {
-        put(w, &x.to_le_bytes())?;
     }
-    for x in parts.doc_slot.iter() {
-        put(w, &x.to_le_bytes())?;
+    for t in 0..terms {
+        for p in parts {
+            words(w, p.runs(t).0)?;
+        }
     }
-    for x in parts.line_post.iter().flatten() {
-        put(w, &x.to_le_bytes())?;
+    for t in 0..terms {
+        for p in parts {
+            words(w, p.runs(t).2)?;
+        }
     }
-    w.write_all(&buf)
+    Ok(())
+}
+
+/// Writes items of 4-byte words as their little-endian bytes.
+fn words<T: bytemuck::Pod>(w: &mut dyn Write, items: &[T]) -> std::io::Result<()> {
+    let bytes: &[u8] = bytemuck::cast_slice(items);
+    if cfg!(target_endian = "little") {
+        return w.write_all(bytes);
+    }
+    for x in bytes.chunks_exact(4) {
+        w.write_all(&[x[3], x[2], x[1], x[0]])?;
+    }
+    Ok(())
 }
 
 /// Builds and writes the postings file of `docs` (each `(slot, data)`, slots ascending
@@ -86,7 +102,7 @@ pub(super) fn save(
     terms: usize,
     docs: &[(u32, &DocData)],
 ) -> u64 {
-    let Some(parts) = FrozenParts::build(slots, terms, docs) else {
+    let Some(parts) = FrozenParts::build_split(slots, terms, docs) else {
         return 0;
     };
     let written = backend.write_atomic_with(SEARCH_POSTINGS_FILE, |w| write(w, generation, &parts));
@@ -97,9 +113,14 @@ pub(super) fn save(
 }
 
 /// Bytes of the file of `parts`.
-fn file_len(p: &FrozenParts) -> usize {
-    let table_end = HEAD + 4 * (3 * p.terms() + 2);
-    table_end + pad8(table_end) + 4 * p.doc_tf.len() + 4 * p.doc_slot.len() + 12 * p.line_post.len()
+fn file_len(parts: &[FrozenParts]) -> usize {
+    let terms = parts.first().map_or(0, FrozenParts::terms);
+    let table_end = HEAD + 4 * (3 * terms + 2);
+    let runs: usize = parts
+        .iter()
+        .map(|p| 4 * p.doc_tf.len() + 4 * p.doc_slot.len() + 12 * p.line_post.len())
+        .sum();
+    table_end + pad8(table_end) + runs
 }
 
 /// Zeros from `len` up to a multiple of 8.
@@ -179,6 +200,13 @@ mod tests {
     /// The postings of `n` memories (an odd `n` makes an odd number of terms here,
     /// and a table padded to 8 bytes).
     fn parts_of(n: usize) -> FrozenParts {
+        let (vocab, docs) = docs_of(n);
+        let by_slot: Vec<(u32, &DocData)> = docs.iter().zip(0..).map(|(d, s)| (s, d)).collect();
+        FrozenParts::build(n as u32, vocab.len(), &by_slot).unwrap()
+    }
+
+    /// `n` memories' data.
+    fn docs_of(n: usize) -> (Vocab, Vec<DocData>) {
         let mut vocab = Vocab::default();
         let docs: Vec<DocData> = (0..n)
             .map(|i| {
@@ -187,19 +215,38 @@ mod tests {
                 DocData::of(&r, &mut vocab)
             })
             .collect();
-        let by_slot: Vec<(u32, &DocData)> = docs.iter().zip(0..).map(|(d, s)| (s, d)).collect();
-        FrozenParts::build(n as u32, vocab.len(), &by_slot).unwrap()
+        (vocab, docs)
     }
 
     fn file(p: &FrozenParts, generation: u64) -> Vec<u8> {
         let mut out = Vec::new();
-        write(&mut out, generation, p).unwrap();
-        assert_eq!(out.len(), file_len(p));
+        write(&mut out, generation, std::slice::from_ref(p)).unwrap();
+        assert_eq!(out.len(), file_len(std::slice::from_ref(p)));
         out
     }
 
     fn shared(bytes: Vec<u8>) -> SharedBytes {
         Arc::new(bytes)
+    }
+
+    /// The postings of memories in parts (as two threads build them) are written
+    /// as the postings of them all.
+    #[test]
+    fn parts_are_written_as_one() {
+        let (vocab, docs) = docs_of(9);
+        let by_slot: Vec<(u32, &DocData)> = docs.iter().zip(0..).map(|(d, s)| (s, d)).collect();
+        let whole = FrozenParts::build(9, vocab.len(), &by_slot).unwrap();
+        for cut in [0, 1, 4, 9] {
+            let (a, b) = by_slot.split_at(cut);
+            let parts = [
+                FrozenParts::build(9, vocab.len(), a).unwrap(),
+                FrozenParts::build(9, vocab.len(), b).unwrap(),
+            ];
+            let mut out = Vec::new();
+            write(&mut out, 3, &parts).unwrap();
+            assert_eq!(out.len(), file_len(&parts));
+            assert_eq!(out, file(&whole, 3), "cut at {cut}");
+        }
     }
 
     #[test]
