@@ -591,10 +591,11 @@ fn import_of_a_folder_reads_only_regular_files() {
 }
 
 /// The derived files a FIFO is planted at, relative to the memory directory.
-const DERIVED: [&str; 4] = [
+const DERIVED: [&str; 5] = [
     ".memdir/cache/access.jsonl",
     ".memdir/cache/index-v2.bin",
     ".memdir/cache/index-v2.delta.bin",
+    ".memdir/cache/postings-v1.bin",
     ".memdir/cache/vectors-0123456789abcdef.bin",
 ];
 

@@ -105,6 +105,16 @@ fn saved_postings_score_as_the_scan() {
                 "damaged, seed {seed}, {q}"
             );
         }
+        // More than a quarter of the memories not the main file's: a scan (their
+        // postings would cost more to build than the scan does).
+        let most_new: Vec<Option<usize>> = origin
+            .iter()
+            .enumerate()
+            .map(|(j, o)| o.filter(|_| j % 3 == 0))
+            .collect();
+        let mut mostly_new = Corpus::from_parts(vocab.clone(), docs.clone());
+        mostly_new.attach_saved(Frozen::new(parts.clone()).unwrap(), &most_new);
+        assert!(!mostly_new.has_saved_postings());
         // A slot past the postings' is data they do not hold.
         let past: Vec<Option<usize>> = origin.iter().map(|o| o.map(|i| i + 1000)).collect();
         let mut foreign = Corpus::from_parts(vocab.clone(), docs);

@@ -498,10 +498,18 @@ impl Corpus {
     /// Answers queries through the postings saved with the search index's main
     /// file (`origins[j]`: the main file's entry whose data memory `j` has), for a
     /// corpus that serves one call: it reads only its terms' postings, not every
-    /// memory's data. Dropped by [`Corpus::keep_postings`] (a warm process builds
+    /// memory's data (unless more than a quarter of the memories are not the main
+    /// file's: then it scans). Dropped by [`Corpus::keep_postings`] (a warm process builds
     /// its own, and does not keep the index mapped).
     pub(crate) fn attach_saved(&mut self, frozen: Frozen, origins: &[Option<usize>]) {
-        if origins.len() == self.docs.len() {
+        // The memories the saved postings do not hold get theirs built for the
+        // call, which costs a few scans each: past a quarter of the corpus, scan.
+        let slots = frozen.slots() as usize;
+        let fresh = origins
+            .iter()
+            .filter(|o| o.is_none_or(|s| s >= slots))
+            .count();
+        if origins.len() == self.docs.len() && fresh <= self.docs.len() / 4 {
             self.saved = Some(Postings::from_frozen(frozen, origins, &self.docs));
         }
     }

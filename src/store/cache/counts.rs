@@ -6,8 +6,7 @@
 
 use crate::retrieval::search::Frozen;
 use crate::retrieval::search::{Corpus, Counts, DocData, Vocab};
-use crate::store::Backend;
-use crate::store::cache::{Cache, Saved, postings};
+use crate::store::cache::{Cache, Saved};
 
 /// The main file's counts and what a load changed of the memories they count.
 #[derive(Debug, Default)]
@@ -103,46 +102,5 @@ impl Cache {
             corpus.attach_saved(f, origins);
         }
         (corpus, kept)
-    }
-}
-
-impl Cache {
-    /// Writes the postings of the loaded main file when it has none of its own (an
-    /// index written before them, or their file lost or of another generation) and
-    /// this load's memories hold every main entry's data (`origins[j]`: the entry
-    /// whose data memory `j` of `corpus` has). Not when this load wrote a new main
-    /// file (written with it). Failures are ignored. Returns the bytes written.
-    pub(crate) fn save_missing_postings(
-        &self,
-        backend: &Backend,
-        corpus: &Corpus,
-        origins: &[Option<usize>],
-    ) -> u64 {
-        if !self.postings_wanted
-            || self.postings_bytes > 0
-            || !self.all_of_main
-            || self.wrote_main.load(std::sync::atomic::Ordering::Relaxed)
-        {
-            return 0;
-        }
-        let (vocab, docs) = corpus.parts();
-        if origins.len() != docs.len() {
-            return 0;
-        }
-        let mut by_slot: Vec<(u32, &DocData)> = Vec::with_capacity(docs.len());
-        for (d, o) in docs.iter().zip(origins) {
-            if let Some(s) = o {
-                by_slot.push((*s as u32, d));
-            }
-        }
-        by_slot.sort_by_key(|x| x.0);
-        by_slot.dedup_by_key(|x| x.0);
-        let Ok(slots) = u32::try_from(self.main_entries) else {
-            return 0;
-        };
-        if by_slot.last().is_some_and(|x| x.0 >= slots) {
-            return 0;
-        }
-        postings::save(backend, self.generation, slots, vocab.len(), &by_slot)
     }
 }

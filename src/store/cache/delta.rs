@@ -1,6 +1,8 @@
 //! Saving the search index ([`Cache::save`]): whether anything changed since the load,
 //! and then either a delta file on the loaded main file (what differs from it) or,
-//! past the delta's share, a new main file streamed from the load's items. It must not
+//! past the delta's share, a new main file streamed from the load's items, with its
+//! postings; and the postings of a loaded main file that has none of its own
+//! ([`Cache::save_missing_postings`]). It must not
 //! fail a load (every failure is ignored) nor know the bytes of the format (that is
 //! `codec`'s).
 
@@ -9,7 +11,7 @@ use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
 use crate::memory::layout::{LEGACY_PARSE_CACHE, SEARCH_DELTA_FILE, SEARCH_INDEX_FILE};
-use crate::retrieval::search::{Counts, DocData, Vocab};
+use crate::retrieval::search::{Corpus, Counts, DocData, Vocab};
 use crate::store::Backend;
 use crate::store::cache::codec::{CHUNK, encode_chunk_into, encode_counts, encode_head};
 use crate::store::cache::{Cache, IndexFile, Item, Saved, postings};
@@ -190,4 +192,45 @@ fn write_postings(backend: &Backend, generation: u64, vocab: &Vocab, kept: &[&It
         .filter_map(|(k, it)| it.data.map(|d| (k as u32, d)))
         .collect();
     postings::save(backend, generation, slots, vocab.len(), &docs) as usize
+}
+
+impl Cache {
+    /// Writes the postings of the loaded main file when it has none of its own (an
+    /// index written before them, or their file lost or of another generation) and
+    /// this load's memories hold every main entry's data (`origins[j]`: the entry
+    /// whose data memory `j` of `corpus` has). Not when this load wrote a new main
+    /// file (written with it). Failures are ignored. Returns the bytes written.
+    pub(crate) fn save_missing_postings(
+        &self,
+        backend: &Backend,
+        corpus: &Corpus,
+        origins: &[Option<usize>],
+    ) -> u64 {
+        if !self.postings_wanted
+            || self.postings_bytes > 0
+            || !self.all_of_main
+            || self.wrote_main.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return 0;
+        }
+        let (vocab, docs) = corpus.parts();
+        if origins.len() != docs.len() {
+            return 0;
+        }
+        let mut by_slot: Vec<(u32, &DocData)> = Vec::with_capacity(docs.len());
+        for (d, o) in docs.iter().zip(origins) {
+            if let Some(s) = o {
+                by_slot.push((*s as u32, d));
+            }
+        }
+        by_slot.sort_by_key(|x| x.0);
+        by_slot.dedup_by_key(|x| x.0);
+        let Ok(slots) = u32::try_from(self.main_entries) else {
+            return 0;
+        };
+        if by_slot.last().is_some_and(|x| x.0 >= slots) {
+            return 0;
+        }
+        postings::save(backend, self.generation, slots, vocab.len(), &by_slot)
+    }
 }

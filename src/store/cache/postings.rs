@@ -5,7 +5,7 @@
 //! CRC-32 and each term's CRC-32, then the runs, every array at a multiple of its
 //! item's alignment. A term's runs are checked against their CRC when a query first
 //! needs them (`Frozen::check`). It must not decide when the file is written (`delta`
-//! and `Memory::load_files` do); bytes it cannot decode are `None`, never a panic.
+//! does); bytes it cannot decode are `None`, never a panic.
 
 use std::io::Write;
 
@@ -102,12 +102,17 @@ pub(super) fn save(
     terms: usize,
     docs: &[(u32, &DocData)],
 ) -> u64 {
-    let Some(parts) = FrozenParts::build_split(slots, terms, docs) else {
-        return 0;
-    };
-    let written = backend.write_atomic_with(SEARCH_POSTINGS_FILE, |w| write(w, generation, &parts));
+    // Built once the file can be written (a folder that cannot be written, or a
+    // FIFO at the path, costs no build).
+    let mut size = 0;
+    let written = backend.write_atomic_with(SEARCH_POSTINGS_FILE, |w| {
+        let parts = FrozenParts::build_split(slots, terms, docs)
+            .ok_or_else(|| std::io::Error::other("no postings for this data"))?;
+        size = file_len(&parts);
+        write(w, generation, &parts)
+    });
     match written {
-        Ok(()) => file_len(&parts) as u64,
+        Ok(()) => size as u64,
         Err(_) => 0,
     }
 }
