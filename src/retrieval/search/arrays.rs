@@ -57,7 +57,7 @@ enum Repr<T> {
 /// Whether arrays can be read in place: the file's little-endian items are this
 /// machine's, and a mapped file can be renamed over while mapped (Unix; on Windows a
 /// mapping would stop the next save from replacing the file).
-const IN_PLACE: bool = cfg!(all(unix, target_endian = "little"));
+pub(crate) const IN_PLACE: bool = cfg!(all(unix, target_endian = "little"));
 
 impl<T: Item> Arr<T> {
     /// The items of `raw` (little-endian, `size_of::<T>()` bytes each, a slice of

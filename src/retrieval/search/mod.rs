@@ -18,7 +18,7 @@ mod vocab;
 mod saved;
 
 pub(crate) use crate::retrieval::postings::{Frozen, FrozenParts, runs_crc};
-pub(crate) use crate::retrieval::search::arrays::{Arr, Item as ArrItem, SharedBytes};
+pub(crate) use crate::retrieval::search::arrays::{Arr, IN_PLACE, Item as ArrItem, SharedBytes};
 pub(crate) use crate::retrieval::search::line_scoring::QueryScores;
 pub(crate) use crate::retrieval::search::line_scoring::best_key;
 pub(crate) use crate::retrieval::search::line_scoring::key_parts;

@@ -12,7 +12,7 @@ use crate::memory::layout::{
 };
 use std::sync::Arc;
 
-use crate::retrieval::search::{SharedBytes, Vocab};
+use crate::retrieval::search::{IN_PLACE, SharedBytes, Vocab};
 use crate::store::cache::counts::MainCounts;
 use crate::store::cache::{Cache, IndexFile, Loaded, Saved, postings};
 use crate::store::{Backend, Stat};
@@ -64,8 +64,10 @@ impl Cache {
         });
         // The postings of the main file's entries, by their place in it: the place
         // of each in the table (a file twice in the main file would shift them).
+        // Only where they are read in place: a copy of every run would cost more
+        // than the scan they spare.
         cache.main_entries = n_main;
-        if terms && cache.counts.is_some() && cache.saved.len() == n_main {
+        if IN_PLACE && terms && cache.counts.is_some() && cache.saved.len() == n_main {
             cache.postings_wanted = true;
             if let Some(b) = backend
                 .map_sparse(SEARCH_POSTINGS_FILE, MAX_SEARCH_INDEX)

@@ -10,7 +10,9 @@
 use std::io::Write;
 
 use crate::memory::layout::SEARCH_POSTINGS_FILE;
-use crate::retrieval::search::{Arr, ArrItem, DocData, FrozenParts, SharedBytes, runs_crc};
+use crate::retrieval::search::{
+    Arr, ArrItem, DocData, FrozenParts, IN_PLACE, SharedBytes, runs_crc,
+};
 use crate::store::Backend;
 
 const MAGIC: &[u8; 4] = b"MDP1";
@@ -102,6 +104,10 @@ pub(super) fn save(
     terms: usize,
     docs: &[(u32, &DocData)],
 ) -> u64 {
+    // Not read where arrays cannot be read in place (see `Cache::load`).
+    if !IN_PLACE {
+        return 0;
+    }
     // Built once the file can be written (a folder that cannot be written, or a
     // FIFO at the path, costs no build).
     let mut size = 0;
