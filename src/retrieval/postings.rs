@@ -21,8 +21,10 @@ mod frozen;
 use std::sync::Arc;
 
 #[cfg(test)]
+pub(crate) use crate::retrieval::postings::frozen::SPLIT_FROM;
+#[cfg(test)]
 pub(crate) use crate::retrieval::postings::frozen::run_crc;
-pub(crate) use crate::retrieval::postings::frozen::{Frozen, FrozenParts, runs_crc};
+pub(crate) use crate::retrieval::postings::frozen::{Frozen, FrozenParts, le_words, runs_crc};
 
 /// What postings read of a memory's term data (`search::DocData`): its weighted
 /// field frequencies and its body lines.

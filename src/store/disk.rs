@@ -184,8 +184,9 @@ pub(super) fn read_stat(root: &Path, rel: &str, limit: u64) -> Result<Option<(Ve
 }
 
 /// Maps a file read-only ([`Bytes::Mapped`]), every page at once with `populate`,
-/// refusing links and files over `limit` bytes; an empty file is an empty copy (an empty mapping is an error on some
-/// systems). `Ok(None)` when the file does not exist.
+/// refusing links and files over `limit` bytes; an empty file is an empty copy (an
+/// empty mapping is an error on some systems). `Ok(None)` when the file does not
+/// exist.
 pub(super) fn map(root: &Path, rel: &str, limit: u64, populate: bool) -> Result<Option<Bytes>> {
     let Some((f, path)) = open_regular(root, rel)? else {
         return Ok(None);

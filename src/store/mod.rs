@@ -303,18 +303,20 @@ impl Backend {
     /// (a store in memory gives a copy). For the search index, which a one-shot call
     /// decodes once and drops.
     pub(crate) fn map(&self, rel: &str, limit: u64) -> Result<Option<Bytes>> {
-        match self {
-            Backend::Mem(m) => Ok(mem::read(&mem::lock(m), rel, limit)?.map(Bytes::Owned)),
-            Backend::Dir(root) => disk::map(root, rel, limit, true),
-        }
+        self.map_pages(rel, limit, true)
     }
 
     /// [`Backend::map`] for a file of which a call reads only some pages (the
     /// postings of the search index): each page is read when first touched.
     pub(crate) fn map_sparse(&self, rel: &str, limit: u64) -> Result<Option<Bytes>> {
+        self.map_pages(rel, limit, false)
+    }
+
+    /// [`Backend::map`], every page mapped at once with `populate`.
+    fn map_pages(&self, rel: &str, limit: u64, populate: bool) -> Result<Option<Bytes>> {
         match self {
             Backend::Mem(m) => Ok(mem::read(&mem::lock(m), rel, limit)?.map(Bytes::Owned)),
-            Backend::Dir(root) => disk::map(root, rel, limit, false),
+            Backend::Dir(root) => disk::map(root, rel, limit, populate),
         }
     }
 

@@ -55,6 +55,24 @@ impl FrozenParts {
         terms: usize,
         docs: &[(u32, &'a D)],
     ) -> Option<FrozenParts> {
+        let mut parts = FrozenParts::runs_of(slots, terms, docs)?;
+        let crc: Vec<u32> = (0..terms)
+            .map(|t| {
+                let (slots, tf, lines) = parts.runs(t);
+                run_crc(slots, tf, lines)
+            })
+            .collect();
+        parts.crc = crc.into();
+        Some(parts)
+    }
+
+    /// [`FrozenParts::build`] without the CRCs (`crc` left empty): a part of the
+    /// postings that a file's CRCs are computed over with the others'.
+    fn runs_of<'a, D: Terms + 'a>(
+        slots: u32,
+        terms: usize,
+        docs: &[(u32, &'a D)],
+    ) -> Option<FrozenParts> {
         // Counted first (from the memories' own counts), so that each run is
         // written in place, in slot order.
         let mut doc_n = vec![0u32; terms + 1];
@@ -108,12 +126,6 @@ impl FrozenParts {
         if !fits || !full(&line_at, &line_start) || !full(&doc_at, &doc_start) {
             return None;
         }
-        let crc = (0..terms)
-            .map(|t| {
-                let (d, l) = (run(&doc_start, t), run(&line_start, t));
-                run_crc(&doc_slot[d.clone()], &doc_tf[d], &line_post[l])
-            })
-            .collect::<Vec<u32>>();
         Some(FrozenParts {
             slots,
             doc_start: doc_start.into(),
@@ -121,13 +133,15 @@ impl FrozenParts {
             doc_tf: doc_tf.into(),
             line_start: line_start.into(),
             line_post: line_post.into(),
-            crc: crc.into(),
+            crc: Arr::default(),
         })
     }
 
     /// [`FrozenParts::build`] of `docs` in two halves by slot, built on two threads
     /// from [`SPLIT_FROM`] memories: the postings are the halves' runs of each term,
-    /// one after the other (what a postings file of them holds; one part below).
+    /// one after the other (what a postings file of them holds, its CRCs computed
+    /// over both as it is written; the halves have none of their own). One part
+    /// below.
     pub(crate) fn build_split<'a, D: Terms + Sync + 'a>(
         slots: u32,
         terms: usize,
@@ -138,8 +152,8 @@ impl FrozenParts {
         }
         let (a, b) = docs.split_at(docs.len() / 2);
         let (a, b) = std::thread::scope(|s| {
-            let first = s.spawn(|| FrozenParts::build(slots, terms, a));
-            let second = FrozenParts::build(slots, terms, b);
+            let first = s.spawn(|| FrozenParts::runs_of(slots, terms, a));
+            let second = FrozenParts::runs_of(slots, terms, b);
             let first = first
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -150,7 +164,7 @@ impl FrozenParts {
 
     /// Number of term ids.
     pub(crate) fn terms(&self) -> usize {
-        self.crc.len()
+        self.doc_start.len().saturating_sub(1)
     }
 
     /// Term `t`'s runs: its memories' slots and frequencies, and its lines.
@@ -211,14 +225,27 @@ pub(crate) fn runs_crc(pieces: &[Runs<'_>]) -> u32 {
 
 /// Adds items of 4-byte words to a CRC, as their little-endian bytes.
 fn put_words<T: bytemuck::Pod>(h: &mut crc32fast::Hasher, items: &[T]) {
+    le_words(items, |b| {
+        h.update(b);
+        Ok(())
+    })
+    .expect("a CRC takes every byte");
+}
+
+/// Hands `out` the little-endian bytes of items of 4-byte words: all at once on a
+/// little-endian machine, a word at a time elsewhere; stops at `out`'s first error.
+pub(crate) fn le_words<T: bytemuck::Pod>(
+    items: &[T],
+    mut out: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let bytes: &[u8] = bytemuck::cast_slice(items);
     if cfg!(target_endian = "little") {
-        h.update(bytes);
-    } else {
-        for w in bytes.chunks_exact(4) {
-            h.update(&[w[3], w[2], w[1], w[0]]);
-        }
+        return out(bytes);
     }
+    for w in bytes.chunks_exact(4) {
+        out(&[w[3], w[2], w[1], w[0]])?;
+    }
+    Ok(())
 }
 
 impl Frozen {
@@ -260,9 +287,8 @@ impl Frozen {
             _ => {}
         }
         let p = &self.parts;
-        let (d, l) = (run(&p.doc_start, t), run(&p.line_start, t));
-        let (slots, lines) = (&p.doc_slot[d.clone()], &p.line_post[l]);
-        let ok = run_crc(slots, &p.doc_tf[d], lines) == p.crc[t]
+        let (slots, tf, lines) = p.runs(t);
+        let ok = run_crc(slots, tf, lines) == p.crc[t]
             && slots.iter().all(|&s| s < p.slots)
             && lines.iter().all(|w| w[0] < p.slots);
         state.store(if ok { WHOLE } else { DAMAGED }, Ordering::Relaxed);

@@ -17,7 +17,9 @@ mod vocab;
 #[cfg(test)]
 mod saved;
 
-pub(crate) use crate::retrieval::postings::{Frozen, FrozenParts, runs_crc};
+#[cfg(test)]
+pub(crate) use crate::retrieval::postings::SPLIT_FROM;
+pub(crate) use crate::retrieval::postings::{Frozen, FrozenParts, le_words, runs_crc};
 pub(crate) use crate::retrieval::search::arrays::{Arr, IN_PLACE, Item as ArrItem, SharedBytes};
 pub(crate) use crate::retrieval::search::line_scoring::QueryScores;
 pub(crate) use crate::retrieval::search::line_scoring::best_key;
@@ -58,7 +60,7 @@ impl TermBits {
 #[cfg(test)]
 mod tests {
     use crate::memory::Record;
-    use crate::retrieval::search::Corpus;
+    use crate::retrieval::search::{Corpus, DocData, Vocab};
 
     /// A user memory keyed `m<i>`, named `N`, described `d`.
     pub(super) fn numbered(i: usize) -> Record {
@@ -70,6 +72,54 @@ mod tests {
         let mut c = Corpus::new(records);
         c.keep_postings();
         c
+    }
+
+    /// `records` after `n` changes (random records of seed `seed + 100` inserted,
+    /// put in the place of one, or one removed, in turn), with the position in
+    /// `records` of each one kept.
+    pub(super) fn changed(
+        seed: u64,
+        records: &[Record],
+        n: usize,
+    ) -> (Vec<Record>, Vec<Option<usize>>) {
+        let mut out = records.to_vec();
+        let mut origin: Vec<Option<usize>> = (0..records.len()).map(Some).collect();
+        for (k, r) in random_records(seed + 100, n).into_iter().enumerate() {
+            let at = (k * 7) % out.len();
+            match k % 3 {
+                0 => {
+                    out.insert(at, r);
+                    origin.insert(at, None);
+                }
+                1 => {
+                    out[at] = r;
+                    origin[at] = None;
+                }
+                _ => {
+                    out.remove(at);
+                    origin.remove(at);
+                }
+            }
+        }
+        (out, origin)
+    }
+
+    /// The data of `records`: `old[i]` for a record whose origin is `i`, else the
+    /// record analyzed anew into `vocab`.
+    pub(super) fn data_of(
+        records: &[Record],
+        origin: &[Option<usize>],
+        old: &[DocData],
+        vocab: &mut Vocab,
+    ) -> Vec<DocData> {
+        records
+            .iter()
+            .zip(origin)
+            .map(|(r, o)| match o {
+                Some(i) => old[*i].clone(),
+                None => DocData::of(r, vocab),
+            })
+            .collect()
     }
 
     /// Records of random bodies over a small vocabulary (so terms repeat within and

@@ -2,8 +2,8 @@
 //! ([`Corpus::attach_saved`]): the scan's scores, bit for bit, whatever changed since
 //! the postings were made and whichever of their runs is damaged.
 
-use crate::memory::Record;
-use crate::retrieval::search::tests::random_records;
+use crate::retrieval::search::scoring::tests::same_scores;
+use crate::retrieval::search::tests::{changed, data_of, random_records};
 use crate::retrieval::search::{Corpus, DocData, Frozen, FrozenParts, Vocab};
 
 const QUERIES: [&str; 7] = [
@@ -26,31 +26,6 @@ fn saved(docs: &[DocData], terms: usize) -> FrozenParts {
     FrozenParts::build(docs.len() as u32, terms, &by_slot).expect("integral weights")
 }
 
-/// Records changed from `records` (some inserted, replaced, removed), with the
-/// position in `records` each one kept comes from.
-fn changed(seed: u64, records: &[Record]) -> (Vec<Record>, Vec<Option<usize>>) {
-    let mut out = records.to_vec();
-    let mut origin: Vec<Option<usize>> = (0..records.len()).map(Some).collect();
-    for (k, r) in random_records(seed + 100, 9).into_iter().enumerate() {
-        let at = (k * 7) % out.len();
-        match k % 3 {
-            0 => {
-                out.insert(at, r);
-                origin.insert(at, None);
-            }
-            1 => {
-                out[at] = r;
-                origin[at] = None;
-            }
-            _ => {
-                out.remove(at);
-                origin.remove(at);
-            }
-        }
-    }
-    (out, origin)
-}
-
 #[test]
 fn saved_postings_score_as_the_scan() {
     for seed in 1..=12 {
@@ -58,37 +33,28 @@ fn saved_postings_score_as_the_scan() {
         let mut vocab = Vocab::default();
         let main: Vec<DocData> = records.iter().map(|r| DocData::of(r, &mut vocab)).collect();
         let parts = saved(&main, vocab.len());
-        let (now, origin) = changed(seed, &records);
-        let docs: Vec<DocData> = now
-            .iter()
-            .zip(&origin)
-            .map(|(r, o)| match o {
-                Some(i) => main[*i].clone(),
-                None => DocData::of(r, &mut vocab),
-            })
-            .collect();
+        let (now, origin) = changed(seed, &records, 9);
+        let docs = data_of(&now, &origin, &main, &mut vocab);
         let scan = Corpus::from_parts(vocab.clone(), docs.clone());
         let mut through = Corpus::from_parts(vocab.clone(), docs.clone());
         through.attach_saved(Frozen::new(parts.clone()).unwrap(), &origin);
         assert!(through.has_saved_postings());
-        let mut queries: Vec<String> = QUERIES.iter().map(|q| q.to_string()).collect();
         // Queries some memory holds whole (the phrase part of relevance).
-        queries.extend(
-            now.iter()
-                .flat_map(|r| r.body.lines())
-                .filter_map(|l| {
-                    let w: Vec<&str> = l.split(' ').collect();
-                    (w.len() >= 5).then(|| w[1..5].join(" "))
-                })
-                .take(6),
-        );
-        for q in &queries {
-            assert_eq!(
-                scan.score(&now, q),
-                through.score(&now, q),
-                "seed {seed}, {q}"
-            );
-        }
+        let phrases: Vec<String> = now
+            .iter()
+            .flat_map(|r| r.body.lines())
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split(' ').collect();
+                (w.len() >= 5).then(|| w[1..5].join(" "))
+            })
+            .take(6)
+            .collect();
+        let queries: Vec<&str> = QUERIES
+            .iter()
+            .copied()
+            .chain(phrases.iter().map(String::as_str))
+            .collect();
+        same_scores(&scan, &through, &now, &queries, &format!("seed {seed}"));
         // A run that fails its CRC is never read: that term's queries scan.
         let mut bad = parts.clone();
         let mut crc = bad.crc.to_vec();
@@ -98,13 +64,13 @@ fn saved_postings_score_as_the_scan() {
         bad.crc = crc.into();
         let mut damaged = Corpus::from_parts(vocab.clone(), docs.clone());
         damaged.attach_saved(Frozen::new(bad).unwrap(), &origin);
-        for q in &queries {
-            assert_eq!(
-                scan.score(&now, q),
-                damaged.score(&now, q),
-                "damaged, seed {seed}, {q}"
-            );
-        }
+        same_scores(
+            &scan,
+            &damaged,
+            &now,
+            &queries,
+            &format!("damaged, seed {seed}"),
+        );
         // More than a quarter of the memories not the main file's: a scan (their
         // postings would cost more to build than the scan does).
         let most_new: Vec<Option<usize>> = origin
@@ -119,13 +85,13 @@ fn saved_postings_score_as_the_scan() {
         let past: Vec<Option<usize>> = origin.iter().map(|o| o.map(|i| i + 1000)).collect();
         let mut foreign = Corpus::from_parts(vocab.clone(), docs);
         foreign.attach_saved(Frozen::new(parts).unwrap(), &past);
-        for q in &queries {
-            assert_eq!(
-                scan.score(&now, q),
-                foreign.score(&now, q),
-                "slots past, seed {seed}, {q}"
-            );
-        }
+        same_scores(
+            &scan,
+            &foreign,
+            &now,
+            &queries,
+            &format!("slots past, seed {seed}"),
+        );
     }
 }
 

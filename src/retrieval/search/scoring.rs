@@ -522,11 +522,12 @@ impl Corpus {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::retrieval::search::tests::numbered;
     use crate::retrieval::search::tests::random_records;
     use crate::retrieval::search::tests::with_postings;
+    use crate::retrieval::search::tests::{changed, data_of};
 
     #[test]
     fn counts_on_two_threads_are_the_counts_of_one_memory_at_a_time() {
@@ -596,7 +597,13 @@ mod tests {
     }
 
     /// Asserts that two corpora of `records` give every query the same scores.
-    fn same_scores(a: &Corpus, b: &Corpus, records: &[Record], queries: &[&str], what: &str) {
+    pub(in crate::retrieval::search) fn same_scores(
+        a: &Corpus,
+        b: &Corpus,
+        records: &[Record],
+        queries: &[&str],
+        what: &str,
+    ) {
         for q in queries {
             assert_eq!(a.score(records, q), b.score(records, q), "{what}, {q}");
         }
@@ -633,31 +640,9 @@ mod tests {
             let phrases: Vec<&str> = phrases.iter().map(String::as_str).collect();
             same_scores(&Corpus::new(&records), &kept, &records, &phrases, &what);
             // A corpus carried over after changes scores as a new one.
-            let next = random_records(seed + 100, 10);
-            let mut records2: Vec<Record> = records.clone();
-            let mut origin: Vec<Option<usize>> = (0..records.len()).map(Some).collect();
-            for (k, r) in next.into_iter().enumerate() {
-                let at = (k * 7) % records2.len();
-                if k % 3 == 0 {
-                    records2.insert(at, r);
-                    origin.insert(at, None);
-                } else if k % 3 == 1 {
-                    records2[at] = r;
-                    origin[at] = None;
-                } else {
-                    records2.remove(at);
-                    origin.remove(at);
-                }
-            }
+            let (records2, origin) = changed(seed, &records, 10);
             let (mut vocab, old) = kept.take_parts();
-            let docs: Vec<DocData> = records2
-                .iter()
-                .zip(&origin)
-                .map(|(r, o)| match o {
-                    Some(i) => old[*i].clone(),
-                    None => DocData::of(r, &mut vocab),
-                })
-                .collect();
+            let docs = data_of(&records2, &origin, &old, &mut vocab);
             let gone: Vec<DocData> = (0..old.len())
                 .filter(|i| !origin.contains(&Some(*i)))
                 .map(|i| old[i].clone())

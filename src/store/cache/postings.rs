@@ -11,7 +11,7 @@ use std::io::Write;
 
 use crate::memory::layout::SEARCH_POSTINGS_FILE;
 use crate::retrieval::search::{
-    Arr, ArrItem, DocData, FrozenParts, IN_PLACE, SharedBytes, runs_crc,
+    Arr, ArrItem, DocData, FrozenParts, IN_PLACE, SharedBytes, le_words, runs_crc,
 };
 use crate::store::Backend;
 
@@ -42,8 +42,9 @@ pub(super) fn write(
         table.extend_from_slice(&total(|p, t| p.line_start[t], t).to_le_bytes());
     }
     for t in 0..terms {
+        // A whole part's own CRC, else one over the parts' runs.
         let crc = match parts {
-            [one] => one.crc[t],
+            [one] if one.crc.len() == terms => one.crc[t],
             _ => runs_crc(&parts.iter().map(|p| p.runs(t)).collect::<Vec<_>>()),
         };
         table.extend_from_slice(&crc.to_le_bytes());
@@ -84,14 +85,7 @@ pub(super) fn write(
 
 /// Writes items of 4-byte words as their little-endian bytes.
 fn words<T: bytemuck::Pod>(w: &mut dyn Write, items: &[T]) -> std::io::Result<()> {
-    let bytes: &[u8] = bytemuck::cast_slice(items);
-    if cfg!(target_endian = "little") {
-        return w.write_all(bytes);
-    }
-    for x in bytes.chunks_exact(4) {
-        w.write_all(&[x[3], x[2], x[1], x[0]])?;
-    }
-    Ok(())
+    le_words(items, |b| w.write_all(b))
 }
 
 /// Builds and writes the postings file of `docs` (each `(slot, data)`, slots ascending
@@ -258,6 +252,16 @@ mod tests {
             assert_eq!(out.len(), file_len(&parts));
             assert_eq!(out, file(&whole, 3), "cut at {cut}");
         }
+        // The halves two threads build (without CRCs of their own) too.
+        let n = crate::retrieval::search::SPLIT_FROM + 3;
+        let (vocab, docs) = docs_of(n);
+        let by_slot: Vec<(u32, &DocData)> = docs.iter().zip(0..).map(|(d, s)| (s, d)).collect();
+        let halves = FrozenParts::build_split(n as u32, vocab.len(), &by_slot).unwrap();
+        assert_eq!(halves.len(), 2);
+        let mut out = Vec::new();
+        write(&mut out, 3, &halves).unwrap();
+        let whole = FrozenParts::build(n as u32, vocab.len(), &by_slot).unwrap();
+        assert_eq!(out, file(&whole, 3), "two halves");
     }
 
     #[test]
