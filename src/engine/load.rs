@@ -123,7 +123,7 @@ impl Memory {
                 })
         };
         // The usual read changed nothing: found without gathering the items.
-        report.bytes = if cache.holds(&vocab, items()) {
+        report.bytes = if held(&cache, &vocab, &report, kept.len(), items) {
             cache.bytes()
         } else {
             cache.save(&self.backend, &vocab, &items().collect::<Vec<_>>())
@@ -168,6 +168,26 @@ impl Memory {
         });
         Ok((snap, corpus, report, infos))
     }
+}
+
+/// Whether a save of the `kept` files of a load would write nothing
+/// ([`Cache::holds`] of `items`): when the index vouched for every file kept and
+/// none was analyzed, without looking each up again (each is then the entry loaded
+/// under its name).
+fn held<'a, I: IntoIterator<Item = cache::Item<'a>>>(
+    cache: &Cache,
+    vocab: &search::Vocab,
+    report: &SearchIndexReport,
+    kept: usize,
+    items: impl Fn() -> I,
+) -> bool {
+    let all_vouched = report.read == 0 && report.analyzed == 0 && kept == report.vouched;
+    if !all_vouched {
+        return cache.holds(vocab, items());
+    }
+    let held = cache.holds_vouched(vocab, kept);
+    debug_assert_eq!(held, cache.holds(vocab, items()));
+    held
 }
 
 /// Files a load reads, parses or analyzes on all cores from (fewer run on the

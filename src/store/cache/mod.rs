@@ -314,6 +314,16 @@ impl Cache {
         !self.enabled || (vocab.len() == self.loaded_vocab_len && self.unchanged(items))
     }
 
+    /// [`Cache::holds`] of `n` files that were all vouched for by their stat
+    /// ([`Cache::by_stat`]) and none analyzed since: each is then the entry loaded
+    /// under its name, taken once, so they are what was loaded when they are as many
+    /// as the loaded files.
+    pub(crate) fn holds_vouched(&self, vocab: &Vocab, n: usize) -> bool {
+        !self.enabled
+            || (vocab.len() == self.loaded_vocab_len
+                && n == self.loaded.iter().filter(|e| !e.is_removal()).count())
+    }
+
     /// What the load said of `file`.
     fn info(&self, file: &str) -> Option<&Loaded> {
         self.by_file.get(file).map(|&i| &self.loaded[i])
