@@ -130,7 +130,8 @@ impl Memory {
         };
         report.memories = kept.len();
         report.terms = vocab.len();
-        let mut docs = Vec::with_capacity(kept.len());
+        // The term data in the corpus's own form, gathered only for a corpus.
+        let mut docs: Vec<search::DocData> = Vec::with_capacity(if terms { kept.len() } else { 0 });
         let mut origins = Vec::with_capacity(kept.len());
         // What a warm process keeps of each file (it loads with the texts).
         let mut infos = Vec::with_capacity(if texts { kept.len() } else { 0 });
@@ -138,7 +139,7 @@ impl Memory {
         // its own (a box, a key and a share of the map per memory).
         let mut spent = Vec::with_capacity(if texts { 0 } else { kept.len() });
         for ((i, mut f), r) in kept.into_iter().zip(&snap.records) {
-            docs.push(f.data.take());
+            docs.extend(terms.then(|| f.data.take().unwrap_or_default()));
             origins.push(f.origin);
             if texts {
                 snap.texts.insert(r.key.to_string(), f.text.into_string());
@@ -160,7 +161,6 @@ impl Memory {
         // The term counts the index kept, less and plus what differs (counted anew
         // when it kept none).
         let corpus = terms.then(|| {
-            let docs = docs.into_iter().map(Option::unwrap_or_default).collect();
             let (corpus, counted) = cache.corpus(vocab, docs, &origins);
             report.bytes += cache.save_missing_postings(&self.backend, &corpus, &origins);
             report.counted = counted;
