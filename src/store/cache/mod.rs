@@ -319,9 +319,12 @@ impl Cache {
     /// under its name, taken once, so they are what was loaded when they are as many
     /// as the loaded files.
     pub(crate) fn holds_vouched(&self, vocab: &Vocab, n: usize) -> bool {
-        !self.enabled
-            || (vocab.len() == self.loaded_vocab_len
-                && n == self.loaded.iter().filter(|e| !e.is_removal()).count())
+        !self.enabled || (vocab.len() == self.loaded_vocab_len && n == self.live_entries())
+    }
+
+    /// How many loaded entries are files (not recorded removals).
+    fn live_entries(&self) -> usize {
+        self.loaded.iter().filter(|e| !e.is_removal()).count()
     }
 
     /// What the load said of `file`.
@@ -351,7 +354,7 @@ impl Cache {
             }
         }
         // Every loaded file that is not a recorded removal is among the items.
-        live_hits == self.loaded.iter().filter(|e| !e.is_removal()).count()
+        live_hits == self.live_entries()
     }
 }
 
