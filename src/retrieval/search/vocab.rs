@@ -111,13 +111,15 @@ pub struct DocView<'a> {
 /// several threads and interned after, in order, to the same ids.
 #[derive(Debug, Clone, Default)]
 pub struct Analyzed {
-    /// Every term found, the fields' first, then the lines'.
+    /// Every term found: the name's, the description's, each tag's, then the body's
+    /// in the order they come (found once, line after line: the body field's terms
+    /// and the lines' are the same words).
     terms: TermList,
-    /// Each field's terms (where they end in `terms`) with the field's weight: name,
-    /// description, each tag, body.
+    /// Each field's terms but the body's (where they end in `terms`) with the field's
+    /// weight: name, description, each tag. The body's are the rest.
     fields: Vec<(usize, f64)>,
-    /// Each body line's terms (where they end in `terms`; its label's first, then its
-    /// tag's), how many are the label's and how many the tag's.
+    /// Each body line's terms (where they end in `terms`), in the line's order: how
+    /// many are its tag's (the first ones) and how many its label's (the next ones).
     lines: Vec<(usize, usize, usize)>,
 }
 
@@ -133,27 +135,23 @@ impl Analyzed {
         for t in &r.meta.tags {
             field(&mut a, t, W_TAGS);
         }
-        field(&mut a, &r.body, W_BODY);
+        // The line's pieces cover it and split it between words (at a space or `: `),
+        // so the lines' terms one after the other are the body's.
         for line in r.body.lines() {
             let start = a.terms.len();
-            let (label, tag) = match split_label(line) {
-                Some((before, label, after)) => {
-                    terms_into(label, &mut a.terms);
-                    let n = a.terms.len() - start;
-                    terms_into(before, &mut a.terms);
-                    let tag = a.terms.len() - start - n;
-                    terms_into(after, &mut a.terms);
-                    (n, tag)
-                }
+            let (before, label, after) = match split_label(line) {
+                Some(parts) => parts,
                 None => {
                     let (before, after) = split_tag(line);
-                    terms_into(before, &mut a.terms);
-                    let tag = a.terms.len() - start;
-                    terms_into(after, &mut a.terms);
-                    (0, tag)
+                    (before, "", after)
                 }
             };
-            a.lines.push((a.terms.len(), label, tag));
+            terms_into(before, &mut a.terms);
+            let tag = a.terms.len() - start;
+            terms_into(label, &mut a.terms);
+            let label = a.terms.len() - start - tag;
+            terms_into(after, &mut a.terms);
+            a.lines.push((a.terms.len(), tag, label));
         }
         a
     }
@@ -188,17 +186,24 @@ impl DocData {
         let mut tf: HashMap<u32, f64> = HashMap::new();
         let mut len = 0.0;
         let mut start = 0;
-        for &(end, weight) in &a.fields {
+        let body = ids.len();
+        let fields = a.fields.iter().copied().chain([(body, W_BODY)]);
+        for (end, weight) in fields {
             for &id in &ids[start..end] {
                 *tf.entry(id).or_insert(0.0) += weight;
                 len += weight;
             }
             start = end;
         }
-        let mut tokens = Vec::new();
+        let mut start = a.fields.last().map_or(0, |f| f.0);
+        let mut tokens = Vec::with_capacity(body - start);
         let mut lines = Vec::with_capacity(a.lines.len());
-        for &(end, label, tag) in &a.lines {
-            tokens.extend_from_slice(&ids[start..end]);
+        for &(end, tag, label) in &a.lines {
+            // A line's label terms first, then its tag's, then the rest.
+            let line = &ids[start..end];
+            tokens.extend_from_slice(&line[tag..tag + label]);
+            tokens.extend_from_slice(&line[..tag]);
+            tokens.extend_from_slice(&line[tag + label..]);
             lines.push([tokens.len() as u32, label as u32, tag as u32]);
             start = end;
         }
@@ -480,15 +485,16 @@ mod tests {
             description in "\\PC{0,40}",
             tags in proptest::collection::vec("[a-zé ]{0,12}", 0..3),
             lines in proptest::collection::vec(
-                "(- |\\* )?(\\[[A-Z0-9:]{1,6}\\] )?([A-Z][a-z]{1,8}: )?([a-zA-Z0-9éß ,.'-]{0,40}|\\PC{0,30})",
+                "(\t| |\u{a0})?(- |\\* )?(\\[[A-Z0-9:]{1,6}\\] )?([A-Z][a-z]{1,8}: )?([a-zA-Z0-9éß ,.'-]{0,40}|\\PC{0,30})",
                 0..8,
             ),
+            crlf in proptest::bool::ANY,
         ) {
             let mut r = numbered(0);
             r.meta.name = name;
             r.meta.description = description;
             r.meta.tags = tags;
-            r.body = (lines.join("\n")).into();
+            r.body = (lines.join(if crlf { "\r\n" } else { "\n" })).into();
             let (mut a, mut b) = (Vocab::default(), Vocab::default());
             // Two memories into one vocabulary, so that ids already given are met too.
             for _ in 0..2 {
