@@ -473,7 +473,7 @@ pub fn memory_file(d: Parts) -> Result<IncomingFile, FrontmatterError> {
         important: false,
         supersedes: Vec::new(),
         valid_until: None,
-        extra: Extra::from_values(order, d.extra),
+        extra: Extra::from_values(order.into(), d.extra),
     };
     let text = frontmatter::render(&meta, &d.body);
     let parsed = frontmatter::parse(&text)?;

@@ -264,7 +264,7 @@ fn unknown_keys(
     }
     let extra = Extra {
         entries,
-        order: keys,
+        order: keys.into(),
         preamble,
         known_raw: Vec::new(),
         linked,

@@ -19,6 +19,8 @@ mod portable;
 mod render;
 mod yaml;
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::memory::Meta;
@@ -119,8 +121,10 @@ pub struct Extra {
     /// Unknown keys: name, original YAML text of the entry (key line included) when
     /// recorded, value.
     entries: Vec<(String, Option<String>, Value)>,
-    /// Every top-level key in the order the file had them.
-    order: Vec<String>,
+    /// Every top-level key in the order the file had them: shared, since most
+    /// memories of a store have the same keys in the same order (a load from the
+    /// search index hands one list to all of them).
+    order: Arc<[String]>,
     /// Comment lines before the first key.
     preamble: String,
     /// Known keys as the file had them: name, how memdir would write the value the
@@ -154,6 +158,11 @@ impl Extra {
         &self.order
     }
 
+    /// [`Extra::order`], shared.
+    pub fn order_shared(&self) -> Arc<[String]> {
+        Arc::clone(&self.order)
+    }
+
     /// The value of an unknown key.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.entries
@@ -184,7 +193,9 @@ impl Extra {
             }
         }
         if !self.order.iter().any(|k| k == key) {
-            self.order.push(key.to_string());
+            let mut order = self.order.to_vec();
+            order.push(key.to_string());
+            self.order = order.into();
         }
     }
 
@@ -194,12 +205,14 @@ impl Extra {
             return;
         }
         self.entries.retain(|(k, _, _)| k != key);
-        self.order.retain(|k| k != key);
+        if self.order.iter().any(|k| k == key) {
+            self.order = self.order.iter().filter(|k| *k != key).cloned().collect();
+        }
     }
 
     /// Rebuilds the read-only form (no original text) from keys and values, as the
     /// cache stores it.
-    pub fn from_values(order: Vec<String>, entries: Vec<(String, Value)>) -> Extra {
+    pub fn from_values(order: Arc<[String]>, entries: Vec<(String, Value)>) -> Extra {
         Extra {
             entries: entries.into_iter().map(|(k, v)| (k, None, v)).collect(),
             order,

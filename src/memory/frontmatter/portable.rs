@@ -248,7 +248,7 @@ pub fn render_portable(meta: &Meta, body: &str) -> String {
     };
     let mut out = String::from("---\n");
     let mut written: Vec<&str> = Vec::new();
-    for key in &meta.extra.order {
+    for key in meta.extra.order.iter() {
         if KNOWN.contains(&key.as_str()) {
             if let Some(v) = text_of(key) {
                 out.push_str(&format!("{key}: {v}\n"));

@@ -137,7 +137,7 @@ fn render_with(meta: &Meta, body: &str, keep: Keep) -> String {
         out.push_str(&meta.extra.preamble);
     }
     let mut written: Vec<&str> = Vec::new();
-    for key in &meta.extra.order {
+    for key in meta.extra.order.iter() {
         if KNOWN.contains(&key.as_str()) {
             if let Some(text) = render_known(key, meta) {
                 let original = meta

@@ -8,6 +8,8 @@
 //! files, nor decide what is saved (`delta` does); bytes it cannot decode are `None`,
 //! never a panic, and a part whose checksum fails is dropped, never decoded.
 
+use std::sync::Arc;
+
 use crate::memory::SharedStr;
 use crate::retrieval::search::{Arr, ArrItem, Counts, DocData, SharedBytes};
 use crate::store::Stat;
@@ -218,6 +220,7 @@ impl Writer {
 
 /// A reader of part of a file: the bytes left, and where the file starts in memory
 /// (positions in the file decide the padding before an array).
+#[derive(Clone, Copy)]
 struct Reader<'a> {
     rest: &'a [u8],
     file: usize,
@@ -265,8 +268,12 @@ impl<'a> Reader<'a> {
         Some(self.take(1)?[0])
     }
     fn str(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?.to_vec()).ok()
+    }
+    /// The bytes of a string, in place.
+    fn bytes(&mut self) -> Option<&'a [u8]> {
         let n = usize::try_from(self.u64()?).ok()?;
-        String::from_utf8(self.take(n)?.to_vec()).ok()
+        self.take(n)
     }
     /// A string read in place from `shared` (the file's bytes) when given, else
     /// copied.
@@ -296,6 +303,21 @@ impl<'a> Reader<'a> {
     fn strs(&mut self) -> Option<Vec<String>> {
         (0..self.count()?).map(|_| self.str()).collect()
     }
+    /// [`Reader::strs`] as a shared list: `last` (the list decoded before) again when
+    /// the strings are its, else a new one, which becomes `last`.
+    fn strs_shared(&mut self, last: &mut Option<Arc<[String]>>) -> Option<Arc<[String]>> {
+        let n = self.count()?;
+        if let Some(l) = last.as_ref().filter(|l| l.len() == n) {
+            let mut probe = *self;
+            if l.iter().all(|s| probe.bytes() == Some(s.as_bytes())) {
+                *self = probe;
+                return Some(Arc::clone(l));
+            }
+        }
+        let v: Arc<[String]> = (0..n).map(|_| self.str()).collect::<Option<_>>()?;
+        *last = Some(Arc::clone(&v));
+        Some(v)
+    }
 }
 
 impl Entry {
@@ -324,7 +346,8 @@ impl Entry {
         }
     }
 
-    fn decode(r: &mut Reader<'_>) -> Option<Entry> {
+    /// `order` is the key order decoded last, shared when this entry's is the same.
+    fn decode(r: &mut Reader<'_>, order: &mut Option<Arc<[String]>>) -> Option<Entry> {
         Some(Entry {
             name: r.str()?,
             description: r.str()?,
@@ -341,7 +364,7 @@ impl Entry {
             },
             supersedes: r.strs()?,
             valid_until: r.opt()?,
-            order: r.strs()?,
+            order: r.strs_shared(order)?,
             extra: (0..r.count()?)
                 .map(|_| Some((r.str()?, serde_json::from_str(&r.str()?).ok()?)))
                 .collect::<Option<_>>()?,
@@ -436,12 +459,14 @@ impl Saved {
     }
 
     /// Decodes an entry; its term data only given the size of the vocabulary it
-    /// may use (data that uses more, or is malformed, is dropped: read again).
+    /// may use (data that uses more, or is malformed, is dropped: read again), and
+    /// its key order shared with `order`'s when the same ([`Reader::strs_shared`]).
     fn decode(
         r: &mut Reader<'_>,
         shared: Option<&SharedBytes>,
         terms: Option<usize>,
         dropped: &mut bool,
+        order: &mut Option<Arc<[String]>>,
     ) -> Option<Saved> {
         let file = r.str()?;
         let stat = Stat {
@@ -454,7 +479,7 @@ impl Saved {
         let key = r.str()?;
         let text = r.text(shared)?;
         let body = crate::memory::frontmatter::body_span(&text);
-        let meta = Entry::decode(r)?;
+        let meta = Entry::decode(r, order)?;
         let (data, has_data) = match (r.byte()?, terms) {
             (0, _) => (None, false),
             (1, Some(vocab)) => {
@@ -507,12 +532,14 @@ fn decode_chunks(
         // Bounded by the chunk's bytes (one byte per entry at least).
         let mut out = Vec::with_capacity(n);
         let mut dropped = false;
+        let mut order = None;
         for _ in 0..n {
             out.push(Box::new(Saved::decode(
                 &mut r,
                 shared,
                 with_terms,
                 &mut dropped,
+                &mut order,
             )?));
         }
         // Zeros up to the chunk's end, at a multiple of 8.

@@ -60,8 +60,9 @@ struct Entry {
     important: bool,
     supersedes: Vec<String>,
     valid_until: Option<String>,
-    /// Every top-level key in file order.
-    order: Vec<String>,
+    /// Every top-level key in file order (one list for the entries that have the
+    /// same, as decoded).
+    order: std::sync::Arc<[String]>,
     extra: Vec<(String, Value)>,
     warnings: Vec<(usize, String)>,
 }
@@ -403,7 +404,7 @@ impl Entry {
             important: m.important,
             supersedes: m.supersedes.clone(),
             valid_until: m.valid_until.clone(),
-            order: m.extra.order().to_vec(),
+            order: m.extra.order_shared(),
             extra: m
                 .extra
                 .values()
