@@ -343,7 +343,7 @@ impl Memory {
         let query_text = query.filter(|q| !q.trim().is_empty());
         self.with_warm(|w| {
             check_filter(filter, w.records())?;
-            let index_text = w.index_text(self)?.to_string();
+            w.refresh_index_text(self)?;
             let events = self.recent_events(max_tokens.saturating_mul(4))?;
             let mut problems = w.problems().to_vec();
             problems.extend(events.problems);
@@ -359,7 +359,7 @@ impl Memory {
             let parts = context::Parts {
                 records: w.records(),
                 corpus: Some(w.corpus()),
-                index_text: &index_text,
+                index_text: w.index_text(),
                 events: &events.events,
                 now: self.now(),
             };

@@ -195,16 +195,23 @@ impl Warm {
         &self.problems
     }
 
-    /// MEMORY.md for the records, rebuilt on disk when it is stale: checked against
-    /// the file only when the records or the file changed since the last check.
-    pub(crate) fn index_text(&mut self, mem: &Memory) -> Result<&str> {
+    /// Brings MEMORY.md for the records up to date, rebuilt on disk when it is
+    /// stale: checked against the file only when the records or the file changed
+    /// since the last check. [`Warm::index_text`] then reads it.
+    pub(crate) fn refresh_index_text(&mut self, mem: &Memory) -> Result<()> {
         let stat = mem.backend.stat(INDEX_FILE);
         if self.index_text.is_none() || stat.is_none() || stat != self.index_stat {
             let (text, _) = mem.refresh_index_if_stale(&self.records)?;
             self.index_text = Some(text);
             self.index_stat = mem.backend.stat(INDEX_FILE);
         }
-        Ok(self.index_text.as_deref().unwrap_or_default())
+        Ok(())
+    }
+
+    /// MEMORY.md as of the last [`Warm::refresh_index_text`], read in place (at
+    /// 100,000 memories it is some 10 MB, which a copy per call would write anew).
+    pub(crate) fn index_text(&self) -> &str {
+        self.index_text.as_deref().unwrap_or_default()
     }
 
     /// The warm store as of now: `prev` brought up to date, or a first load through

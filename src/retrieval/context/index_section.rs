@@ -10,23 +10,29 @@ use crate::memory::index;
 /// How many lines of MEMORY.md the block includes at most.
 pub(super) const INDEX_LINE_CAP: usize = 200;
 
-/// The index part: MEMORY.md capped at 200 lines.
-fn index_part(index: &str) -> (String, usize) {
-    let lines: Vec<&str> = index.lines().collect();
-    if lines.len() <= INDEX_LINE_CAP {
+/// The index part: MEMORY.md capped at 200 lines; `None`, without reading past
+/// them, when those lines alone (each with its newline) are more than `share`
+/// characters, which the part, at least as long, cannot fit in.
+fn index_part(index: &str, share: usize) -> Option<(String, usize)> {
+    let mut lines = index.lines();
+    let head: Vec<&str> = lines.by_ref().take(INDEX_LINE_CAP).collect();
+    if head.iter().map(|l| l.chars().count() + 1).sum::<usize>() > share {
+        return None;
+    }
+    let cut = lines.count();
+    if cut == 0 {
         let mut s = index.to_string();
         if !s.ends_with('\n') {
             s.push('\n');
         }
-        return (s, 0);
+        return Some((s, 0));
     }
-    let cut = lines.len() - INDEX_LINE_CAP;
-    let mut s = lines[..INDEX_LINE_CAP].join("\n");
+    let mut s = head.join("\n");
     s.push('\n');
     s.push_str(&format!(
         "… {cut} more lines of MEMORY.md not shown (the memories are still ranked below)\n"
     ));
-    (s, cut)
+    Some((s, cut))
 }
 
 /// The line that ends an index section that left entries out.
@@ -45,7 +51,7 @@ pub(super) struct IndexSection {
 
 /// MEMORY.md (its first 200 lines) when that fits in `share` characters.
 pub(super) fn whole_index(index: &str, share: usize) -> Option<IndexSection> {
-    let (text, lines_cut) = index_part(index);
+    let (text, lines_cut) = index_part(index, share)?;
     (text.chars().count() <= share).then_some(IndexSection {
         text,
         lines_cut,
@@ -170,6 +176,55 @@ mod tests {
         assert!(b.text.ends_with(
             "… 50 more lines of MEMORY.md not shown (the memories are still ranked below)\n"
         ));
+    }
+
+    /// `whole_index` at every share around the part's length, for indexes of up to
+    /// 200 lines and over, with `\r\n`, a last line without its newline and empty
+    /// lines: whole exactly when the capped index (as a plain cut of every line
+    /// gives it) fits, the same text, though a head over the share is not read on.
+    #[test]
+    fn the_index_is_whole_exactly_when_its_capped_part_fits() {
+        fn part(index: &str) -> String {
+            let lines: Vec<&str> = index.lines().collect();
+            if lines.len() <= super::INDEX_LINE_CAP {
+                let mut s = index.to_string();
+                if !s.ends_with('\n') {
+                    s.push('\n');
+                }
+                return s;
+            }
+            let cut = lines.len() - super::INDEX_LINE_CAP;
+            format!(
+                "{}\n… {cut} more lines of MEMORY.md not shown (the memories are still ranked below)\n",
+                lines[..super::INDEX_LINE_CAP].join("\n")
+            )
+        }
+        let lines = |n: usize, end: &str| -> String {
+            (0..n)
+                .map(|i| format!("- é {}{end}", "x".repeat(i % 7)))
+                .collect()
+        };
+        let indexes = [
+            String::new(),
+            lines(3, "\n"),
+            lines(200, "\n"),
+            lines(200, "\r\n"),
+            lines(201, "\n"),
+            format!("{}\n\nlast", lines(250, "\r\n")),
+            lines(1000, "\n"),
+        ];
+        for idx in &indexes {
+            let want = part(idx);
+            let n = want.chars().count();
+            for share in n.saturating_sub(300)..n + 3 {
+                let got = super::whole_index(idx, share).map(|s| s.text);
+                assert_eq!(
+                    got,
+                    (n <= share).then(|| want.clone()),
+                    "share {share} of {n}"
+                );
+            }
+        }
     }
 
     /// 30 memories with one-sentence descriptions: an index of about 1,100 tokens.
