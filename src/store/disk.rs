@@ -68,23 +68,33 @@ pub(super) fn scan(
     let mut out = Vec::new();
     for entry in rd {
         let entry = entry.map_err(|e| Error::io(&dir, e))?;
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-            let lossy = entry.file_name().to_string_lossy().into_owned();
-            if !lossy.starts_with('.') {
-                out.push(Found::BadName(format!("{prefix}{lossy}")));
+        // The name as read is the entry's string when there is no prefix: one
+        // allocation per file of a folder of 100,000, not three.
+        let name = match entry.file_name().into_string() {
+            Ok(name) => name,
+            Err(raw) => {
+                let lossy = raw.to_string_lossy();
+                if !lossy.starts_with('.') {
+                    out.push(Found::BadName(format!("{prefix}{lossy}")));
+                }
+                continue;
             }
-            continue;
         };
         if !keep(&name) {
             continue;
         }
         let ft = entry.file_type().map_err(|e| Error::io(entry.path(), e))?;
-        if ft.is_symlink() {
-            out.push(Found::Symlink(format!("{prefix}{name}")));
-        } else if ft.is_file() {
-            out.push(Found::File(format!("{prefix}{name}")));
+        let name = if prefix.is_empty() {
+            name
         } else {
-            out.push(Found::NotAFile(format!("{prefix}{name}")));
+            format!("{prefix}{name}")
+        };
+        if ft.is_symlink() {
+            out.push(Found::Symlink(name));
+        } else if ft.is_file() {
+            out.push(Found::File(name));
+        } else {
+            out.push(Found::NotAFile(name));
         }
     }
     out.sort_by(|a, b| found_name(a).cmp(found_name(b)));
