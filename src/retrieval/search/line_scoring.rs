@@ -511,7 +511,9 @@ impl LineScorer<'_> {
         let memo = carry.pairs.get_or_insert_with(|| {
             let mut sums = vec![0.0; total];
             let mut first = vec![0u32; total];
-            let mut may: Vec<(usize, usize)> = Vec::new();
+            // A bit per line: a line that may have several pairs is summed once, and
+            // the lines come out in order with no sort.
+            let mut may = vec![0u64; total.div_ceil(64)];
             for &(a, b, _) in self.pairs {
                 p.each_line(a, |post| {
                     if let Some((_, at)) = at(p, offsets, post) {
@@ -519,10 +521,10 @@ impl LineScorer<'_> {
                     }
                 });
                 p.each_line(b, |post| {
-                    if let Some((r, at)) = at(p, offsets, post)
+                    if let Some((_, at)) = at(p, offsets, post)
                         && first[at].rotate_left(1) & post.bits != 0
                     {
-                        may.push((r, post.line as usize));
+                        may[at / 64] |= 1 << (at % 64);
                     }
                 });
                 p.each_line(a, |post| {
@@ -531,10 +533,18 @@ impl LineScorer<'_> {
                     }
                 });
             }
-            may.sort_unstable();
-            may.dedup();
-            for (r, l) in may {
-                sums[offsets[r] + l] = self.pair_sum(docs[r].line(l).1);
+            // Each line's memory, found by walking the offsets along with the lines.
+            let mut r = 0;
+            for (w, &word) in may.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let at = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    while offsets[r + 1] <= at {
+                        r += 1;
+                    }
+                    sums[at] = self.pair_sum(docs[r].line(at - offsets[r]).1);
+                }
             }
             sums
         });
