@@ -513,7 +513,7 @@ impl LineScorer<'_> {
             let mut first = vec![0u32; total];
             // A bit per line: a line that may have several pairs is summed once, and
             // the lines come out in order with no sort.
-            let mut may = vec![0u64; total.div_ceil(64)];
+            let mut may = TermBits::new(total, []);
             for &(a, b, _) in self.pairs {
                 p.each_line(a, |post| {
                     if let Some((_, at)) = at(p, offsets, post) {
@@ -524,7 +524,7 @@ impl LineScorer<'_> {
                     if let Some((_, at)) = at(p, offsets, post)
                         && first[at].rotate_left(1) & post.bits != 0
                     {
-                        may[at / 64] |= 1 << (at % 64);
+                        may.insert(at);
                     }
                 });
                 p.each_line(a, |post| {
@@ -535,16 +535,11 @@ impl LineScorer<'_> {
             }
             // Each line's memory, found by walking the offsets along with the lines.
             let mut r = 0;
-            for (w, &word) in may.iter().enumerate() {
-                let mut bits = word;
-                while bits != 0 {
-                    let at = w * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    while offsets[r + 1] <= at {
-                        r += 1;
-                    }
-                    sums[at] = self.pair_sum(docs[r].line(at - offsets[r]).1);
+            for at in may.ones() {
+                while offsets[r + 1] <= at {
+                    r += 1;
                 }
+                sums[at] = self.pair_sum(docs[r].line(at - offsets[r]).1);
             }
             sums
         });
