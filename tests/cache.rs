@@ -825,3 +825,112 @@ fn lost_postings_are_written_again_and_change_no_answer() {
     std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
     assert_eq!(answers(&dir), edited, "a fresh index answers the same");
 }
+
+/// The MEMORY.md check (`.memdir/cache/index-check`) under races: `context` calls in
+/// other processes record and use it while memories are written through memdir (which
+/// rewrites MEMORY.md) and behind its back (which does not), the last of each round
+/// once the check vouches for MEMORY.md as it is. After each round the block and
+/// MEMORY.md list every memory written: the check never vouches for an index of other
+/// contents (spec/index-format.md#rebuild).
+#[test]
+fn the_index_check_never_vouches_for_a_stale_index_under_races() {
+    use crate::common::{memdir, run};
+    use std::time::Duration;
+    let (_tmp, dir) = settled_store(30);
+    let block = |dir: &std::path::Path| {
+        let o = run(memdir(dir).args(["context", "--query", "zebra", "--max-tokens", "8000"]));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let rounds = 4;
+    let mut written: Vec<String> = Vec::new();
+    for round in 0..rounds {
+        // Writes through memdir and behind its back while two readers query.
+        let writes = |written: &mut Vec<String>| {
+            for i in 0..3 {
+                let name = format!("Written r{round} n{i}");
+                let o = run(memdir(&dir).args([
+                    "write",
+                    &format!("w{round}-{i}"),
+                    "--type",
+                    "project",
+                    "--name",
+                    &name,
+                    "--description",
+                    "zebra notes",
+                    "--body",
+                    "zebra written",
+                ]));
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                written.push(name);
+                let name = format!("Raw r{round} n{i}");
+                write_raw(&dir, &format!("raw{round}-{i}"), &name, "zebra raw");
+                written.push(name);
+            }
+        };
+        with_readers(&dir, || writes(&mut written));
+        // Past the racy window: a render records the check, which then vouches for
+        // MEMORY.md; a memory written behind memdir's back while readers query.
+        std::thread::sleep(Duration::from_millis(2100));
+        block(&dir);
+        let name = format!("Late r{round}");
+        with_readers(&dir, || {
+            write_raw(&dir, &format!("late{round}"), &name, "zebra late")
+        });
+        written.push(name);
+        for _ in 0..2 {
+            let b = block(&dir);
+            let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
+            let missing: Vec<&String> = written
+                .iter()
+                .filter(|n| !b.contains(n.as_str()) || !index.contains(n.as_str()))
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "round {round}: {} of {} written memories missing: {missing:?}",
+                missing.len(),
+                written.len()
+            );
+        }
+    }
+    assert_eq!(written.len(), rounds * 7);
+}
+
+/// Runs `f` while two threads run `memdir context` in a loop (at most 100 calls each,
+/// at least one after `f` returns), every call answering.
+fn with_readers(dir: &std::path::Path, f: impl FnOnce()) {
+    use crate::common::{memdir, run};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let done = std::sync::Arc::new(AtomicUsize::new(0));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let dir = dir.to_path_buf();
+            let (stop, done) = (stop.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut calls = 0;
+                while !stop.load(Ordering::Relaxed) && calls < 100 {
+                    let o = run(memdir(&dir).args(["context", "--query", "zebra"]));
+                    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                    calls += 1;
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let answered_past = |n: usize| {
+        let until = Instant::now() + Duration::from_secs(60);
+        while done.load(Ordering::Relaxed) <= n && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        done.load(Ordering::Relaxed)
+    };
+    let seen = answered_past(0);
+    f();
+    answered_past(seen + 1);
+    stop.store(true, Ordering::Relaxed);
+    for h in readers {
+        h.join().unwrap();
+    }
+}

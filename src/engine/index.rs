@@ -4,6 +4,7 @@
 //! decided here too. It must not write memory files or the timeline.
 
 use crate::engine::Memory;
+use crate::engine::index_check;
 use crate::engine::requests::Indexed;
 use crate::engine::types::IndexOutcome;
 use crate::error::Error;
@@ -137,10 +138,38 @@ impl Memory {
         &self,
         records: &[Record],
     ) -> Result<(String, IndexOutcome)> {
+        self.refresh_index_with(records, None)
+    }
+
+    /// [`Memory::refresh_index_if_stale`] for records whose files had the content
+    /// keys `keys` (in record order): when `.memdir/cache/index-check` says MEMORY.md,
+    /// as it is now (by its stat), was found holding what these contents render to,
+    /// its text is read instead of rendered; a render that finds MEMORY.md up to date
+    /// records that (spec/index-format.md#rebuild).
+    pub(super) fn refresh_index_checked(
+        &self,
+        records: &[Record],
+        keys: &[String],
+    ) -> Result<(String, IndexOutcome)> {
+        self.refresh_index_with(records, index_check::contents(records, keys).as_ref())
+    }
+
+    fn refresh_index_with(
+        &self,
+        records: &[Record],
+        contents: Option<&index_check::Contents>,
+    ) -> Result<(String, IndexOutcome)> {
         if self.index_owner()? == IndexOwner::Agent {
             return Ok((self.agent_index_text()?, IndexOutcome::default()));
         }
+        if let Some(text) = contents.and_then(|c| index_check::vouched(&self.backend, c)) {
+            return Ok((text, IndexOutcome::default()));
+        }
+        // Taken before the stat, as for the search index: a MEMORY.md changed within
+        // the racy window of it is never vouched for by its stat.
+        let checked = crate::engine::warm::now_ns();
         let want = index::render(records);
+        let stat = contents.and_then(|_| self.backend.stat(INDEX_FILE));
         let outcome = if !self
             .backend
             .holds(INDEX_FILE, want.as_bytes())
@@ -148,6 +177,9 @@ impl Memory {
         {
             self.index()?.outcome
         } else {
+            if let (Some(c), Some(st)) = (contents, stat) {
+                index_check::record(&self.backend, c, &st, checked);
+            }
             IndexOutcome::default()
         };
         Ok((want, outcome))

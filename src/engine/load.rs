@@ -55,7 +55,7 @@ impl Memory {
         terms: bool,
     ) -> Result<(Snapshot, Option<search::Corpus>, SearchIndexReport)> {
         self.load_files(terms, true)
-            .map(|(snap, corpus, report, _)| (snap, corpus, report))
+            .map(|l| (l.snap, l.corpus, l.report))
     }
 
     /// [`Memory::load_with`] without the files' texts (`Snapshot::texts` empty): for
@@ -65,21 +65,23 @@ impl Memory {
         terms: bool,
     ) -> Result<(Snapshot, Option<search::Corpus>, SearchIndexReport)> {
         self.load_files(terms, false)
-            .map(|(snap, corpus, report, _)| (snap, corpus, report))
+            .map(|l| (l.snap, l.corpus, l.report))
+    }
+
+    /// [`Memory::load_records`] with each record's content key (the SHA-256 of its
+    /// file, in record order): what the contents of the store are, for the MEMORY.md
+    /// check ([`Memory::refresh_index_checked`]).
+    pub(super) fn load_records_keyed(
+        &self,
+        terms: bool,
+    ) -> Result<(Snapshot, Option<search::Corpus>, Vec<String>)> {
+        self.load_files(terms, false)
+            .map(|l| (l.snap, l.corpus, l.keys))
     }
 
     /// [`Memory::load_with`], with the files' texts (`Snapshot::texts`) and what was
     /// found of each record's file (what a warm process keeps) only with `texts`.
-    pub(super) fn load_files(
-        &self,
-        terms: bool,
-        texts: bool,
-    ) -> Result<(
-        Snapshot,
-        Option<search::Corpus>,
-        SearchIndexReport,
-        Vec<warm::FileInfo>,
-    )> {
+    pub(super) fn load_files(&self, terms: bool, texts: bool) -> Result<Loaded> {
         self.require_dir()?;
         // Taken before any stat: what the index records as the time of the read.
         let checked = warm::now_ns();
@@ -138,6 +140,9 @@ impl Memory {
         // What is left of each file once its data is taken, freed on a thread of
         // its own (a box, a key and a share of the map per memory).
         let mut spent = Vec::with_capacity(if texts { 0 } else { kept.len() });
+        // Each record's content key, when the load is not kept (a warm one keeps
+        // them in `infos`).
+        let mut keys = Vec::with_capacity(if texts { 0 } else { kept.len() });
         for ((i, mut f), r) in kept.into_iter().zip(&snap.records) {
             docs.extend(terms.then(|| f.data.take().unwrap_or_default()));
             origins.push(f.origin);
@@ -151,6 +156,7 @@ impl Memory {
                     warnings: f.warnings,
                 });
             } else {
+                keys.push(std::mem::take(&mut f.key));
                 spent.push(f);
             }
         }
@@ -166,8 +172,26 @@ impl Memory {
             report.counted = counted;
             corpus
         });
-        Ok((snap, corpus, report, infos))
+        Ok(Loaded {
+            snap,
+            corpus,
+            report,
+            infos,
+            keys,
+        })
     }
+}
+
+/// What [`Memory::load_files`] found.
+pub(super) struct Loaded {
+    pub snap: Snapshot,
+    /// The term statistics, with `terms`.
+    pub corpus: Option<search::Corpus>,
+    pub report: SearchIndexReport,
+    /// What was found of each record's file (what a warm process keeps), with `texts`.
+    pub infos: Vec<warm::FileInfo>,
+    /// Each record's content key, in record order, without `texts`.
+    pub keys: Vec<String>,
 }
 
 /// Whether a save of the `kept` files of a load would write nothing

@@ -19,6 +19,7 @@ mod files;
 mod graph;
 pub(crate) mod hybrid;
 mod index;
+mod index_check;
 mod load;
 mod memory_tool;
 mod ops;

@@ -382,7 +382,7 @@ impl Memory {
     ) -> Result<Context> {
         let query_text = query.filter(|q| !q.trim().is_empty());
         let has_query = query.is_some_and(|q| !q.trim().is_empty());
-        let (snap, corpus, _) = self.load_records(has_query)?;
+        let (snap, corpus, keys) = self.load_records_keyed(has_query)?;
         check_filter(filter, &snap.records)?;
         let events = self.recent_events(max_tokens.saturating_mul(4))?;
         let mut problems = snap.problems;
@@ -402,7 +402,10 @@ impl Memory {
         // MEMORY.md is rendered and checked (rebuilt when stale) while the memories
         // and lines are scored.
         let block = prepared.block_while(
-            |records| self.refresh_index_if_stale(records).map(|(text, _)| text),
+            |records| {
+                self.refresh_index_checked(records, &keys)
+                    .map(|(text, _)| text)
+            },
             max_tokens,
             query,
             filter,

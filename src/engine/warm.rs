@@ -236,7 +236,8 @@ impl Warm {
             Backend::Dir(root) if !by_stat => DirWatch::new(root),
             _ => None,
         };
-        let (snap, corpus, _, files) = mem.load_files(true, true)?;
+        let load = mem.load_files(true, true)?;
+        let (snap, corpus, files) = (load.snap, load.corpus, load.infos);
         // What is not a regular file, and what did not load, for the events.
         let mut scanned = Vec::new();
         let names = if watch.is_some() {

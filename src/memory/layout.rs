@@ -38,6 +38,12 @@ pub const SEARCH_DELTA_FILE: &str = ".memdir/cache/index-v2.delta.bin";
 /// The postings of the memories of [`SEARCH_INDEX_FILE`] (its generation's), read in
 /// place by a one-shot query (spec/architecture.md#search-index).
 pub const SEARCH_POSTINGS_FILE: &str = ".memdir/cache/postings-v1.bin";
+/// What MEMORY.md was last found to hold: the contents of the store it was rendered
+/// from (a digest of every memory's key and content hash) and its stat then, so that
+/// a one-shot `context` need not render it again (spec/index-format.md#rebuild).
+pub const INDEX_CHECK_FILE: &str = ".memdir/cache/index-check";
+/// The largest index check read (it is one short line of text).
+pub const MAX_INDEX_CHECK: u64 = 4096;
 /// The parse cache of memdir before the search index; removed when the index is written.
 pub const LEGACY_PARSE_CACHE: &str = ".memdir/cache/frontmatter-v1.bin";
 /// The largest search index file read (a corrupt or hostile one is ignored past this).

@@ -1,4 +1,4 @@
-//! The binary format of the search index (`MDX7`, spec/architecture.md#search-index):
+//! The binary format of the search index (`MDX8`, spec/architecture.md#search-index):
 //! a header (version, generation, base, vocabulary, removals), the term counts of the
 //! main file's memories, and chunks of entries,
 //! each prefixed by its length so that chunks are encoded and decoded on several
@@ -148,8 +148,21 @@ impl EncodeEntry for &Item<'_> {
         encode_stat(w, &stat, self.checked);
         w.str(self.key);
         w.str(self.text);
+        encode_body(w, crate::memory::frontmatter::body_span(self.text));
         Entry::from_meta(self.meta, self.warnings).encode(w);
         encode_opt_data(w, self.data);
+    }
+}
+
+/// Where an entry's body is in its text, when it has one (`frontmatter::body_span`).
+fn encode_body(w: &mut Writer, body: Option<(usize, usize)>) {
+    match body {
+        None => w.0.push(0),
+        Some((start, end)) => {
+            w.0.push(1);
+            w.u64(start as u64);
+            w.u64(end as u64);
+        }
     }
 }
 
@@ -171,7 +184,7 @@ fn encode_opt_data(w: &mut Writer, data: Option<&DocData>) {
     }
 }
 
-const MAGIC: &[u8; 4] = b"MDX7";
+const MAGIC: &[u8; 4] = b"MDX8";
 
 pub(super) struct Writer(Vec<u8>);
 
@@ -454,6 +467,7 @@ impl Saved {
         encode_stat(w, &self.stat, self.checked);
         w.str(&self.key);
         w.str(&self.text);
+        encode_body(w, self.body);
         self.meta.encode(w);
         encode_opt_data(w, self.data.as_ref());
     }
@@ -478,7 +492,18 @@ impl Saved {
         let checked = r.i64()?;
         let key = r.str()?;
         let text = r.text(shared)?;
-        let body = crate::memory::frontmatter::body_span(&text);
+        // Where the body is, found when the entry was saved (`body_span`); a span
+        // that is not one of the text (a damaged file) is not decoded.
+        let body = match r.byte()? {
+            0 => None,
+            1 => {
+                let start = usize::try_from(r.u64()?).ok()?;
+                let end = usize::try_from(r.u64()?).ok()?;
+                let fits = start <= end && text.get(start..end).is_some();
+                Some(fits.then_some((start, end))?)
+            }
+            _ => return None,
+        };
         let meta = Entry::decode(r, order)?;
         let (data, has_data) = match (r.byte()?, terms) {
             (0, _) => (None, false),

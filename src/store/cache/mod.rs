@@ -21,7 +21,7 @@
 //!
 //! This file holds the index's types and its lookups; `load` reads the main file and
 //! the delta, `counts` carries the main file's term counts through a load, `delta`
-//! decides what a save writes, `codec` is the binary format (`MDX7`,
+//! decides what a save writes, `codec` is the binary format (`MDX8`,
 //! spec/architecture.md#search-index) and its parallel decode.
 
 mod codec;
@@ -77,8 +77,8 @@ struct Saved {
     key: String,
     /// Read in place from the mapped index file where it can be.
     text: SharedStr,
-    /// Where the body is in `text` (`frontmatter::body_span`): found as the text is
-    /// decoded, while its bytes are at hand, not when the entry is taken.
+    /// Where the body is in `text` (`frontmatter::body_span`): found when the entry
+    /// is made from a file and saved with it, so a load does not look for it again.
     body: Option<(usize, usize)>,
     meta: Entry,
     data: Option<DocData>,

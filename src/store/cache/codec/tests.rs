@@ -287,3 +287,49 @@ fn term_data_of_a_mapped_file_is_read_in_place() {
     bad[pad] = 1;
     assert!(IndexFile::decode(&bad).unwrap().damaged);
 }
+
+/// The body's place is saved with each entry; a place that is not one of the text
+/// (past its end, backwards, inside a character) leaves the chunk out (its files are
+/// read again), as any entry that does not decode.
+#[test]
+fn a_saved_body_place_outside_the_text_is_not_decoded() {
+    let text = "---\nx\n---\nbody ünï";
+    let file = |body: Option<(usize, usize)>| IndexFile {
+        version: env!("CARGO_PKG_VERSION").into(),
+        generation: 1,
+        base: 0,
+        vocab_start: 0,
+        terms: Vec::new(),
+        counts: None,
+        entries: vec![Box::new(Saved {
+            file: "k.md".into(),
+            stat: Stat::default(),
+            checked: 1,
+            key: "0".repeat(64),
+            text: text.into(),
+            body,
+            meta: entry(0),
+            data: None,
+            has_data: false,
+        })],
+        removed: Vec::new(),
+        damaged: false,
+        data_dropped: false,
+    };
+    let good = crate::memory::frontmatter::body_span(text);
+    for body in [good, None, Some((0, text.len()))] {
+        let back = IndexFile::decode(&file(body).encode()).unwrap();
+        assert!(!back.damaged);
+        assert_eq!(back.entries[0].body, body);
+    }
+    let inside_ü = text.find('ü').unwrap() + 1;
+    for bad in [
+        (0, text.len() + 1),
+        (5, 4),
+        (inside_ü, text.len()),
+        (10, inside_ü),
+    ] {
+        let back = IndexFile::decode(&file(Some(bad)).encode()).unwrap();
+        assert!(back.damaged && back.entries.is_empty(), "{bad:?}");
+    }
+}
