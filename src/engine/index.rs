@@ -169,12 +169,12 @@ impl Memory {
         // the racy window of it is never vouched for by its stat.
         let checked = crate::engine::warm::now_ns();
         let want = index::render(records);
-        let stat = contents.and_then(|_| self.backend.stat(INDEX_FILE));
-        let outcome = if !self
+        // The stat is the compared file's, taken before its content was read.
+        let (holds, stat) = self
             .backend
             .holds(INDEX_FILE, want.as_bytes())
-            .unwrap_or(false)
-        {
+            .unwrap_or((false, None));
+        let outcome = if !holds {
             self.index()?.outcome
         } else {
             if let (Some(c), Some(st)) = (contents, stat) {

@@ -467,28 +467,29 @@ fn open_regular(root: &Path, rel: &str) -> Result<Option<(File, PathBuf)>> {
 }
 
 /// Whether the file holds exactly `bytes` (false when it is missing): its size
-/// first, then its content streamed, never read whole.
-pub(super) fn holds(root: &Path, rel: &str, bytes: &[u8]) -> Result<bool> {
+/// first, then its content streamed, never read whole; with the file's stat as it
+/// was when opened, before its content was read (`None` when it is missing).
+pub(super) fn holds(root: &Path, rel: &str, bytes: &[u8]) -> Result<(bool, Option<Stat>)> {
     let Some((mut f, path)) = open_regular(root, rel)? else {
-        return Ok(false);
+        return Ok((false, None));
     };
-    let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
-    if len != bytes.len() as u64 {
-        return Ok(false);
+    let stat = Stat::of(&f.metadata().map_err(|e| Error::io(&path, e))?);
+    if stat.size != bytes.len() as u64 {
+        return Ok((false, Some(stat)));
     }
     let mut buf = vec![0u8; 64 * 1024];
     let mut rest = bytes;
     loop {
         let n = f.read(&mut buf).map_err(|e| Error::io(&path, e))?;
         if n == 0 {
-            return Ok(rest.is_empty());
+            return Ok((rest.is_empty(), Some(stat)));
         }
         // A file that grew since its size was read holds something else.
         let Some((head, tail)) = rest.split_at_checked(n) else {
-            return Ok(false);
+            return Ok((false, Some(stat)));
         };
         if head != &buf[..n] {
-            return Ok(false);
+            return Ok((false, Some(stat)));
         }
         rest = tail;
     }
@@ -663,14 +664,20 @@ mod tests {
         // Larger than the 64 KiB read buffer, so the comparison spans several reads.
         let text: Vec<u8> = (0..200_000u32).map(|i| b'a' + (i % 26) as u8).collect();
         b.write_atomic("MEMORY.md", &text).unwrap();
-        assert!(b.holds("MEMORY.md", &text).unwrap());
+        assert!(b.holds("MEMORY.md", &text).unwrap().0);
         let mut other = text.clone();
         other[150_000] = b'!';
-        assert!(!b.holds("MEMORY.md", &other).unwrap());
-        assert!(!b.holds("MEMORY.md", &text[..text.len() - 1]).unwrap());
+        assert!(!b.holds("MEMORY.md", &other).unwrap().0);
+        assert!(!b.holds("MEMORY.md", &text[..text.len() - 1]).unwrap().0);
         let mut longer = text.clone();
         longer.push(b'z');
-        assert!(!b.holds("MEMORY.md", &longer).unwrap());
-        assert!(!b.holds("missing.md", b"").unwrap());
+        assert!(!b.holds("MEMORY.md", &longer).unwrap().0);
+        assert!(!b.holds("missing.md", b"").unwrap().0);
+        // The stat of the file compared, whether or not it holds the bytes.
+        let stat = b.stat("MEMORY.md");
+        assert!(stat.is_some());
+        assert_eq!(b.holds("MEMORY.md", &text).unwrap().1, stat);
+        assert_eq!(b.holds("MEMORY.md", &other).unwrap().1, stat);
+        assert_eq!(b.holds("missing.md", b"").unwrap().1, None);
     }
 }

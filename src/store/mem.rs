@@ -118,9 +118,9 @@ mod tests {
             Some(FileDigest::of(b"x\ny\n"))
         );
         assert_eq!(b.digest("nope").unwrap(), None);
-        assert!(b.holds("MEMORY.md", b"x\ny\n").unwrap());
-        assert!(!b.holds("MEMORY.md", b"x\ny").unwrap());
-        assert!(!b.holds("nope", b"").unwrap());
+        assert!(b.holds("MEMORY.md", b"x\ny\n").unwrap().0);
+        assert!(!b.holds("MEMORY.md", b"x\ny").unwrap().0);
+        assert!(!b.holds("nope", b"").unwrap().0);
         b.copy_atomic("MEMORY.md", ".memdir/backups/a").unwrap();
         assert_eq!(b.read(".memdir/backups/a", 10).unwrap().unwrap(), b"x\ny\n");
         b.write_atomic(".memdir/cache/.memdir-1.tmp", b"").unwrap();

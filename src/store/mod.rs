@@ -402,10 +402,14 @@ impl Backend {
     }
 
     /// Whether the file holds exactly `bytes` (false when it is missing): its size
-    /// first, then its content streamed, never read whole.
-    pub(crate) fn holds(&self, rel: &str, bytes: &[u8]) -> Result<bool> {
+    /// first, then its content streamed, never read whole; with its [`Stat`] as it
+    /// was when opened, before the read (`None` when missing, and in memory).
+    pub(crate) fn holds(&self, rel: &str, bytes: &[u8]) -> Result<(bool, Option<Stat>)> {
         match self {
-            Backend::Mem(m) => Ok(mem::lock(m).get(rel).is_some_and(|b| b.as_slice() == bytes)),
+            Backend::Mem(m) => Ok((
+                mem::lock(m).get(rel).is_some_and(|b| b.as_slice() == bytes),
+                None,
+            )),
             Backend::Dir(root) => disk::holds(root, rel, bytes),
         }
     }
