@@ -439,46 +439,20 @@ fn a_main_file_written_by_a_query_holds_the_exact_texts() {
 /// (exit 0), and once the edits stop the next call sees exactly the files.
 #[test]
 fn edits_made_while_queries_run_are_seen() {
-    use crate::common::{memdir, run};
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::time::{Duration, Instant};
     let (_tmp, dir) = settled_store(200);
     mem(&dir).search_index().unwrap();
-    let stop = std::sync::Arc::new(AtomicBool::new(false));
     // Queries answered so far by both readers: each write waits for one more, so
     // the edits and the queries interleave however loaded the machine is.
-    let done = std::sync::Arc::new(AtomicUsize::new(0));
-    let readers: Vec<_> = (0..2)
-        .map(|r| {
-            let dir = dir.clone();
-            let (stop, done) = (stop.clone(), done.clone());
-            std::thread::spawn(move || {
-                let mut calls = 0;
-                while !stop.load(Ordering::Relaxed) && calls < 200 {
-                    let args: &[&str] = if r == 0 {
-                        &["recall", "zebra"]
-                    } else {
-                        &["context", "--query", "zebra edit", "--max-tokens", "2000"]
-                    };
-                    let o = run(memdir(&dir).args(args));
-                    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-                    calls += 1;
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-                calls
-            })
-        })
-        .collect();
-    // Waits (at most a minute) until the readers have answered more than `n`.
-    let answered_past = |n: usize| {
-        let until = Instant::now() + Duration::from_secs(60);
-        while done.load(Ordering::Relaxed) <= n && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        done.load(Ordering::Relaxed)
-    };
+    let readers = Readers::start(
+        &dir,
+        [
+            &["recall", "zebra"],
+            &["context", "--query", "zebra edit", "--max-tokens", "2000"],
+        ],
+        200,
+    );
     // Same-size rewrites, each while the readers' queries run.
-    let mut seen = answered_past(0);
+    let mut seen = readers.answered_past(0);
     for round in 0..40 {
         let k = round % 10;
         write_raw(
@@ -487,10 +461,9 @@ fn edits_made_while_queries_run_are_seen() {
             &format!("Note {k}"),
             &format!("line one of {k}\nzebra {k} r{round:02}"),
         );
-        seen = answered_past(seen);
+        seen = readers.answered_past(seen);
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let calls: usize = readers.into_iter().map(|h| h.join().unwrap()).sum();
+    let calls = readers.stop();
     assert!(calls > 40, "only {calls} queries ran beside the 40 edits");
     let got = mem(&dir).load().unwrap().records;
     std::fs::remove_dir_all(dir.join(".memdir/cache")).unwrap();
@@ -899,38 +872,67 @@ fn the_index_check_never_vouches_for_a_stale_index_under_races() {
 /// Runs `f` while two threads run `memdir context` in a loop (at most 100 calls each,
 /// at least one after `f` returns), every call answering.
 fn with_readers(dir: &std::path::Path, f: impl FnOnce()) {
-    use crate::common::{memdir, run};
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::time::{Duration, Instant};
-    let stop = std::sync::Arc::new(AtomicBool::new(false));
-    let done = std::sync::Arc::new(AtomicUsize::new(0));
-    let readers: Vec<_> = (0..2)
-        .map(|_| {
-            let dir = dir.to_path_buf();
-            let (stop, done) = (stop.clone(), done.clone());
-            std::thread::spawn(move || {
-                let mut calls = 0;
-                while !stop.load(Ordering::Relaxed) && calls < 100 {
-                    let o = run(memdir(&dir).args(["context", "--query", "zebra"]));
-                    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-                    calls += 1;
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
+    const CONTEXT: &[&str] = &["context", "--query", "zebra"];
+    let readers = Readers::start(dir, [CONTEXT, CONTEXT], 100);
+    let seen = readers.answered_past(0);
+    f();
+    readers.answered_past(seen + 1);
+    readers.stop();
+}
+
+/// Two threads calling `memdir` in a loop on a store, the first with `args[0]`, the
+/// second with `args[1]`, until stopped or `max` calls each; every call must answer.
+struct Readers {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    done: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    threads: Vec<std::thread::JoinHandle<usize>>,
+}
+
+impl Readers {
+    fn start(dir: &std::path::Path, args: [&'static [&'static str]; 2], max: usize) -> Readers {
+        use crate::common::{memdir, run};
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let threads = args
+            .into_iter()
+            .map(|args| {
+                let dir = dir.to_path_buf();
+                let (stop, done) = (stop.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let mut calls = 0;
+                    while !stop.load(Ordering::Relaxed) && calls < max {
+                        let o = run(memdir(&dir).args(args));
+                        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                        calls += 1;
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    calls
+                })
             })
-        })
-        .collect();
-    let answered_past = |n: usize| {
+            .collect();
+        Readers {
+            stop,
+            done,
+            threads,
+        }
+    }
+
+    /// Waits (at most a minute) until the readers have answered more than `n`
+    /// calls in all; returns how many they have answered.
+    fn answered_past(&self, n: usize) -> usize {
+        use std::sync::atomic::Ordering;
+        use std::time::{Duration, Instant};
         let until = Instant::now() + Duration::from_secs(60);
-        while done.load(Ordering::Relaxed) <= n && Instant::now() < until {
+        while self.done.load(Ordering::Relaxed) <= n && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(2));
         }
-        done.load(Ordering::Relaxed)
-    };
-    let seen = answered_past(0);
-    f();
-    answered_past(seen + 1);
-    stop.store(true, Ordering::Relaxed);
-    for h in readers {
-        h.join().unwrap();
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// Stops the readers; returns how many calls they made.
+    fn stop(self) -> usize {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.threads.into_iter().map(|h| h.join().unwrap()).sum()
     }
 }

@@ -117,6 +117,17 @@ mod tests {
         mem.context(&req).unwrap().block.text
     }
 
+    /// A store of one memory whose check vouches for MEMORY.md, with its contents.
+    fn vouched_store() -> (tempfile::TempDir, Memory, super::Contents) {
+        let (tmp, mem) = dir_store();
+        mem.init().unwrap();
+        mem.write(&draft("tea", "user", "green tea")).unwrap();
+        wait_out_racy();
+        block(&mem);
+        let (_, c) = loaded(&mem);
+        (tmp, mem, c)
+    }
+
     /// The check vouches for MEMORY.md only for the contents it was recorded for, only
     /// while MEMORY.md has the stat it had, and never for a MEMORY.md changed within
     /// the racy window; a block built while it vouches is the block a render gives.
@@ -172,13 +183,8 @@ mod tests {
     /// its old modification time) is not vouched for: its stat is another.
     #[test]
     fn a_rewritten_index_is_not_vouched_for() {
-        let (tmp, mem) = dir_store();
+        let (tmp, mem, c) = vouched_store();
         let dir = tmp.path().join("m");
-        mem.init().unwrap();
-        mem.write(&draft("tea", "user", "green tea")).unwrap();
-        wait_out_racy();
-        block(&mem);
-        let (_, c) = loaded(&mem);
         let text = vouched(&mem.backend, &c).expect("vouched");
         let path = dir.join("MEMORY.md");
         let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
@@ -210,13 +216,8 @@ mod tests {
     /// contents vouches for nothing.
     #[test]
     fn a_damaged_or_foreign_check_vouches_for_nothing() {
-        let (tmp, mem) = dir_store();
+        let (tmp, mem, c) = vouched_store();
         let dir = tmp.path().join("m");
-        mem.init().unwrap();
-        mem.write(&draft("tea", "user", "green tea")).unwrap();
-        wait_out_racy();
-        block(&mem);
-        let (_, c) = loaded(&mem);
         assert!(vouched(&mem.backend, &c).is_some());
         let good = std::fs::read_to_string(dir.join(INDEX_CHECK_FILE)).unwrap();
         let damaged = [
