@@ -344,6 +344,7 @@ impl Memory {
         self.with_warm(|w| {
             check_filter(filter, w.records())?;
             w.refresh_index_text(self)?;
+            w.prepare_standing(self.now());
             let events = self.recent_events(max_tokens.saturating_mul(4))?;
             let mut problems = w.problems().to_vec();
             problems.extend(events.problems);
@@ -359,6 +360,7 @@ impl Memory {
             let parts = context::Parts {
                 records: w.records(),
                 corpus: Some(w.corpus()),
+                standing: w.standing(),
                 index_text: w.index_text(),
                 events: &events.events,
                 now: self.now(),

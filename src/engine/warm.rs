@@ -14,17 +14,23 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use chrono::{DateTime, Utc};
+
+mod next;
+use next::Next;
+
 use crate::engine::Memory;
 use crate::engine::found_problem;
 use crate::engine::hybrid::{self, Loaded};
+use crate::engine::types::Problem;
 use crate::engine::types::finish_problems;
-use crate::engine::types::{Problem, short_io};
 use crate::error::Result;
 use crate::memory::frontmatter::{self, Warning};
 use crate::memory::layout::{INDEX_FILE, MAX_MEMORY_FILE};
 use crate::memory::{Key, Record};
 use crate::retrieval::hybrid::Passages;
-use crate::retrieval::search::{Corpus, DocData, Vocab};
+use crate::retrieval::rank::standing::Standing;
+use crate::retrieval::search::{Corpus, DocData};
 use crate::store::cache::{self, RACY_NS};
 use crate::store::watch::{Changes, DirWatch};
 use crate::store::{Backend, Entry, Found, Stat, is_memory_name};
@@ -83,6 +89,9 @@ pub(crate) struct Warm {
     /// Memory files that did not load last time (unreadable, or not parsed): looked
     /// at again on every call, as a scan would.
     failed: Vec<String>,
+    /// The records' query-less order, kept until they change
+    /// ([`Warm::prepare_standing`]).
+    standing: Option<Standing>,
 }
 
 /// The warm slot of a [`Memory`]: how changes are found, and the store once loaded.
@@ -191,6 +200,23 @@ impl Warm {
         hy.plan_passages(&self.records, relevance, self.vectors.as_ref())
     }
 
+    /// Makes the records' standing for calls at `now` (and later) unless the one
+    /// kept holds (spec/architecture.md#warm-processes).
+    pub(crate) fn prepare_standing(&mut self, now: DateTime<Utc>) {
+        if !self
+            .standing
+            .as_ref()
+            .is_some_and(|s| s.holds(&self.records, now))
+        {
+            self.standing = Some(Standing::of(&self.records, now));
+        }
+    }
+
+    /// The standing [`Warm::prepare_standing`] made.
+    pub(crate) fn standing(&self) -> Option<&Standing> {
+        self.standing.as_ref()
+    }
+
     pub(crate) fn problems(&self) -> &[Problem] {
         &self.problems
     }
@@ -269,6 +295,7 @@ impl Warm {
             watch,
             scanned,
             failed,
+            standing: None,
         })
     }
 
@@ -395,15 +422,7 @@ impl Warm {
         } = next;
         Warm {
             files,
-            hashes: if hashed {
-                records
-                    .iter()
-                    .zip(hashes)
-                    .map(|(r, h)| h.unwrap_or_else(|| hybrid::text_hash_of(r)))
-                    .collect()
-            } else {
-                Vec::new()
-            },
+            hashes: all_hashes(hashed, &records, hashes),
             records,
             hashed,
             vectors,
@@ -416,6 +435,7 @@ impl Warm {
             watch,
             scanned,
             failed,
+            standing: None,
         }
     }
 
@@ -478,6 +498,7 @@ impl Warm {
             self.corpus.replace(j, d);
             self.texts.insert(record.key.to_string(), text);
             self.records[j] = record;
+            self.standing = None;
         }
         true
     }
@@ -493,142 +514,21 @@ struct Look {
     scanned: Vec<Problem>,
 }
 
-/// The store [`Warm::carry`] builds, memory by memory in file order.
-struct Next {
-    /// Wall-clock time (ns) taken before the reads.
-    checked: i64,
-    /// Whether text hashes are kept (a hybrid call asked for them).
-    hashed: bool,
-    texts: BTreeMap<String, String>,
-    vocab: Vocab,
-    files: Vec<FileInfo>,
-    records: Vec<Record>,
-    hashes: Vec<Option<[u8; 32]>>,
-    docs: Vec<DocData>,
-    /// For each memory kept with its term data, its position in the old corpus.
-    origin: Vec<Option<usize>>,
-    /// The term data of old memories not carried (changed or gone).
-    gone: Vec<DocData>,
-    problems: Vec<Problem>,
-    failed: Vec<String>,
-    /// Whether MEMORY.md as rendered stays the same: no memory came or went, and
-    /// none changed what its index line and its place there are made of.
-    same_index: bool,
-}
-
-impl Next {
-    fn new(
-        n: usize,
-        checked: i64,
-        hashed: bool,
-        texts: BTreeMap<String, String>,
-        vocab: Vocab,
-    ) -> Next {
-        Next {
-            checked,
-            hashed,
-            texts,
-            vocab,
-            files: Vec::with_capacity(n),
-            records: Vec::with_capacity(n),
-            hashes: Vec::with_capacity(n),
-            docs: Vec::with_capacity(n),
-            origin: Vec::with_capacity(n),
-            gone: Vec::new(),
-            problems: Vec::new(),
-            failed: Vec::new(),
-            same_index: true,
-        }
+/// Every record's text hash when hashes are kept (those not carried computed now),
+/// else none.
+fn all_hashes(hashed: bool, records: &[Record], hashes: Vec<Option<[u8; 32]>>) -> Vec<[u8; 32]> {
+    if !hashed {
+        return Vec::new();
     }
-
-    /// Carries an old memory over as it was loaded (its warnings reported again).
-    fn carry(&mut self, name: &str, (f, (r, h), d): Kept) {
-        push_problems(name, &f.warnings, &mut self.problems);
-        self.files.push(f);
-        self.records.push(r);
-        self.hashes.push(h);
-        self.docs.push(d.0);
-        self.origin.push(Some(d.1));
-    }
-
-    /// An old memory not carried: see [`retire`]; MEMORY.md may change.
-    fn retire(&mut self, k: Option<Kept>) {
-        retire(k, &mut self.texts, &mut self.gone);
-        self.same_index = false;
-    }
-
-    /// Reads the file `name` again (`was`: the memory as it was loaded, if it was):
-    /// kept as loaded when its content did not change, else parsed and analyzed.
-    fn read(&mut self, mem: &Memory, name: String, mut was: Option<Kept>) {
-        let (text, stat) = match mem.backend.read_text_stat(&name, MAX_MEMORY_FILE) {
-            Ok(Some(x)) => x,
-            // Gone since it was listed.
-            Ok(None) => return self.retire(was),
-            Err(e) => {
-                self.problems
-                    .push(Problem::error(&name, None, short_io(&e)));
-                self.failed.push(name);
-                return self.retire(was);
-            }
-        };
-        let key = cache::content_key(text.as_bytes());
-        if let Some((mut f, r, d)) = was.take_if(|(f, _, _)| f.key == key) {
-            f.stat = stat;
-            f.checked = self.checked;
-            self.texts.insert(r.0.key.to_string(), text);
-            return self.carry(&name, (f, r, d));
-        }
-        match frontmatter::parse_read(&text) {
-            Ok(p) => {
-                let record = Record {
-                    key: Key::from_file_stem(&name[..name.len() - 3]),
-                    meta: p.meta,
-                    body: p.body.into(),
-                };
-                push_problems(&name, &p.warnings, &mut self.problems);
-                self.docs.push(DocData::of(&record, &mut self.vocab));
-                self.origin.push(None);
-                match was.take() {
-                    Some((_, (r, _), d)) => {
-                        self.same_index &= same_entry(&r, &record);
-                        self.gone.push(d.0);
-                    }
-                    None => self.same_index = false,
-                }
-                self.texts.insert(record.key.to_string(), text);
-                // Hashed only here: a file whose content did not change keeps its hash.
-                self.hashes
-                    .push(self.hashed.then(|| hybrid::text_hash_of(&record)));
-                self.records.push(record);
-                self.files.push(FileInfo {
-                    name,
-                    stat,
-                    checked: self.checked,
-                    key,
-                    warnings: p.warnings,
-                });
-            }
-            Err(e) => {
-                self.problems
-                    .push(Problem::error(&name, e.line(), format!("not loaded: {e}")));
-                self.failed.push(name);
-                self.retire(was.take());
-            }
-        }
-    }
+    records
+        .iter()
+        .zip(hashes)
+        .map(|(r, h)| h.unwrap_or_else(|| hybrid::text_hash_of(r)))
+        .collect()
 }
 
 /// The most memories one call edits in place; more are looked at as a whole.
 const IN_PLACE_MAX: usize = 64;
-
-/// An old memory that is not carried into the new store: its text goes, its term
-/// data is kept for taking its share out of the frequencies.
-fn retire(k: Option<Kept>, texts: &mut BTreeMap<String, String>, gone: &mut Vec<DocData>) {
-    if let Some((_, (r, _), d)) = k {
-        texts.remove(r.key.as_str());
-        gone.push(d.0);
-    }
-}
 
 /// Whether two versions of a memory have the same MEMORY.md entry in the same place:
 /// what `index::render` reads of a record besides its key.

@@ -11,6 +11,8 @@ use chrono::{DateTime, Utc};
 
 use crate::memory::{Decay, Kind, Meta, Record};
 
+pub(crate) mod standing;
+
 /// Default recency half-life in days.
 pub(crate) const HALF_LIFE_DAYS: f64 = 7.0;
 
@@ -29,23 +31,31 @@ pub(crate) fn salience(meta: &Meta) -> f64 {
 
 /// Recency of a memory at `now`, in (0, 1].
 pub(crate) fn recency(meta: &Meta, now: DateTime<Utc>) -> f64 {
-    // Agent state does not decay (spec/ranking.md#salience).
-    if meta.kind == Kind::State {
+    let Some(half_life) = half_life(meta) else {
         return 1.0;
-    }
-    // A memory without `updated` (a Claude Code file) has no known age: memdir does
-    // not invent one, so it does not decay (spec/ranking.md#salience).
-    if meta.updated.is_undated() {
-        return 1.0;
-    }
-    let half_life = match meta.decay {
-        Some(Decay::Never) => return 1.0,
-        Some(Decay::Days(n)) => f64::from(n),
-        None => HALF_LIFE_DAYS,
     };
     let age_ms = (now - meta.updated.at).num_milliseconds().max(0) as f64;
     let age_days = age_ms / 86_400_000.0;
     0.5_f64.powf(age_days / half_life)
+}
+
+/// The half-life in days a memory's recency decays with; `None` when it does not
+/// decay (recency is always 1).
+pub(crate) fn half_life(meta: &Meta) -> Option<f64> {
+    // Agent state does not decay (spec/ranking.md#salience).
+    if meta.kind == Kind::State {
+        return None;
+    }
+    // A memory without `updated` (a Claude Code file) has no known age: memdir does
+    // not invent one, so it does not decay (spec/ranking.md#salience).
+    if meta.updated.is_undated() {
+        return None;
+    }
+    match meta.decay {
+        Some(Decay::Never) => None,
+        Some(Decay::Days(n)) => Some(f64::from(n)),
+        None => Some(HALF_LIFE_DAYS),
+    }
 }
 
 /// Rank score: salience × recency.
@@ -62,9 +72,12 @@ pub(crate) fn compare(a: (&Record, f64), b: (&Record, f64)) -> Ordering {
         .then(a.0.key.cmp(&b.0.key))
 }
 
+/// What [`sort_key`] gives: less is better.
+pub(crate) type SortKey = (Reverse<u64>, Reverse<(i64, u32)>, u32);
+
 /// A sort key that orders as [`compare`] does, for scores that are not NaN:
 /// `key_rank` is the memory's place in key order ([`key_ranks`]).
-fn sort_key(r: &Record, score: f64, key_rank: u32) -> (Reverse<u64>, Reverse<(i64, u32)>, u32) {
+pub(crate) fn sort_key(r: &Record, score: f64, key_rank: u32) -> SortKey {
     // -0.0 and 0.0 compare equal; for the others the sign-flipped bits order as
     // the values do.
     let bits = (score + 0.0).to_bits();
@@ -82,7 +95,7 @@ fn sort_key(r: &Record, score: f64, key_rank: u32) -> (Reverse<u64>, Reverse<(i6
 }
 
 /// Each memory's place in key order (the order [`compare`] ends with).
-fn key_ranks(records: &[Record]) -> Vec<u32> {
+pub(crate) fn key_ranks(records: &[Record]) -> Vec<u32> {
     if records.windows(2).all(|w| w[0].key < w[1].key) {
         return (0..records.len() as u32).collect();
     }
@@ -103,14 +116,22 @@ pub(crate) fn sorted<const N: usize>(
     lists: [Vec<(usize, f64)>; N],
 ) -> [Vec<(usize, f64)>; N] {
     let ranks = key_ranks(records);
-    lists.map(|list| {
-        let mut keyed: Vec<_> = list
-            .into_iter()
-            .map(|(i, s)| (sort_key(&records[i], s, ranks[i]), (i, s)))
-            .collect();
-        keyed.sort_unstable_by_key(|k| k.0);
-        keyed.into_iter().map(|(_, x)| x).collect()
-    })
+    lists.map(|list| sorted_by(records, &ranks, list))
+}
+
+/// `list` in [`compare`]'s order, with the records' places in key order given
+/// ([`key_ranks`]).
+pub(crate) fn sorted_by(
+    records: &[Record],
+    ranks: &[u32],
+    list: Vec<(usize, f64)>,
+) -> Vec<(usize, f64)> {
+    let mut keyed: Vec<_> = list
+        .into_iter()
+        .map(|(i, s)| (sort_key(&records[i], s, ranks[i]), (i, s)))
+        .collect();
+    keyed.sort_unstable_by_key(|k| k.0);
+    keyed.into_iter().map(|(_, x)| x).collect()
 }
 
 /// Indices of `records` in rank order at `now`, with their scores.

@@ -20,6 +20,7 @@ use crate::retrieval::context::{
 use crate::retrieval::filter::{Filter, Lifecycle};
 use crate::retrieval::hybrid::{Fused, Passages};
 use crate::retrieval::rank;
+use crate::retrieval::rank::standing::Standing;
 use crate::retrieval::search::{self, Corpus, QueryScores};
 use crate::retrieval::state;
 
@@ -92,7 +93,7 @@ fn build_inner<E: Send>(
     };
     let score = || order_and_pack(parts, q.zip(corpus), filter, &life, relevance);
     // MEMORY.md, when it is still to be found, while the scoring runs.
-    let ((order, pack), found) = match index {
+    let ((order, pack, admitted), found) = match index {
         None => (score(), None),
         Some(index) => std::thread::scope(|s| {
             let index = s.spawn(|| index(records));
@@ -105,11 +106,18 @@ fn build_inner<E: Send>(
     };
     let found = found.transpose()?;
     let index_text = found.as_deref().unwrap_or(parts.index_text);
+    // Whether a memory may be packed: from the records' pass when the order is full,
+    // else judged for each memory as the order reaches it.
+    let admit = |i: usize| match &admitted {
+        Some(a) => a[i],
+        None => admits(&records[i], filter, &life),
+    };
     Ok(pack_block(
         index_text,
         packed,
         &order,
         pack,
+        &admit,
         parts.events,
         max_tokens,
     ))
@@ -120,10 +128,58 @@ fn build_inner<E: Send>(
 /// filter includes them. Judged in the records' order (a large store's records are
 /// visited in memory order, not in rank order).
 fn admissible(records: &[Record], filter: &Filter, life: &Lifecycle) -> Vec<bool> {
-    records
-        .iter()
-        .map(|r| r.meta.kind != crate::memory::Kind::State && filter.admits(r, life))
-        .collect()
+    records.iter().map(|r| admits(r, filter, life)).collect()
+}
+
+/// Whether memory `r` may be packed ([`admissible`]).
+fn admits(r: &Record, filter: &Filter, life: &Lifecycle) -> bool {
+    r.meta.kind != crate::memory::Kind::State && filter.admits(r, life)
+}
+
+/// The memories in order: `head`, then, from a kept standing, the others, found
+/// only as far as they are read.
+struct Order<'a> {
+    head: Vec<usize>,
+    rest: Option<Rest<'a>>,
+}
+
+impl Order<'_> {
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        let rest = self.rest.iter().flat_map(|r| r.iter(|_| true));
+        self.head.iter().copied().chain(rest)
+    }
+}
+
+/// The memories a kept standing gives after an order's head, in rank order.
+struct Rest<'a> {
+    records: &'a [Record],
+    standing: &'a Standing,
+    now: DateTime<Utc>,
+    /// The memories in the head, a bit each (empty: none).
+    head: Vec<u64>,
+}
+
+impl<'a> Rest<'a> {
+    /// The rest after a head of these memories (a bit each), with a standing.
+    fn of(parts: &Parts<'a>, standing: Option<&'a Standing>, head: Vec<u64>) -> Option<Rest<'a>> {
+        standing.map(|standing| Rest {
+            records: parts.records,
+            standing,
+            now: parts.now,
+            head,
+        })
+    }
+
+    /// The memories not in the head that `keep` admits.
+    fn iter<'s>(&'s self, keep: impl Fn(usize) -> bool + 's) -> impl Iterator<Item = usize> + 's {
+        let in_head = |i: usize| {
+            self.head
+                .get(i / 64)
+                .is_some_and(|w| w >> (i % 64) & 1 == 1)
+        };
+        self.standing
+            .in_order(self.records, self.now, move |i| !in_head(i) && keep(i))
+    }
 }
 
 /// The records as packed when the filter includes a superseded or expired memory
@@ -150,24 +206,38 @@ fn marked(records: &[Record], filter: &Filter, life: &Lifecycle) -> Option<Vec<R
 
 /// The memories' order and how they go in: without a query (or corpus), the rank
 /// order, whole; with one, hits first, with the scores the plan needs. `relevance`,
-/// when it has one value per record, is used instead of the keyword relevance.
-fn order_and_pack(
-    parts: &Parts<'_>,
+/// when it has one value per record, is used instead of the keyword relevance. With
+/// a standing that holds, only the hits are sorted and the rest is left to it (the
+/// third part is then `None`: admission is judged memory by memory); else every
+/// memory is scored and sorted, and the third part says which may be packed.
+fn order_and_pack<'a>(
+    parts: &Parts<'a>,
     query: Option<(&str, &Corpus)>,
     filter: &Filter,
     life: &Lifecycle,
     relevance: Option<Fused>,
-) -> (Vec<usize>, Pack) {
+) -> (Order<'a>, Pack, Option<Vec<bool>>) {
     let records = parts.records;
-    let admitted = || admissible(records, filter, life);
+    let standing = parts.standing.filter(|s| s.holds(records, parts.now));
     let Some((q, corpus)) = query else {
+        if let Some(rest) = Rest::of(parts, standing, Vec::new()) {
+            let order = Order {
+                head: Vec::new(),
+                rest: Some(rest),
+            };
+            return (order, Pack::Whole(Vec::new()), None);
+        }
         let order: Vec<usize> = rank::order(records, parts.now)
             .into_iter()
             .map(|(i, _)| i)
             .collect();
-        let admitted = admitted();
+        let admitted = admissible(records, filter, life);
         let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
-        return (order, Pack::Whole(candidates));
+        let order = Order {
+            head: order,
+            rest: None,
+        };
+        return (order, Pack::Whole(candidates), Some(admitted));
     };
     // The lines are scored while the memories are ranked (on two threads for a
     // large store: neither needs the other).
@@ -180,22 +250,22 @@ fn order_and_pack(
             Some(r) => (r, 1.0),
             None => corpus.relevance_and_strength(records, q),
         };
-        let order = query_order(records, &memory, parts.now);
-        ((memory, prior), order, admitted())
+        let ordered = query_orders(parts, standing, &memory, filter, life);
+        ((memory, prior), ordered)
     };
-    let (((memory, prior), order, admitted), lines) = if records.len() >= PARALLEL_RECORDS {
-        std::thread::scope(|s| {
-            let lines = s.spawn(|| corpus.line_relevance(q));
-            let ranked = rank();
-            match lines.join() {
-                Ok(lines) => (ranked, lines),
-                Err(e) => std::panic::resume_unwind(e),
-            }
-        })
-    } else {
-        (rank(), corpus.line_relevance(q))
-    };
-    let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
+    let (((memory, prior), (order, candidates, admitted)), lines) =
+        if records.len() >= PARALLEL_RECORDS {
+            std::thread::scope(|s| {
+                let lines = s.spawn(|| corpus.line_relevance(q));
+                let ranked = rank();
+                match lines.join() {
+                    Ok(lines) => (ranked, lines),
+                    Err(e) => std::panic::resume_unwind(e),
+                }
+            })
+        } else {
+            (rank(), corpus.line_relevance(q))
+        };
     (
         order,
         Pack::Plan(
@@ -208,37 +278,85 @@ fn order_and_pack(
             },
             passages,
         ),
+        admitted,
     )
 }
 
+/// The order with a query, the memories it may pack, and which those are: from a
+/// kept standing, the hits sorted and the rest left to it (admission is then judged
+/// memory by memory: `None`); else every memory scored and sorted.
+fn query_orders<'a>(
+    parts: &Parts<'a>,
+    standing: Option<&'a Standing>,
+    memory: &[f64],
+    filter: &Filter,
+    life: &Lifecycle,
+) -> (Order<'a>, Vec<usize>, Option<Vec<bool>>) {
+    let records = parts.records;
+    let kept = standing.and_then(|st| hits_first(records, memory, parts.now, st));
+    if let Some((hits, head)) = kept {
+        let candidates = hits
+            .iter()
+            .copied()
+            .filter(|&i| admits(&records[i], filter, life))
+            .collect();
+        let order = Order {
+            head: hits,
+            rest: Rest::of(parts, standing, head),
+        };
+        return (order, candidates, None);
+    }
+    let order = query_order(records, memory, parts.now);
+    let admitted = admissible(records, filter, life);
+    let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
+    let order = Order {
+        head: order,
+        rest: None,
+    };
+    (order, candidates, Some(admitted))
+}
+
 /// The block of the memories `pack` says, with MEMORY.md's `index_text`: whole
-/// memories under the query-less index share, planned ones under the query's.
+/// memories under the query-less index share, planned ones under the query's. The
+/// memories `pack` lists come first, then those of `order`'s rest that `admit`
+/// admits.
 fn pack_block(
     index_text: &str,
     packed: &[Record],
-    order: &[usize],
+    order: &Order<'_>,
     pack: Pack,
+    admit: &dyn Fn(usize) -> bool,
     events: &[Event],
     max_tokens: usize,
 ) -> Block {
+    let rest = || order.rest.iter().flat_map(|r| r.iter(admit));
     match pack {
         Pack::Whole(candidates) => assemble(
             index_text,
             packed,
-            order,
+            order.iter(),
             INDEX_SHARE,
             events,
             max_tokens,
-            |room| pack_whole(packed, &candidates, room),
+            |room| pack_whole(packed, candidates.iter().copied().chain(rest()), room),
         ),
         Pack::Plan(candidates, scores, passages) => assemble(
             index_text,
             packed,
-            order,
+            order.iter(),
             INDEX_SHARE_QUERY,
             events,
             max_tokens,
-            |room| plan(packed, &candidates, &scores, passages.as_ref(), room),
+            |room| {
+                plan(
+                    packed,
+                    &candidates,
+                    rest(),
+                    &scores,
+                    passages.as_ref(),
+                    room,
+                )
+            },
         ),
     }
 }
@@ -268,6 +386,32 @@ fn query_order(records: &[Record], relevance: &[f64], now: DateTime<Utc>) -> Vec
     let rest = rest.into_iter().map(|(i, _)| (i, base[i])).collect();
     let [hits, rest] = rank::sorted(records, [hits, rest]);
     hits.into_iter().chain(rest).map(|(i, _)| i).collect()
+}
+
+/// [`query_order`]'s hits, sorted with a kept standing's key order, and the hits as
+/// a bit each (the standing gives the rest). `None` when a relevant memory's blend
+/// is not above 0 (only the full order places it among the rest).
+fn hits_first(
+    records: &[Record],
+    relevance: &[f64],
+    now: DateTime<Utc>,
+    standing: &Standing,
+) -> Option<(Vec<usize>, Vec<u64>)> {
+    let mut hits = Vec::new();
+    let mut bits = vec![0u64; records.len().div_ceil(64)];
+    for (i, &rel) in relevance.iter().enumerate() {
+        if rel > 0.0 {
+            let m = &records[i].meta;
+            let b = search::blend(rel, rank::salience(m), rank::recency(m, now));
+            if b.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                return None;
+            }
+            hits.push((i, b));
+            bits[i / 64] |= 1 << (i % 64);
+        }
+    }
+    let hits = rank::sorted_by(records, standing.key_ranks(), hits);
+    Some((hits.into_iter().map(|(i, _)| i).collect(), bits))
 }
 
 /// The timeline part: the newest events that fit in `room` characters, oldest first.
@@ -301,10 +445,14 @@ type Packed = Vec<(usize, Part)>;
 
 /// Without a query: memories whole, in the order given, skipping any that does not
 /// fit in `room` characters and trying the next.
-pub(super) fn pack_whole(records: &[Record], candidates: &[usize], room: usize) -> Packed {
+pub(super) fn pack_whole(
+    records: &[Record],
+    candidates: impl Iterator<Item = usize>,
+    room: usize,
+) -> Packed {
     let mut used = 0usize;
     let mut out = Vec::new();
-    for &i in candidates {
+    for i in candidates {
         // Once no section could fit, the rest need not be measured (10,000 memories).
         if room.saturating_sub(used) < MIN_SECTION {
             break;
@@ -328,7 +476,7 @@ pub(super) fn pack_whole(records: &[Record], candidates: &[usize], room: usize) 
 pub(super) fn assemble(
     index_text: &str,
     records: &[Record],
-    order: &[usize],
+    order: impl Iterator<Item = usize>,
     share: f64,
     events: &[Event],
     max_tokens: usize,
@@ -351,7 +499,7 @@ pub(super) fn assemble(
             let index_room = index_room(records, share_chars, budget);
             let st = state::state_part(records, &entries, (budget - index_room).min(state_room));
             let packed = pack(budget - index_room - st.0.chars().count());
-            let priority = packed.iter().map(|(i, _)| *i).chain(order.iter().copied());
+            let priority = packed.iter().map(|(i, _)| *i).chain(order);
             (partial_index(records, priority, index_room), st, packed)
         }
     };
@@ -522,5 +670,127 @@ mod tests {
         let rs = vec![long("a", 5, &[]), long("b", 3, &[])];
         let p = Prepared::new(rs, vec![], now());
         assert_eq!(p.block(100, Some("  ")), p.block(100, None));
+    }
+}
+
+/// A block built with a kept standing is the block built without one (every memory
+/// scored and sorted), byte for byte: with and without a query, at every budget,
+/// through filters, superseded, expired and state memories, and decays of every kind.
+#[cfg(test)]
+mod standing_tests {
+    use chrono::Duration;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::memory::index::{self, tests::rec};
+    use crate::memory::{Decay, Stamp};
+    use crate::retrieval::context::tests::now;
+
+    const WORDS: [&str; 12] = [
+        "knee",
+        "tempo",
+        "physio",
+        "football",
+        "saturday",
+        "argentina",
+        "coffee",
+        "oat",
+        "milk",
+        "train",
+        "ride",
+        "garden",
+    ];
+
+    /// (kind, tags/important, decay, minutes before now, body words, supersedes, expiry)
+    type Spec = (u8, u8, u8, i64, Vec<(u8, u8)>, Option<u8>, bool);
+
+    fn records(specs: &[Spec]) -> Vec<Record> {
+        let now = now();
+        specs
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, tags, decay, ago, body, sup, expired))| {
+                let kind =
+                    ["user", "feedback", "project", "reference", "state"][*kind as usize % 5];
+                let key = format!("{kind}_{:02}", (i * 37) % 100);
+                let mut r = rec(&key, kind, &format!("N{i}"), "d", "2026-01-01");
+                r.meta.updated =
+                    Stamp::parse(&(now - Duration::minutes(*ago)).to_rfc3339()).unwrap();
+                r.meta.tags = (0..tags % 4).map(|t| format!("t{t}")).collect();
+                r.meta.important = tags % 9 == 8;
+                r.meta.decay = match decay % 5 {
+                    0 | 1 => None,
+                    2 => Some(Decay::Never),
+                    3 => Some(Decay::Days(1)),
+                    _ => Some(Decay::Days(90)),
+                };
+                if let Some(s) = sup {
+                    r.meta.supersedes = vec![format!("user_{:02}", (*s as usize * 37) % 100)];
+                }
+                if *expired {
+                    r.meta.valid_until = Some("2025-06-01".into());
+                }
+                let lines: Vec<String> = body
+                    .chunks(3)
+                    .map(|c| {
+                        c.iter()
+                            .map(|&(w, n)| format!("{} {n}", WORDS[w as usize % WORDS.len()]))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                r.body = lines.join("\n").into();
+                r
+            })
+            .collect()
+    }
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        (
+            0u8..5,
+            0u8..10,
+            0u8..5,
+            prop_oneof![0i64..100, 0i64..200_000, -3_000i64..0],
+            prop::collection::vec((0u8..12, 0u8..40), 0..24),
+            prop::option::weighted(0.1, 0u8..100),
+            prop::bool::weighted(0.1),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn a_kept_standing_builds_the_same_block(
+            specs in prop::collection::vec(spec(), 0..60),
+            query in prop::option::of(prop::collection::vec(0u8..12, 1..4)),
+            max_tokens in prop_oneof![20usize..200, 200usize..3000],
+            filter in 0u8..5,
+            since_ago in prop_oneof![Just(0i64), 0i64..300_000],
+        ) {
+            let rs = records(&specs);
+            let now = now();
+            let corpus = Corpus::new(&rs);
+            let text = index::render(&rs);
+            let standing = Standing::of(&rs, now - Duration::minutes(since_ago));
+            let filter = match filter {
+                0 => Filter::default(),
+                1 => Filter::default().include_superseded().include_expired(),
+                2 => Filter::default().types(["user", "project"]),
+                3 => Filter::default().tag("t1"),
+                _ => Filter::default().include_expired(),
+            };
+            let q = query.map(|q| q.iter().map(|&w| WORDS[w as usize]).collect::<Vec<_>>().join(" "));
+            let parts = |standing| Parts {
+                records: &rs,
+                corpus: Some(&corpus),
+                standing,
+                index_text: &text,
+                events: &[],
+                now,
+            };
+            let want = build_with(&parts(None), max_tokens, q.as_deref(), &filter, None);
+            let got = build_with(&parts(Some(&standing)), max_tokens, q.as_deref(), &filter, None);
+            prop_assert_eq!(got, want);
+        }
     }
 }

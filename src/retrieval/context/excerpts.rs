@@ -5,6 +5,8 @@
 //! Must not score (the search module does) or lay out the index, state or timeline
 //! (assembly does). Pure code.
 
+use std::collections::HashMap;
+
 use crate::memory::Record;
 use crate::retrieval::context::cut;
 use crate::retrieval::context::section::{MIN_SECTION, heading, heading_len, whole_len};
@@ -213,12 +215,13 @@ impl Iterator for BestFirst {
 pub(super) fn plan(
     records: &[Record],
     order: &[usize],
+    rest: impl Iterator<Item = usize>,
     scores: &QueryScores,
     passages: Option<&Passages>,
     room: usize,
 ) -> Vec<(usize, Part)> {
     // Bodies are split into lines only for the memories the plan looks at.
-    let mut bodies: Vec<Option<Body<'_>>> = (0..records.len()).map(|_| None).collect();
+    let mut bodies: HashMap<usize, Body<'_>> = HashMap::new();
     let keys = match passages {
         Some(p) => fused_line_keys(order, scores, p),
         None => line_keys(order, scores),
@@ -226,14 +229,14 @@ pub(super) fn plan(
     // (position, line) pairs are distinct, so the order is total: the lines are
     // visited in exactly the order of a full sort, and a plan that fills early sorts
     // little.
-    let mut parts: Vec<Option<Part>> = vec![None; records.len()];
+    let mut parts: HashMap<usize, Part> = HashMap::new();
     let mut used = 0usize;
     let terms = &scores.terms;
     let mut ended = false;
     for (pos, l) in BestFirst::new(keys) {
         let r = order[pos];
-        let b = bodies[r].get_or_insert_with(|| Body::new(&records[r]));
-        let shown = match &parts[r] {
+        let b = bodies.entry(r).or_insert_with(|| Body::new(&records[r]));
+        let shown = match parts.get(&r) {
             Some(Part::Whole) => continue,
             Some(Part::Lines(s)) => s.clone(),
             None => Vec::new(),
@@ -247,7 +250,7 @@ pub(super) fn plan(
         let last = shown.is_empty() && b.whole <= SHORT_CHARS;
         if last && used + b.whole <= room {
             used += b.whole;
-            parts[r] = Some(Part::Whole);
+            parts.insert(r, Part::Whole);
             continue;
         }
         let line = b
@@ -255,7 +258,7 @@ pub(super) fn plan(
             .unwrap_or_else(|| Shown::whole(l));
         if let Some((after, with)) = fits(b, &shown, line, room - (used - before), terms) {
             used = used - before + after;
-            parts[r] = Some(with);
+            parts.insert(r, with);
             if !last {
                 continue;
             }
@@ -263,12 +266,14 @@ pub(super) fn plan(
         ended = true;
         break;
     }
+    let mut after = Vec::new();
     if !ended {
-        fill_whole(records, order, &bodies, &mut parts, used, room);
+        after = fill_whole(records, order, rest, &bodies, &mut parts, used, room);
     }
     order
         .iter()
-        .filter_map(|&r| parts[r].take().map(|p| (r, p)))
+        .chain(&after)
+        .filter_map(|&r| parts.remove(&r).map(|p| (r, p)))
         .collect()
 }
 
@@ -397,33 +402,43 @@ fn fused_line_keys(order: &[usize], scores: &QueryScores, passages: &Passages) -
         .collect()
 }
 
-/// Room left after the lines takes whole memories in `order`, as without a query:
-/// each memory not in yet whose whole section fits in what is left of `room` (from
-/// `used`) goes in whole, up to the first that does not fit (so that more room never
-/// shows less).
+/// Room left after the lines takes whole memories in `order`, then `rest`, as
+/// without a query: each memory not in yet whose whole section fits in what is left
+/// of `room` (from `used`) goes in whole, up to the first that does not fit (so that
+/// more room never shows less). Returns the memories of `rest` it looked at, in order.
 fn fill_whole(
     records: &[Record],
     order: &[usize],
-    bodies: &[Option<Body<'_>>],
-    parts: &mut [Option<Part>],
+    rest: impl Iterator<Item = usize>,
+    bodies: &HashMap<usize, Body<'_>>,
+    parts: &mut HashMap<usize, Part>,
     mut used: usize,
     room: usize,
-) {
-    for &r in order {
+) -> Vec<usize> {
+    let mut seen = Vec::new();
+    for (r, is_rest) in order
+        .iter()
+        .map(|&r| (r, false))
+        .chain(rest.map(|r| (r, true)))
+    {
         if used + MIN_SECTION > room {
             break;
         }
-        if parts[r].is_none() {
-            let whole = bodies[r]
-                .as_ref()
+        if is_rest {
+            seen.push(r);
+        }
+        if let std::collections::hash_map::Entry::Vacant(part) = parts.entry(r) {
+            let whole = bodies
+                .get(&r)
                 .map_or_else(|| whole_len(&records[r]), |b| b.whole);
             if used + whole > room {
                 break;
             }
             used += whole;
-            parts[r] = Some(Part::Whole);
+            part.insert(Part::Whole);
         }
     }
+    seen
 }
 
 #[cfg(test)]
@@ -578,7 +593,7 @@ mod tests {
         // Room for one of the two sections, not both.
         let mut first = |prior: f64| {
             scores.prior = prior;
-            let p = plan(&records, &[0, 1], &scores, None, 160);
+            let p = plan(&records, &[0, 1], std::iter::empty(), &scores, None, 160);
             assert_eq!(p.len(), 1, "{p:?}");
             p[0].0
         };

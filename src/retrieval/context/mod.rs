@@ -29,6 +29,7 @@ use crate::memory::index;
 use crate::memory::timeline::Event;
 use crate::retrieval::filter::Filter;
 use crate::retrieval::hybrid::Fused;
+use crate::retrieval::rank::standing::Standing;
 use crate::retrieval::search::Corpus;
 
 pub(crate) use crate::retrieval::context::assembly::build_while;
@@ -193,6 +194,7 @@ impl Prepared {
         Parts {
             records: &self.records,
             corpus,
+            standing: None,
             index_text: &self.index_text,
             events: &self.events,
             now: self.now,
@@ -206,6 +208,10 @@ pub(crate) struct Parts<'a> {
     pub records: &'a [Record],
     /// The term statistics of `records` (in their order); needed with a query.
     pub corpus: Option<&'a Corpus>,
+    /// The query-less order of `records` kept between calls, when it holds at
+    /// `now` (the memories are then taken in order only as far as the block reads;
+    /// without it every memory is scored and sorted).
+    pub standing: Option<&'a Standing>,
     /// MEMORY.md as rendered from `records`.
     pub index_text: &'a str,
     /// Timeline events, oldest first.
@@ -228,9 +234,15 @@ mod tests {
     /// A block without a query over `rs` in the order given, with `index` as MEMORY.md.
     pub(super) fn build(index: &str, rs: &[Record], events: &[Event], max: usize) -> Block {
         let order: Vec<usize> = (0..rs.len()).collect();
-        assemble(index, rs, &order, INDEX_SHARE, events, max, |room| {
-            pack_whole(rs, &order, room)
-        })
+        assemble(
+            index,
+            rs,
+            order.iter().copied(),
+            INDEX_SHARE,
+            events,
+            max,
+            |room| pack_whole(rs, order.iter().copied(), room),
+        )
     }
 
     pub(super) fn now() -> DateTime<Utc> {
