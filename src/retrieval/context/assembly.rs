@@ -12,6 +12,7 @@ use crate::memory::Record;
 use crate::memory::timeline::Event;
 use crate::retrieval::context::excerpts::plan;
 use crate::retrieval::context::excerpts::{Body, Part};
+use crate::retrieval::context::head::{Head, Order, Rest};
 use crate::retrieval::context::index_section::{index_room, partial_index, whole_index};
 use crate::retrieval::context::section::{MIN_SECTION, whole, whole_len};
 use crate::retrieval::context::{
@@ -66,7 +67,7 @@ pub(crate) fn build_while<E: Send>(
 /// How the memories go in: whole in order, or planned for a query.
 enum Pack {
     Whole(Vec<usize>),
-    Plan(Vec<usize>, QueryScores, Option<Passages>),
+    Plan(Head, QueryScores, Option<Passages>),
 }
 
 fn build_inner<E: Send>(
@@ -136,52 +137,6 @@ fn admits(r: &Record, filter: &Filter, life: &Lifecycle) -> bool {
     r.meta.kind != crate::memory::Kind::State && filter.admits(r, life)
 }
 
-/// The memories in order: `head`, then, from a kept standing, the others, found
-/// only as far as they are read.
-struct Order<'a> {
-    head: Vec<usize>,
-    rest: Option<Rest<'a>>,
-}
-
-impl Order<'_> {
-    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        let rest = self.rest.iter().flat_map(|r| r.iter(|_| true));
-        self.head.iter().copied().chain(rest)
-    }
-}
-
-/// The memories a kept standing gives after an order's head, in rank order.
-struct Rest<'a> {
-    records: &'a [Record],
-    standing: &'a Standing,
-    now: DateTime<Utc>,
-    /// The memories in the head, a bit each (empty: none).
-    head: Vec<u64>,
-}
-
-impl<'a> Rest<'a> {
-    /// The rest after a head of these memories (a bit each), with a standing.
-    fn of(parts: &Parts<'a>, standing: Option<&'a Standing>, head: Vec<u64>) -> Option<Rest<'a>> {
-        standing.map(|standing| Rest {
-            records: parts.records,
-            standing,
-            now: parts.now,
-            head,
-        })
-    }
-
-    /// The memories not in the head that `keep` admits.
-    fn iter<'s>(&'s self, keep: impl Fn(usize) -> bool + 's) -> impl Iterator<Item = usize> + 's {
-        let in_head = |i: usize| {
-            self.head
-                .get(i / 64)
-                .is_some_and(|w| w >> (i % 64) & 1 == 1)
-        };
-        self.standing
-            .in_order(self.records, self.now, move |i| !in_head(i) && keep(i))
-    }
-}
-
 /// The records as packed when the filter includes a superseded or expired memory
 /// that is there: each such memory is packed under a marked heading
 /// (`## Name [superseded by k] (key: …)`), its name carrying the marker. `None`
@@ -222,7 +177,7 @@ fn order_and_pack<'a>(
     let Some((q, corpus)) = query else {
         if let Some(rest) = Rest::of(parts, standing, Vec::new()) {
             let order = Order {
-                head: Vec::new(),
+                head: Head::Sorted(Vec::new()),
                 rest: Some(rest),
             };
             return (order, Pack::Whole(Vec::new()), None);
@@ -234,7 +189,7 @@ fn order_and_pack<'a>(
         let admitted = admissible(records, filter, life);
         let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
         let order = Order {
-            head: order,
+            head: Head::Sorted(order),
             rest: None,
         };
         return (order, Pack::Whole(candidates), Some(admitted));
@@ -291,29 +246,29 @@ fn query_orders<'a>(
     memory: &[f64],
     filter: &Filter,
     life: &Lifecycle,
-) -> (Order<'a>, Vec<usize>, Option<Vec<bool>>) {
+) -> (Order<'a>, Head, Option<Vec<bool>>) {
     let records = parts.records;
     let kept = standing.and_then(|st| hits_first(records, memory, parts.now, st));
     if let Some((hits, head)) = kept {
         let candidates = hits
             .iter()
+            .filter(|(_, i)| admits(&records[*i], filter, life))
             .copied()
-            .filter(|&i| admits(&records[i], filter, life))
             .collect();
         let order = Order {
-            head: hits,
+            head: Head::Keyed(hits),
             rest: Rest::of(parts, standing, head),
         };
-        return (order, candidates, None);
+        return (order, Head::Keyed(candidates), None);
     }
     let order = query_order(records, memory, parts.now);
     let admitted = admissible(records, filter, life);
     let candidates = order.iter().copied().filter(|&i| admitted[i]).collect();
     let order = Order {
-        head: order,
+        head: Head::Sorted(order),
         rest: None,
     };
-    (order, candidates, Some(admitted))
+    (order, Head::Sorted(candidates), Some(admitted))
 }
 
 /// The block of the memories `pack` says, with MEMORY.md's `index_text`: whole
@@ -388,15 +343,19 @@ fn query_order(records: &[Record], relevance: &[f64], now: DateTime<Utc>) -> Vec
     hits.into_iter().chain(rest).map(|(i, _)| i).collect()
 }
 
-/// [`query_order`]'s hits, sorted with a kept standing's key order, and the hits as
-/// a bit each (the standing gives the rest). `None` when a relevant memory's blend
-/// is not above 0 (only the full order places it among the rest).
+/// A memory with the key that orders it ([`rank::sort_key`]).
+type Keyed = (rank::SortKey, usize);
+
+/// [`query_order`]'s hits with the keys that order them (a kept standing's key
+/// order ends them), in the store's order, and the hits as a bit each (the
+/// standing gives the rest). `None` when a relevant memory's blend is not above 0
+/// (only the full order places it among the rest).
 fn hits_first(
     records: &[Record],
     relevance: &[f64],
     now: DateTime<Utc>,
     standing: &Standing,
-) -> Option<(Vec<usize>, Vec<u64>)> {
+) -> Option<(Vec<Keyed>, Vec<u64>)> {
     let mut hits = Vec::new();
     let mut bits = vec![0u64; records.len().div_ceil(64)];
     for (i, &rel) in relevance.iter().enumerate() {
@@ -406,12 +365,12 @@ fn hits_first(
             if b.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
                 return None;
             }
-            hits.push((i, b));
+            let key = rank::sort_key(&records[i], b, standing.key_ranks()[i]);
+            hits.push((key, i));
             bits[i / 64] |= 1 << (i % 64);
         }
     }
-    let hits = rank::sorted_by(records, standing.key_ranks(), hits);
-    Some((hits.into_iter().map(|(i, _)| i).collect(), bits))
+    Some((hits, bits))
 }
 
 /// The timeline part: the newest events that fit in `room` characters, oldest first.

@@ -5,10 +5,11 @@
 //! Must not score (the search module does) or lay out the index, state or timeline
 //! (assembly does). Pure code.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use crate::memory::Record;
 use crate::retrieval::context::cut;
+use crate::retrieval::context::head::Head;
 use crate::retrieval::context::section::{MIN_SECTION, heading, heading_len, whole_len};
 use crate::retrieval::hybrid::{self, Passages};
 use crate::retrieval::search::{self, QueryScores};
@@ -149,46 +150,72 @@ pub(super) enum Part {
     Lines(Vec<Shown>),
 }
 
-/// Lines best first ([`search::best_key`]'s order), a sorted chunk at a time: the best few
-/// thousand are selected and sorted, then four times as many of the rest, and so on,
-/// so that a plan that fills after a few thousand lines never orders the others.
-/// Yields (position in order, line).
-struct BestFirst {
+/// Lines best first ([`search::best_key`]'s order, a line's memory known by its id in
+/// the head: equal values go by the head's order of their memories), a sorted chunk
+/// at a time: the best few thousand are selected and sorted, then four times as many
+/// of the rest, and so on, so that a plan that fills after a few thousand lines never
+/// orders the others. Yields (id in the head, line).
+struct BestFirst<'h> {
     rest: Vec<u128>,
     chunk: std::vec::IntoIter<u128>,
     size: usize,
+    head: &'h Head,
 }
 
-impl BestFirst {
+impl BestFirst<'_> {
     /// Lines in the first chunk.
     const FIRST: usize = 8192;
 
-    fn new(keys: Vec<u128>) -> BestFirst {
+    fn new(keys: Vec<u128>, head: &Head) -> BestFirst<'_> {
         BestFirst {
             rest: keys,
             chunk: Vec::new().into_iter(),
             size: BestFirst::FIRST,
+            head,
         }
+    }
+
+    /// The next chunk: the best `size` keys (and, where ids are not in order, every
+    /// other key of the least value among them, so that equal values are ordered
+    /// by the head in one chunk), sorted.
+    fn next_chunk(&mut self) -> Vec<u128> {
+        let k = self.size.min(self.rest.len());
+        let at = self.rest.len() - k;
+        if at > 0 {
+            // Everything after `at` is better than everything before it.
+            self.rest.select_nth_unstable(at);
+        }
+        let mut chunk = self.rest.split_off(at);
+        self.size = self.size.saturating_mul(4);
+        if self.head.ids_in_order() {
+            chunk.sort_unstable_by(|a, b| b.cmp(a));
+            return chunk;
+        }
+        if let Some(least) = chunk.iter().map(|k| k >> 64).min() {
+            let (same, other): (Vec<u128>, Vec<u128>) =
+                self.rest.iter().partition(|k| *k >> 64 == least);
+            chunk.extend(same);
+            self.rest = other;
+        }
+        let head = self.head;
+        chunk.sort_unstable_by(|a, b| {
+            let ((va, (ia, la)), (vb, (ib, lb))) = (search::key_parts(*a), search::key_parts(*b));
+            vb.total_cmp(&va)
+                .then_with(|| head.cmp(ia, ib))
+                .then(la.cmp(&lb))
+        });
+        chunk
     }
 }
 
-impl Iterator for BestFirst {
+impl Iterator for BestFirst<'_> {
     type Item = (usize, usize);
 
     fn next(&mut self) -> Option<(usize, usize)> {
         let key = match self.chunk.next() {
             Some(k) => k,
             None => {
-                let k = self.size.min(self.rest.len());
-                let at = self.rest.len() - k;
-                if at > 0 {
-                    // Everything after `at` is better than everything before it.
-                    self.rest.select_nth_unstable(at);
-                }
-                let mut chunk = self.rest.split_off(at);
-                chunk.sort_unstable_by(|a, b| b.cmp(a));
-                self.chunk = chunk.into_iter();
-                self.size = self.size.saturating_mul(4);
+                self.chunk = self.next_chunk().into_iter();
                 self.chunk.next()?
             }
         };
@@ -214,27 +241,38 @@ impl Iterator for BestFirst {
 /// fused with the query's similarity to them ([`fused_line_keys`]).
 pub(super) fn plan(
     records: &[Record],
-    order: &[usize],
+    head: &Head,
     rest: impl Iterator<Item = usize>,
     scores: &QueryScores,
     passages: Option<&Passages>,
     room: usize,
 ) -> Vec<(usize, Part)> {
+    // Passages are fused with ties by the memories' order: a keyed head is sorted.
+    let sorted;
+    let head = match (passages, head) {
+        (Some(_), Head::Keyed(_)) => {
+            sorted = Head::Sorted(head.sorted());
+            &sorted
+        }
+        _ => head,
+    };
     // Bodies are split into lines only for the memories the plan looks at.
     let mut bodies: HashMap<usize, Body<'_>> = HashMap::new();
-    let keys = match passages {
-        Some(p) => fused_line_keys(order, scores, p),
-        None => line_keys(order, scores),
+    let keys = match (passages, head) {
+        (Some(p), Head::Sorted(order)) => fused_line_keys(order, scores, p),
+        _ => line_keys(head, scores),
     };
-    // (position, line) pairs are distinct, so the order is total: the lines are
+    // (memory, line) pairs are distinct, so the order is total: the lines are
     // visited in exactly the order of a full sort, and a plan that fills early sorts
     // little.
     let mut parts: HashMap<usize, Part> = HashMap::new();
+    // The head's memories given a part, by id.
+    let mut placed: Vec<usize> = Vec::new();
     let mut used = 0usize;
     let terms = &scores.terms;
     let mut ended = false;
-    for (pos, l) in BestFirst::new(keys) {
-        let r = order[pos];
+    for (id, l) in BestFirst::new(keys, head) {
+        let r = head.memory(id);
         let b = bodies.entry(r).or_insert_with(|| Body::new(&records[r]));
         let shown = match parts.get(&r) {
             Some(Part::Whole) => continue,
@@ -251,6 +289,7 @@ pub(super) fn plan(
         if last && used + b.whole <= room {
             used += b.whole;
             parts.insert(r, Part::Whole);
+            placed.push(id);
             continue;
         }
         let line = b
@@ -259,6 +298,7 @@ pub(super) fn plan(
         if let Some((after, with)) = fits(b, &shown, line, room - (used - before), terms) {
             used = used - before + after;
             parts.insert(r, with);
+            placed.push(id);
             if !last {
                 continue;
             }
@@ -268,12 +308,24 @@ pub(super) fn plan(
     }
     let mut after = Vec::new();
     if !ended {
-        after = fill_whole(records, order, rest, &bodies, &mut parts, used, room);
+        after = fill_whole(
+            records,
+            head,
+            rest,
+            &bodies,
+            &mut parts,
+            &mut placed,
+            used,
+            room,
+        );
     }
-    order
+    placed.sort_unstable_by(|&a, &b| head.cmp(a, b));
+    placed.dedup();
+    placed
         .iter()
-        .chain(&after)
-        .filter_map(|&r| parts.remove(&r).map(|p| (r, p)))
+        .map(|&id| head.memory(id))
+        .chain(after)
+        .filter_map(|r| parts.remove(&r).map(|p| (r, p)))
         .collect()
 }
 
@@ -356,21 +408,35 @@ fn line_value(own: f64, prior: f64) -> f64 {
 /// about all the lines of the store for every memory. The keys are the same, and
 /// their order is total ([`BestFirst`] visits them sorted), so where each is made
 /// does not matter.
-fn line_keys(order: &[usize], scores: &QueryScores) -> Vec<u128> {
-    const ABSENT: usize = usize::MAX;
-    let mut pos_of = vec![ABSENT; scores.memory.len()];
-    for (pos, &r) in order.iter().enumerate() {
-        pos_of[r] = pos;
-    }
+fn line_keys(head: &Head, scores: &QueryScores) -> Vec<u128> {
     let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
-    for (r, &pos) in pos_of.iter().enumerate() {
-        let Some(prior) = memory_prior(scores, r).filter(|_| pos != ABSENT) else {
-            continue;
-        };
-        for (l, &own) in scores.lines.of(r).iter().enumerate() {
-            let value = line_value(own, prior);
-            if value > 0.0 {
-                keys.push(search::best_key(value, pos, l));
+    let mut push = |r: usize, pos: usize| {
+        if let Some(prior) = memory_prior(scores, r) {
+            for (l, &own) in scores.lines.of(r).iter().enumerate() {
+                let value = line_value(own, prior);
+                if value > 0.0 {
+                    keys.push(search::best_key(value, pos, l));
+                }
+            }
+        }
+    };
+    match head {
+        Head::Sorted(order) => {
+            const ABSENT: usize = usize::MAX;
+            let mut pos_of = vec![ABSENT; scores.memory.len()];
+            for (pos, &r) in order.iter().enumerate() {
+                pos_of[r] = pos;
+            }
+            for (r, &pos) in pos_of.iter().enumerate() {
+                if pos != ABSENT {
+                    push(r, pos);
+                }
+            }
+        }
+        // Listed in the store's order already.
+        Head::Keyed(hits) => {
+            for (id, &(_, r)) in hits.iter().enumerate() {
+                push(r, id);
             }
         }
     }
@@ -402,29 +468,29 @@ fn fused_line_keys(order: &[usize], scores: &QueryScores, passages: &Passages) -
         .collect()
 }
 
-/// Room left after the lines takes whole memories in `order`, then `rest`, as
-/// without a query: each memory not in yet whose whole section fits in what is left
-/// of `room` (from `used`) goes in whole, up to the first that does not fit (so that
-/// more room never shows less). Returns the memories of `rest` it looked at, in order.
+/// Room left after the lines takes whole memories in the head's order, then `rest`,
+/// as without a query: each memory not in yet whose whole section fits in what is
+/// left of `room` (from `used`) goes in whole, up to the first that does not fit (so
+/// that more room never shows less). The head's memories it puts in are added to
+/// `placed` (by id); returns the memories of `rest` it looked at, in order.
+#[allow(clippy::too_many_arguments)]
 fn fill_whole(
     records: &[Record],
-    order: &[usize],
+    head: &Head,
     rest: impl Iterator<Item = usize>,
     bodies: &HashMap<usize, Body<'_>>,
     parts: &mut HashMap<usize, Part>,
+    placed: &mut Vec<usize>,
     mut used: usize,
     room: usize,
 ) -> Vec<usize> {
     let mut seen = Vec::new();
-    for (r, is_rest) in order
-        .iter()
-        .map(|&r| (r, false))
-        .chain(rest.map(|r| (r, true)))
-    {
+    let from_head = head.in_order().map(|(id, r)| (r, Some(id)));
+    for (r, id) in from_head.chain(rest.map(|r| (r, None))) {
         if used + MIN_SECTION > room {
             break;
         }
-        if is_rest {
+        if id.is_none() {
             seen.push(r);
         }
         if let std::collections::hash_map::Entry::Vacant(part) = parts.entry(r) {
@@ -436,6 +502,7 @@ fn fill_whole(
             }
             used += whole;
             part.insert(Part::Whole);
+            placed.extend(id);
         }
     }
     seen
@@ -449,6 +516,44 @@ mod tests {
     use crate::retrieval::context::tests::now;
     use crate::retrieval::context::{Included, Prepared};
     use crate::retrieval::search::Corpus;
+
+    /// With a keyed head, lines of equal value go by their memories' keys, also where
+    /// a tie straddles the first chunk's edge (20,000 lines of three values).
+    #[test]
+    fn best_first_orders_ties_by_a_keyed_head_across_chunks() {
+        use std::cmp::Reverse;
+        let n = 500usize;
+        let head = Head::Keyed(
+            (0..n)
+                .map(|id| {
+                    (
+                        (
+                            Reverse((id * 7919 % 1000) as u64),
+                            Reverse((0, 0)),
+                            id as u32,
+                        ),
+                        id,
+                    )
+                })
+                .collect(),
+        );
+        let lines: Vec<(f64, (usize, usize))> = (0..20_000)
+            .map(|i| ([0.5, 0.25, 0.125][i % 3], (i % n, i / n)))
+            .collect();
+        let mut want = lines.clone();
+        want.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(head.cmp(a.1.0, b.1.0))
+                .then(a.1.1.cmp(&b.1.1))
+        });
+        let keys = lines
+            .iter()
+            .map(|&(v, (id, l))| search::best_key(v, id, l))
+            .collect();
+        let got: Vec<(usize, usize)> = BestFirst::new(keys, &head).collect();
+        let want: Vec<(usize, usize)> = want.into_iter().map(|(_, p)| p).collect();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn best_first_is_the_order_of_a_full_sort() {
@@ -474,7 +579,8 @@ mod tests {
                 .iter()
                 .map(|&(v, (p, l))| search::best_key(v, p, l))
                 .collect();
-            let got: Vec<(usize, usize)> = BestFirst::new(keys).collect();
+            let got: Vec<(usize, usize)> =
+                BestFirst::new(keys, &Head::Sorted(Vec::new())).collect();
             assert_eq!(got.len(), n);
             assert!(got.iter().zip(&want).all(|(g, w)| *g == w.1), "n = {n}");
         }
@@ -593,7 +699,14 @@ mod tests {
         // Room for one of the two sections, not both.
         let mut first = |prior: f64| {
             scores.prior = prior;
-            let p = plan(&records, &[0, 1], std::iter::empty(), &scores, None, 160);
+            let p = plan(
+                &records,
+                &Head::Sorted(vec![0, 1]),
+                std::iter::empty(),
+                &scores,
+                None,
+                160,
+            );
             assert_eq!(p.len(), 1, "{p:?}");
             p[0].0
         };
@@ -631,12 +744,12 @@ mod tests {
                 .filter(|&(_, _, _, value)| value > 0.0)
                 .map(|(pos, _, l, value)| search::best_key(value, pos, l))
                 .collect();
-            let mut got = line_keys(&order, &scores);
+            let mut got = line_keys(&Head::Sorted(order.clone()), &scores);
             want.sort_unstable();
             got.sort_unstable();
             assert_eq!(got, want, "{order:?}");
         }
-        assert!(!line_keys(&[2, 0], &scores).is_empty());
+        assert!(!line_keys(&Head::Sorted(vec![2, 0]), &scores).is_empty());
     }
 
     // spec/ranking.md#passages: with the lines' similarities, a line without a query
@@ -659,8 +772,10 @@ mod tests {
         let corpus = Corpus::new(&rs);
         let scores = corpus.score(&rs, "cello");
         let order = [0, 1];
-        let places = |keys: Vec<u128>| -> Vec<(usize, usize)> { BestFirst::new(keys).collect() };
-        let keyword = places(line_keys(&order, &scores));
+        let sorted = Head::Sorted(order.to_vec());
+        let places =
+            |keys: Vec<u128>| -> Vec<(usize, usize)> { BestFirst::new(keys, &sorted).collect() };
+        let keyword = places(line_keys(&sorted, &scores));
         assert!(!keyword.contains(&(0, 5)), "no query term: {keyword:?}");
         let mut sims = vec![None; 10];
         sims[2] = Some(0.95);

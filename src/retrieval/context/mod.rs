@@ -16,6 +16,7 @@
 mod assembly;
 mod cut;
 mod excerpts;
+mod head;
 mod index_section;
 mod section;
 
