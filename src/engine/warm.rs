@@ -498,7 +498,9 @@ impl Warm {
             self.corpus.replace(j, d);
             self.texts.insert(record.key.to_string(), text);
             self.records[j] = record;
-            self.standing = None;
+            if let Some(s) = &mut self.standing {
+                s.replace(&self.records, j);
+            }
         }
         true
     }

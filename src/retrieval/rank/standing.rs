@@ -37,12 +37,36 @@ pub(crate) struct Standing {
     /// log2(salience) plus `updated` in days, so within its class the greater k
     /// scores more at every `now` after `updated`; one that does not decay scores
     /// its salience.
-    classes: Vec<Vec<u32>>,
+    classes: Vec<Class>,
     /// Memories whose score is not kept in order (dated after `since`: their age is
     /// 0 until `now` passes `updated`), scored by every call.
     volatile: Vec<u32>,
     /// The time the classes hold from.
     since: DateTime<Utc>,
+}
+
+/// The memories of one class: (key, record), the greatest key first.
+#[derive(Debug, Clone)]
+struct Class {
+    /// The half-life's bits (0: no decay).
+    id: u64,
+    members: Vec<(f64, u32)>,
+}
+
+/// Where a memory stands: in a class (its id) with a key, or among the volatile.
+fn place(r: &Record, since: DateTime<Utc>) -> Option<(u64, f64)> {
+    let sal = salience(&r.meta);
+    if !(sal.is_finite() && sal > 0.0) {
+        return None;
+    }
+    match half_life(&r.meta) {
+        None => Some((0, sal)),
+        Some(h) if h.is_finite() && h > 0.0 && r.meta.updated.at <= since => {
+            let days = r.meta.updated.at.timestamp_millis() as f64 / 86_400_000.0;
+            Some((h.to_bits().max(1), h * sal.log2() + days))
+        }
+        Some(_) => None,
+    }
 }
 
 impl Standing {
@@ -52,27 +76,20 @@ impl Standing {
         let mut keyed: Vec<(u64, f64, u32)> = Vec::with_capacity(records.len());
         let mut volatile = Vec::new();
         for (i, r) in records.iter().enumerate() {
-            let sal = salience(&r.meta);
-            let ok = sal.is_finite() && sal > 0.0;
-            match half_life(&r.meta) {
-                None if ok => keyed.push((0, sal, i as u32)),
-                Some(h) if ok && h.is_finite() && h > 0.0 && r.meta.updated.at <= since => {
-                    let days = r.meta.updated.at.timestamp_millis() as f64 / 86_400_000.0;
-                    keyed.push((h.to_bits().max(1), h * sal.log2() + days, i as u32));
-                }
-                _ => volatile.push(i as u32),
+            match place(r, since) {
+                Some((class, key)) => keyed.push((class, key, i as u32)),
+                None => volatile.push(i as u32),
             }
         }
         keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
-        let mut classes: Vec<Vec<u32>> = Vec::new();
-        let mut last = None;
-        for (class, _, i) in keyed {
-            if last != Some(class) {
-                classes.push(Vec::new());
-                last = Some(class);
-            }
-            if let Some(c) = classes.last_mut() {
-                c.push(i);
+        let mut classes: Vec<Class> = Vec::new();
+        for (id, key, i) in keyed {
+            match classes.last_mut() {
+                Some(c) if c.id == id => c.members.push((key, i)),
+                _ => classes.push(Class {
+                    id,
+                    members: vec![(key, i)],
+                }),
             }
         }
         Standing {
@@ -87,6 +104,33 @@ impl Standing {
     /// records (its keeper drops it when they change), and `now` not before `since`.
     pub(crate) fn holds(&self, records: &[Record], now: DateTime<Utc>) -> bool {
         self.key_ranks.len() == records.len() && now >= self.since
+    }
+
+    /// Takes in record `j` as it is now (edited in place: the same key, so the key
+    /// order stands): taken out of its class and put where it now stands.
+    pub(crate) fn replace(&mut self, records: &[Record], j: usize) {
+        let j32 = j as u32;
+        self.volatile.retain(|&i| i != j32);
+        for c in &mut self.classes {
+            c.members.retain(|&(_, i)| i != j32);
+        }
+        self.classes.retain(|c| !c.members.is_empty());
+        let Some((id, key)) = place(&records[j], self.since) else {
+            self.volatile.push(j32);
+            return;
+        };
+        match self.classes.iter_mut().find(|c| c.id == id) {
+            Some(c) => {
+                let at = c
+                    .members
+                    .partition_point(|(k, _)| k.total_cmp(&key).is_gt());
+                c.members.insert(at, (key, j32));
+            }
+            None => self.classes.push(Class {
+                id,
+                members: vec![(key, j32)],
+            }),
+        }
     }
 
     /// Each record's place in key order ([`key_ranks`](super::key_ranks)).
@@ -169,7 +213,7 @@ pub(crate) struct InOrder<'a, F> {
 impl<F: Fn(usize) -> bool> InOrder<'_, F> {
     fn score_next(&mut self, c: usize) {
         let (at, s) = &mut self.next[c];
-        if let Some(&i) = self.standing.classes[c].get(*at) {
+        if let Some(&(_, i)) = self.standing.classes[c].members.get(*at) {
             *s = score(&self.records[i as usize].meta, self.now);
         }
     }
@@ -191,7 +235,7 @@ impl<F: Fn(usize) -> bool> InOrder<'_, F> {
     fn highest_bound(&self) -> Option<(usize, f64)> {
         let mut best: Option<(usize, f64)> = None;
         for (c, &(at, s)) in self.next.iter().enumerate() {
-            if at < self.standing.classes[c].len() {
+            if at < self.standing.classes[c].members.len() {
                 let bound = s.max(FLOOR) * (1.0 + SLACK);
                 if best.is_none_or(|(_, b)| bound > b) {
                     best = Some((c, bound));
@@ -211,7 +255,7 @@ impl<F: Fn(usize) -> bool> Iterator for InOrder<'_, F> {
             if self.ready.peek().is_some_and(|top| top.score > bound) {
                 break;
             }
-            let i = self.standing.classes[c][self.next[c].0];
+            let (_, i) = self.standing.classes[c].members[self.next[c].0];
             self.next[c].0 += 1;
             self.score_next(c);
             self.push(i);
@@ -288,6 +332,34 @@ mod tests {
             let want_kept: Vec<usize> = want.iter().copied().filter(|&i| keep(i)).take(take).collect();
             let got_kept: Vec<usize> = st.in_order(&rs, now, keep).take(take).collect();
             prop_assert_eq!(got_kept, want_kept);
+        }
+    }
+
+    proptest! {
+        /// Records edited in place (their key kept) and taken in one by one give
+        /// the order a standing made anew gives: of every class to every other, into
+        /// and out of the volatile ones.
+        #[test]
+        fn an_edited_record_stands_where_a_new_standing_puts_it(
+            spec in prop::collection::vec((0u8..6, 0u8..8, 0u8..12, 0i64..200_000), 1..120),
+            edits in prop::collection::vec((0usize..120, (0u8..6, 0u8..8, 0u8..12, 0i64..400_000)), 1..12),
+            later in 0i64..10_000_000,
+        ) {
+            let mut rs = records(&spec);
+            let base: DateTime<Utc> = "2026-01-01T00:00:00Z".parse().unwrap();
+            let since = base + Duration::minutes(200_000);
+            let mut st = Standing::of(&rs, since);
+            for (j, e) in edits {
+                let j = j % rs.len();
+                let mut r = records(&[e]).remove(0);
+                r.key = rs[j].key.clone();
+                rs[j] = r;
+                st.replace(&rs, j);
+            }
+            let now = since + Duration::minutes(later);
+            let want: Vec<usize> = super::super::order(&rs, now).into_iter().map(|(i, _)| i).collect();
+            let got: Vec<usize> = st.in_order(&rs, now, |_| true).collect();
+            prop_assert_eq!(got, want);
         }
     }
 
