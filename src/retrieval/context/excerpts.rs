@@ -522,37 +522,27 @@ mod tests {
     #[test]
     fn best_first_orders_ties_by_a_keyed_head_across_chunks() {
         use std::cmp::Reverse;
-        let n = 500usize;
-        let head = Head::Keyed(
-            (0..n)
-                .map(|id| {
-                    (
-                        (
-                            Reverse((id * 7919 % 1000) as u64),
-                            Reverse((0, 0)),
-                            id as u32,
-                        ),
-                        id,
-                    )
-                })
-                .collect(),
-        );
-        let lines: Vec<(f64, (usize, usize))> = (0..20_000)
-            .map(|i| ([0.5, 0.25, 0.125][i % 3], (i % n, i / n)))
+        let keyed = |id: usize| {
+            (
+                (Reverse(id as u64 * 7919 % 1000), Reverse((0, 0)), id as u32),
+                id,
+            )
+        };
+        let head = Head::Keyed((0..500).map(keyed).collect());
+        let mut want: Vec<(f64, (usize, usize))> = (0..20_000)
+            .map(|i| ([0.5, 0.25, 0.125][i % 3], (i % 500, i / 500)))
             .collect();
-        let mut want = lines.clone();
+        let keys = want
+            .iter()
+            .map(|&(v, (id, l))| search::best_key(v, id, l))
+            .collect();
         want.sort_by(|a, b| {
             b.0.total_cmp(&a.0)
                 .then(head.cmp(a.1.0, b.1.0))
                 .then(a.1.1.cmp(&b.1.1))
         });
-        let keys = lines
-            .iter()
-            .map(|&(v, (id, l))| search::best_key(v, id, l))
-            .collect();
         let got: Vec<(usize, usize)> = BestFirst::new(keys, &head).collect();
-        let want: Vec<(usize, usize)> = want.into_iter().map(|(_, p)| p).collect();
-        assert_eq!(got, want);
+        assert_eq!(got, want.into_iter().map(|(_, p)| p).collect::<Vec<_>>());
     }
 
     #[test]
