@@ -175,9 +175,8 @@ impl BestFirst<'_> {
         }
     }
 
-    /// The next chunk: the best `size` keys (and, where ids are not in order, every
-    /// other key of the least value among them, so that equal values are ordered
-    /// by the head in one chunk), sorted.
+    /// The best `size` keys left (with a keyed head, and every other key of their
+    /// least value), sorted.
     fn next_chunk(&mut self) -> Vec<u128> {
         let k = self.size.min(self.rest.len());
         let at = self.rest.len() - k;
@@ -187,23 +186,28 @@ impl BestFirst<'_> {
         }
         let mut chunk = self.rest.split_off(at);
         self.size = self.size.saturating_mul(4);
-        if self.head.ids_in_order() {
-            chunk.sort_unstable_by(|a, b| b.cmp(a));
-            return chunk;
+        let keyed = !self.head.ids_in_order();
+        // In place: the rest is in no order.
+        if let Some(least) = chunk.iter().map(|k| k >> 64).min().filter(|_| keyed) {
+            let mut i = 0;
+            while i < self.rest.len() {
+                if self.rest[i] >> 64 == least {
+                    chunk.push(self.rest.swap_remove(i));
+                } else {
+                    i += 1;
+                }
+            }
         }
-        if let Some(least) = chunk.iter().map(|k| k >> 64).min() {
-            let (same, other): (Vec<u128>, Vec<u128>) =
-                self.rest.iter().partition(|k| *k >> 64 == least);
-            chunk.extend(same);
-            self.rest = other;
-        }
+        // Equal values by the head's order of their memories, then by line.
+        chunk.sort_unstable_by(|a, b| b.cmp(a));
         let head = self.head;
-        chunk.sort_unstable_by(|a, b| {
-            let ((va, (ia, la)), (vb, (ib, lb))) = (search::key_parts(*a), search::key_parts(*b));
-            vb.total_cmp(&va)
-                .then_with(|| head.cmp(ia, ib))
-                .then(la.cmp(&lb))
-        });
+        let runs = chunk.chunk_by_mut(|a, b| keyed && a >> 64 == b >> 64);
+        for run in runs.filter(|r| r.len() > 1) {
+            run.sort_unstable_by(|a, b| {
+                let ((_, (ia, la)), (_, (ib, lb))) = (search::key_parts(*a), search::key_parts(*b));
+                head.cmp(ia, ib).then(la.cmp(&lb))
+            });
+        }
         chunk
     }
 }
