@@ -162,9 +162,10 @@ fn marked(records: &[Record], filter: &Filter, life: &Lifecycle) -> Option<Vec<R
 /// The memories' order and how they go in: without a query (or corpus), the rank
 /// order, whole; with one, hits first, with the scores the plan needs. `relevance`,
 /// when it has one value per record, is used instead of the keyword relevance. With
-/// a standing that holds, only the hits are sorted and the rest is left to it (the
-/// third part is then `None`: admission is judged memory by memory); else every
-/// memory is scored and sorted, and the third part says which may be packed.
+/// a standing that holds, the hits keep the keys that order them and the rest is
+/// left to the standing (the third part is then `None`: admission is judged memory
+/// by memory); else every memory is scored and sorted, and the third part says which
+/// may be packed.
 fn order_and_pack<'a>(
     parts: &Parts<'a>,
     query: Option<(&str, &Corpus)>,
@@ -238,8 +239,9 @@ fn order_and_pack<'a>(
 }
 
 /// The order with a query, the memories it may pack, and which those are: from a
-/// kept standing, the hits sorted and the rest left to it (admission is then judged
-/// memory by memory: `None`); else every memory scored and sorted.
+/// kept standing, the hits with the keys that order them and the rest left to it
+/// (admission is then judged memory by memory: `None`); else every memory scored
+/// and sorted.
 fn query_orders<'a>(
     parts: &Parts<'a>,
     standing: Option<&'a Standing>,
