@@ -116,22 +116,14 @@ pub(crate) fn sorted<const N: usize>(
     lists: [Vec<(usize, f64)>; N],
 ) -> [Vec<(usize, f64)>; N] {
     let ranks = key_ranks(records);
-    lists.map(|list| sorted_by(records, &ranks, list))
-}
-
-/// `list` in [`compare`]'s order, with the records' places in key order given
-/// ([`key_ranks`]).
-pub(crate) fn sorted_by(
-    records: &[Record],
-    ranks: &[u32],
-    list: Vec<(usize, f64)>,
-) -> Vec<(usize, f64)> {
-    let mut keyed: Vec<_> = list
-        .into_iter()
-        .map(|(i, s)| (sort_key(&records[i], s, ranks[i]), (i, s)))
-        .collect();
-    keyed.sort_unstable_by_key(|k| k.0);
-    keyed.into_iter().map(|(_, x)| x).collect()
+    lists.map(|list| {
+        let mut keyed: Vec<_> = list
+            .into_iter()
+            .map(|(i, s)| (sort_key(&records[i], s, ranks[i]), (i, s)))
+            .collect();
+        keyed.sort_unstable_by_key(|k| k.0);
+        keyed.into_iter().map(|(_, x)| x).collect()
+    })
 }
 
 /// Indices of `records` in rank order at `now`, with their scores.

@@ -9,7 +9,7 @@ use foldhash::{HashMap, HashMapExt};
 
 use crate::memory::Record;
 use crate::retrieval::context::cut;
-use crate::retrieval::context::head::Head;
+use crate::retrieval::context::head::{Head, take_first};
 use crate::retrieval::context::section::{MIN_SECTION, heading, heading_len, whole_len};
 use crate::retrieval::hybrid::{self, Passages};
 use crate::retrieval::search::{self, QueryScores};
@@ -178,13 +178,8 @@ impl BestFirst<'_> {
     /// The best `size` keys left (with a keyed head, and every other key of their
     /// least value), sorted.
     fn next_chunk(&mut self) -> Vec<u128> {
-        let k = self.size.min(self.rest.len());
-        let at = self.rest.len() - k;
-        if at > 0 {
-            // Everything after `at` is better than everything before it.
-            self.rest.select_nth_unstable(at);
-        }
-        let mut chunk = self.rest.split_off(at);
+        // The greater key first.
+        let mut chunk = take_first(&mut self.rest, self.size, |a, b| b.cmp(a));
         self.size = self.size.saturating_mul(4);
         let keyed = !self.head.ids_in_order();
         // In place: the rest is in no order.

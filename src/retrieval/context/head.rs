@@ -66,6 +66,21 @@ impl Head {
     }
 }
 
+/// The `k` first of `rest` in the order `first` (less first), taken out of it in no
+/// order; every one left comes after all of them. What both the head's order and
+/// the planner's lines are read a chunk at a time with.
+pub(super) fn take_first<T>(
+    rest: &mut Vec<T>,
+    k: usize,
+    mut first: impl FnMut(&T, &T) -> Ordering,
+) -> Vec<T> {
+    let at = rest.len() - k.min(rest.len());
+    if at > 0 {
+        rest.select_nth_unstable_by(at, |a, b| first(b, a));
+    }
+    rest.split_off(at)
+}
+
 /// [`Head::in_order`].
 pub(super) struct InOrder<'a> {
     head: &'a Head,
@@ -104,14 +119,8 @@ impl Iterator for InOrder<'_> {
                 .map(|(id, (k, _))| (*k, id as u32))
                 .collect()
         });
-        let k = self.size.min(rest.len());
-        let at = rest.len() - k;
-        if at > 0 {
-            // Everything after `at` comes before everything up to it (keys are
-            // distinct: the order is total).
-            rest.select_nth_unstable_by(at, |a, b| b.cmp(a));
-        }
-        let mut chunk = rest.split_off(at);
+        // Keys are distinct: the order is total.
+        let mut chunk = take_first(rest, self.size, Ord::cmp);
         chunk.sort_unstable();
         self.chunk = chunk.into_iter();
         self.size = self.size.saturating_mul(4);
