@@ -408,7 +408,7 @@ fn line_value(own: f64, prior: f64) -> f64 {
 /// their order is total ([`BestFirst`] visits them sorted), so where each is made
 /// does not matter.
 fn line_keys(head: &Head, scores: &QueryScores) -> Vec<u128> {
-    let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.total());
+    let mut keys: Vec<u128> = Vec::with_capacity(scores.lines.scored_at_most());
     let mut push = |r: usize, pos: usize| {
         if let Some(prior) = memory_prior(scores, r) {
             for (l, &own) in scores.lines.of(r).iter().enumerate() {

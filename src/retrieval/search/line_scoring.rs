@@ -9,6 +9,8 @@ use foldhash::{HashMap, HashMapExt};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use std::sync::Arc;
+
 use crate::memory::Record;
 use crate::retrieval::postings::{LinePost, Postings};
 use crate::retrieval::search::scoring::{B, Corpus, K1};
@@ -74,60 +76,6 @@ pub(super) const PRF_LINES: usize = 10;
 pub(super) const PRF_TERMS: usize = 10;
 /// ...added to the query with at most this share of their IDF.
 pub(super) const PRF_WEIGHT: f64 = 0.2;
-
-/// A score for every line of every memory, one memory after the other.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LineScores {
-    scores: Vec<f64>,
-    /// Where each memory's lines start in `scores`, and the end.
-    start: Vec<usize>,
-}
-
-impl LineScores {
-    /// For memories of these numbers of lines: `last`, when it holds a score for
-    /// every line (a pass's to start from), else all zero; and whether it was `last`.
-    fn new<'a>(
-        lines: impl Iterator<Item = &'a DocData>,
-        last: Option<Vec<f64>>,
-    ) -> (LineScores, bool) {
-        let mut start = vec![0];
-        let mut total = 0;
-        for d in lines {
-            total += d.lines.len();
-            start.push(total);
-        }
-        let (scores, kept) = match last {
-            Some(s) if s.len() == total => (s, true),
-            _ => (vec![0.0; total], false),
-        };
-        (LineScores { scores, start }, kept)
-    }
-
-    /// Lines of every memory.
-    pub fn total(&self) -> usize {
-        self.scores.len()
-    }
-
-    /// The scores of memory `r`'s lines.
-    pub fn of(&self, r: usize) -> &[f64] {
-        &self.scores[self.start[r]..self.start[r + 1]]
-    }
-
-    /// Number of memories.
-    pub fn len(&self) -> usize {
-        self.start.len().saturating_sub(1)
-    }
-
-    /// Whether there is no memory.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Each memory's scores, in order.
-    pub fn iter(&self) -> impl Iterator<Item = &[f64]> {
-        self.start.windows(2).map(|w| &self.scores[w[0]..w[1]])
-    }
-}
 
 /// A positive score and a place as one integer: the greater key is the higher
 /// score and, among equal scores, the earlier place (`a`, then `b`), the order of
@@ -208,22 +156,40 @@ impl Corpus {
         let postings = (weights.len() < 64)
             .then(|| self.postings_for(weights.iter().map(|w| w.0)))
             .flatten();
+        // The buffers a pass through the postings summed in: a next pass through
+        // them goes on in them, a scan gives them back.
+        let met = carry.met.take();
+        if let Some(p) = postings {
+            let (mut b, pool, done) = met.unwrap_or_else(|| {
+                let pool = self.lines.share();
+                (pool.take(&self.docs), pool, 0)
+            });
+            debug_assert!(done <= weights.len());
+            scorer.postings(p, &self.docs, &mut b, done);
+            return LineScores(Held::Met(b, pool));
+        }
+        if let Some((b, pool, _)) = met {
+            pool.give(b);
+        }
+        self.scan(&scorer, carry)
+    }
+
+    /// [`Corpus::line_scores`] by a scan of every line.
+    fn scan(&self, scorer: &LineScorer<'_>, carry: &mut Carry) -> LineScores {
         // A scan whose weights extend the last pass's starts from its scores: a
         // memory none of whose lines holds a new term keeps them (the same terms,
         // weights, pair sums and boost: the same sums).
         let last = carry
             .scores
             .take()
-            .filter(|(_, done)| postings.is_none() && *done <= weights.len());
+            .filter(|(_, done)| *done <= scorer.weights.len());
         let done = last.as_ref().map_or(0, |(_, done)| *done);
-        let (mut out, kept) = LineScores::new(self.docs.iter(), last.map(|(s, _)| s));
-        if let Some(p) = postings {
-            scorer.postings(p, &self.docs, &mut out, carry);
-            return out;
-        }
+        let (mut lines, kept) = LineScores::new(self.docs.iter(), last.map(|(s, _)| s));
         let from = if kept { done } else { 0 };
         let pair_memo = &mut carry.pairs;
-        let total = out.scores.len();
+        let start = Arc::clone(lines.start());
+        let out = lines.all_mut();
+        let total = out.len();
         // The first pass keeps each line's pair sum, the second reads it.
         let (mut fill, known) = match pair_memo {
             Some(m) => (Vec::new(), Some(m.as_slice())),
@@ -234,11 +200,11 @@ impl Corpus {
                 Some(m) => Pairs::Known(m),
                 None => Pairs::Fill(&mut fill),
             };
-            scorer.docs(&self.docs, &mut out.scores, memo, from);
+            scorer.docs(&self.docs, out, memo, from);
             if known.is_none() {
                 *pair_memo = Some(fill);
             }
-            return out;
+            return lines;
         }
         // Two halves of about the same number of lines.
         let mut acc = 0usize;
@@ -251,8 +217,8 @@ impl Corpus {
             })
             .map_or(self.docs.len(), |i| i + 1);
         let (first, second) = self.docs.split_at(cut);
-        let at = out.start[cut];
-        let (a, b) = out.scores.split_at_mut(at);
+        let at = start[cut];
+        let (a, b) = out.split_at_mut(at);
         let (memo_a, memo_b) = match known {
             Some(m) => (Pairs::Known(&m[..at]), Pairs::Known(&m[at..])),
             None => {
@@ -270,7 +236,7 @@ impl Corpus {
         if known.is_none() {
             *pair_memo = Some(fill);
         }
-        out
+        lines
     }
 
     /// Terms to add to a query: the most weighted terms of the best lines (not
@@ -281,20 +247,16 @@ impl Corpus {
         // The best PRF_LINES lines, kept in a heap whose least is the first out
         // (lines are distinct, so the order is total and the choice a full sort's).
         let mut kept: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(PRF_LINES + 1);
-        for (r, per) in lines.iter().enumerate() {
-            for (l, &s) in per.iter().enumerate() {
-                if s > 0.0 {
-                    let key = best_key(s, r, l);
-                    if kept.len() < PRF_LINES {
-                        kept.push(Reverse(key));
-                    } else if let Some(mut least) = kept.peek_mut()
-                        && key > least.0
-                    {
-                        *least = Reverse(key);
-                    }
-                }
+        lines.each_scored(|r, l, s| {
+            let key = best_key(s, r, l);
+            if kept.len() < PRF_LINES {
+                kept.push(Reverse(key));
+            } else if let Some(mut least) = kept.peek_mut()
+                && key > least.0
+            {
+                *least = Reverse(key);
             }
-        }
+        });
         let mut ranked: Vec<(f64, (usize, usize))> =
             kept.into_iter().map(|Reverse(k)| key_parts(k)).collect();
         ranked.sort_by(by_score_desc);
@@ -369,18 +331,11 @@ impl Corpus {
         let mut lines = self.line_scores(&weights, &pairs, &q, &mut carry);
         let extra = self.feedback(&lines, &q);
         if !extra.is_empty() {
-            if reuse {
-                carry.scores = Some((std::mem::take(&mut lines.scores), weights.len()));
-            }
+            lines.hand_over(&mut carry, weights.len(), reuse);
             weights.extend(extra);
             lines = self.line_scores(&weights, &pairs, &q, &mut carry);
         }
-        let best = lines.scores.iter().copied().fold(0.0_f64, f64::max);
-        if best > 0.0 {
-            for s in &mut lines.scores {
-                *s /= best;
-            }
-        }
+        lines.normalize();
         lines
     }
 }
@@ -399,12 +354,12 @@ struct Carry {
     /// Each line's pair sum (a line without a query term has none, so a line the
     /// first pass left at 0 has 0).
     pairs: Option<Vec<f64>>,
-    /// Through the postings: each line's sum over the weights scored so far, before
-    /// its pair sum and label boost, the weights met in it (a bit each, and
-    /// `LABEL`), and how many weights that was. A pass that extends those weights
-    /// adds only the new ones' postings: the sums come out as a pass over all of
-    /// them would give, the same additions in the same order.
-    partial: Option<(Vec<f64>, Vec<u64>, usize)>,
+    /// Through the postings: the buffers summed in (each line's sum over the
+    /// weights scored so far, the weights met in it, its pair sum), their pool,
+    /// and how many weights that was. A pass that extends those weights adds only
+    /// the new ones' postings: the sums come out as a pass over all of them would
+    /// give, the same additions in the same order.
+    met: Option<(Box<Buffers>, Pool, usize)>,
     /// By a scan: the last pass's scores (before they are divided by the best), and
     /// how many weights it scored.
     scores: Option<(Vec<f64>, usize)>,
@@ -475,23 +430,16 @@ impl LineScorer<'_> {
     /// each line adds its terms' shares in the order of `weights`, as the scan does,
     /// then its pairs and its label boost, as the scan does. Needs fewer than 64
     /// weights (a bit each in a line's mask; the top bit marks a query term in the
-    /// label). `carry` keeps, from a first pass for the next (whose weights start
-    /// with the same terms), each line's pair sum and its sums so far, so the next
-    /// pass walks only its new terms' postings.
-    fn postings(&self, p: &Postings, docs: &[DocData], out: &mut LineScores, carry: &mut Carry) {
-        let offsets = &out.start;
-        let total = out.scores.len();
-        // The sums of the weights a previous pass scored, when these extend them.
-        let (mut acc, mut mask, done) = match carry.partial.take() {
-            Some((acc, mask, done))
-                if acc.len() == total && done <= self.weights.len() && carry.pairs.is_some() =>
-            {
-                (acc, mask, done)
-            }
-            _ => (vec![0.0; total], vec![0u64; total], 0),
-        };
+    /// label). `b` holds the sums of the first `done` weights (a first pass's, for
+    /// a next whose weights start with the same terms; nothing when `done` is 0):
+    /// only the later weights' postings are walked, and only the lines met are
+    /// written (listed in `b.met`).
+    fn postings(&self, p: &Postings, docs: &[DocData], b: &mut Buffers, done: usize) {
+        let offsets = &b.start;
         for (i, &(t, w)) in self.weights.iter().enumerate().skip(done) {
             let in_query = self.query.contains(&t);
+            // Once the list is full it stays so: the term's lines need not be listed.
+            let listing = b.met.whole();
             p.each_line(t, |post| {
                 let Some((r, at)) = at(p, offsets, post) else {
                     return;
@@ -499,60 +447,65 @@ impl LineScorer<'_> {
                 let (len, tf, in_label) = post.stats(&docs[r], t);
                 let norm = K1 * (1.0 - B + B * f64::from(len) / self.avg);
                 let tf = f64::from(tf);
-                acc[at] += w * tf * (K1 + 1.0) / (tf + norm);
-                mask[at] |= 1 << i;
+                b.acc[at] += w * tf * (K1 + 1.0) / (tf + norm);
+                if listing {
+                    b.met.meet(at, r, b.mask[at] == 0);
+                }
+                b.mask[at] |= 1 << i;
                 if in_query && in_label {
-                    mask[at] |= LABEL;
+                    b.mask[at] |= LABEL;
                 }
             });
         }
-        // Only a line where a pair's second term follows its first can have the
-        // pair: the positions (modulo 32) of the two terms say which lines may.
-        let memo = carry.pairs.get_or_insert_with(|| {
-            let mut sums = vec![0.0; total];
-            let mut first = vec![0u32; total];
-            // A bit per line: a line that may have several pairs is summed once, and
-            // the lines come out in order with no sort.
-            let mut may = TermBits::new(total, []);
-            for &(a, b, _) in self.pairs {
-                p.each_line(a, |post| {
+        // The pair sums, by the first pass (pairs are of query terms, which it
+        // weighs). Only a line where a pair's second term follows its first can
+        // have the pair: the positions (modulo 32) of the two terms say which lines
+        // may; such a line's sum (over every pair) is taken once (again for a
+        // next pair when it came out 0: the same sum).
+        if done == 0 {
+            for &(x, y, _) in self.pairs {
+                p.each_line(x, |post| {
                     if let Some((_, at)) = at(p, offsets, post) {
-                        first[at] = post.bits;
+                        b.first[at] = post.bits;
                     }
                 });
-                p.each_line(b, |post| {
-                    if let Some((_, at)) = at(p, offsets, post)
-                        && first[at].rotate_left(1) & post.bits != 0
+                p.each_line(y, |post| {
+                    if let Some((r, at)) = at(p, offsets, post)
+                        && b.first[at].rotate_left(1) & post.bits != 0
+                        && b.pairs[at] == 0.0
                     {
-                        may.insert(at);
+                        b.pairs[at] = self.pair_sum(docs[r].line(at - offsets[r]).1);
                     }
                 });
-                p.each_line(a, |post| {
+                p.each_line(x, |post| {
                     if let Some((_, at)) = at(p, offsets, post) {
-                        first[at] = 0;
+                        b.first[at] = 0;
                     }
                 });
-            }
-            // Each line's memory, found by walking the offsets along with the lines.
-            let mut r = 0;
-            for at in may.ones() {
-                while offsets[r + 1] <= at {
-                    r += 1;
-                }
-                sums[at] = self.pair_sum(docs[r].line(at - offsets[r]).1);
-            }
-            sums
-        });
-        for (((s, &a), &m), &pair) in out.scores.iter_mut().zip(&acc).zip(&mask).zip(memo.iter()) {
-            // A line without a weighted term keeps its 0.
-            if m != 0 {
-                *s = a + pair;
-                if m & LABEL != 0 {
-                    *s *= 1.0 + LABEL_BOOST;
-                }
             }
         }
-        carry.partial = Some((acc, mask, self.weights.len()));
+        let score = |a: f64, m: u64, pair: f64| {
+            let s = a + pair;
+            if m & LABEL != 0 {
+                s * (1.0 + LABEL_BOOST)
+            } else {
+                s
+            }
+        };
+        if b.met.whole() {
+            for &(at, _) in b.met.lines() {
+                let at = at as usize;
+                b.scores[at] = score(b.acc[at], b.mask[at], b.pairs[at]);
+            }
+            return;
+        }
+        let lines = b.scores.iter_mut().zip(&b.acc).zip(&b.mask).zip(&b.pairs);
+        for (((s, &a), &m), &pair) in lines {
+            // A line without a weighted term keeps its 0.
+            if m != 0 {
+                *s = score(a, m, pair);
+            }
+        }
     }
 
     /// Scores the lines of `docs` into `out`, one after the other, with their pair
@@ -642,8 +595,15 @@ impl LineScorer<'_> {
     }
 }
 
+mod buffers;
+mod scores;
 #[cfg(test)]
 mod tests;
+
+use buffers::Buffers;
+pub(crate) use buffers::Pool;
+use scores::Held;
+pub(super) use scores::LineScores;
 
 /// The memory of a post and the line's place among every memory's lines (`offsets`:
 /// where each memory's lines start); `None` for a memory gone, or a line past its

@@ -55,43 +55,12 @@ impl TermBits {
     pub(super) fn has(&self, t: u32) -> bool {
         self.0[t as usize / 64] & (1 << (t % 64)) != 0
     }
-
-    /// Adds `i` (below [`TermBits::len`]); the set also serves for lines.
-    #[inline]
-    pub(super) fn insert(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-
-    /// The members, ascending.
-    pub(super) fn ones(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &word)| {
-            let mut bits = word;
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let i = w * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    i
-                })
-            })
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::memory::Record;
     use crate::retrieval::search::{Corpus, DocData, Vocab};
-
-    /// `ones` gives what was inserted, ascending, across words and at their edges.
-    #[test]
-    fn term_bits_give_their_members_in_order() {
-        let mut bits = super::TermBits::new(200, [3, 64]);
-        for i in [199, 0, 63, 128, 3] {
-            bits.insert(i);
-        }
-        assert_eq!(bits.ones().collect::<Vec<_>>(), [0, 3, 63, 64, 128, 199]);
-        assert_eq!(super::TermBits::new(100, []).ones().count(), 0);
-    }
 
     /// A user memory keyed `m<i>`, named `N`, described `d`.
     pub(super) fn numbered(i: usize) -> Record {

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use crate::memory::Record;
 use crate::retrieval::postings::{Frozen, Postings};
+use crate::retrieval::search::line_scoring::Pool;
 use crate::retrieval::search::text::phrase_hit;
 use crate::retrieval::search::vocab::DocData;
 use crate::retrieval::search::vocab::Vocab;
@@ -54,6 +55,9 @@ pub struct Corpus {
     /// Postings saved with the search index, for a corpus that serves one call
     /// ([`Corpus::attach_saved`]).
     saved: Option<Postings>,
+    /// The arrays line scoring through the postings sums in, kept between calls
+    /// (all zero at rest); a new pool when the memories change.
+    pub(super) lines: Pool,
 }
 
 /// Memories from which [`Counts::of`] counts on two threads.
@@ -145,6 +149,7 @@ impl Corpus {
             line_tokens: counts.line_tokens,
             postings: None,
             saved: None,
+            lines: Pool::default(),
         }
     }
 
@@ -170,6 +175,7 @@ impl Corpus {
             line_tokens: base.line_tokens,
             postings: None,
             saved: None,
+            lines: Pool::default(),
         };
         c.df.resize(n, 0);
         c.line_df.resize(n, 0);
@@ -255,6 +261,7 @@ impl Corpus {
     ) -> Corpus {
         self.vocab = vocab;
         self.saved = None;
+        self.lines = Pool::default();
         for d in gone {
             self.count(d, -1);
         }
@@ -277,6 +284,7 @@ impl Corpus {
         self.count(&d, 1);
         self.docs[i] = d;
         self.saved = None;
+        self.lines = Pool::default();
         if let Some(p) = self.postings.as_mut().and_then(OnceLock::get_mut) {
             p.replace(i, &self.docs);
         }
