@@ -4,6 +4,8 @@
 //! Owns how text becomes terms (the same for memories and queries). Must not know
 //! term ids, statistics or scores: the vocabulary and scoring build on it. Pure code.
 
+use memchr::memmem;
+
 use crate::memory::Record;
 
 const STOPWORDS: &[&str] = &[
@@ -215,30 +217,108 @@ fn each_term(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
-/// Whether the memory contains the whole query, case-insensitively, in its name,
-/// description or body.
-pub(super) fn phrase_hit(r: &Record, query_lower: &str) -> bool {
-    contains_lower(&r.meta.name, query_lower)
-        || contains_lower(&r.meta.description, query_lower)
-        || contains_lower(&r.body, query_lower)
+/// The whole-query phrase hit: whether a memory contains the whole query,
+/// case-insensitively, in its name, description or body. Made once per query, it
+/// keeps what every memory's test uses.
+pub(super) struct Phrase<'q> {
+    needle: &'q str,
+    /// For an ASCII phrase with no byte rarer than a common letter: a search of
+    /// the text with its ASCII letters lowercased into `buf`.
+    finder: Option<memmem::Finder<'q>>,
+    buf: Vec<u8>,
 }
 
-fn contains_lower(hay: &str, needle_lower: &str) -> bool {
-    if hay.is_ascii() && needle_lower.is_ascii() {
-        // Fast path without allocating a lowercase copy of the body: jump to each
-        // occurrence of the first byte in either case, then compare.
-        let (h, n) = (hay.as_bytes(), needle_lower.as_bytes());
-        let Some(&first) = n.first() else {
-            return true;
-        };
-        if h.len() < n.len() {
-            return false;
+impl<'q> Phrase<'q> {
+    /// The phrase `query_lower` (the query lowercased).
+    pub(super) fn new(query_lower: &'q str) -> Phrase<'q> {
+        let b = query_lower.as_bytes();
+        let rare = b.iter().any(|&c| commonness(c) < RARE);
+        let finder = (query_lower.is_ascii() && !rare).then(|| memmem::Finder::new(b));
+        Phrase {
+            needle: query_lower,
+            finder,
+            buf: Vec::new(),
         }
-        let last = h.len() - n.len();
-        return memchr::memchr2_iter(first, first.to_ascii_uppercase(), &h[..=last])
-            .any(|i| h[i..i + n.len()].eq_ignore_ascii_case(n));
     }
-    hay.to_lowercase().contains(needle_lower)
+
+    /// Whether memory `r` contains the phrase.
+    pub(super) fn hit(&mut self, r: &Record) -> bool {
+        self.within(&r.meta.name) || self.within(&r.meta.description) || self.within(&r.body)
+    }
+
+    /// Whether `hay` lowercased contains the phrase: for an ASCII phrase, without
+    /// lowercasing `hay` as a whole. Lowercasing maps an ASCII letter to its
+    /// lowercase and every other character but two (`İ`, U+0130, and the Kelvin
+    /// sign, U+212A: tested over every character) to characters outside ASCII, so
+    /// an ASCII phrase is in the lowercased text exactly where it is in the text's
+    /// bytes, ASCII case aside. A text with either of the two is lowercased.
+    fn within(&mut self, hay: &str) -> bool {
+        let needle = self.needle;
+        if !needle.is_ascii() {
+            return hay.to_lowercase().contains(needle);
+        }
+        // The search first, then the test for the two characters: the text is
+        // read from memory once, and then from the cache.
+        let found = match &self.finder {
+            Some(f) => {
+                self.buf.clear();
+                self.buf.extend(hay.bytes().map(|c| c.to_ascii_lowercase()));
+                f.find(&self.buf).is_some()
+            }
+            None => contains_ascii_nocase(hay.as_bytes(), needle.as_bytes()),
+        };
+        if !hay.is_ascii() && has_ascii_lowercase(hay) {
+            return hay.to_lowercase().contains(needle);
+        }
+        found
+    }
+}
+
+/// A phrase with a byte this rare ([`commonness`]: a digit, a sign, `z`, `q`, `x`,
+/// `j`, `k`) is searched by jumping to that byte; one without, by a search of the
+/// text lowercased (fewer places to compare than its rarest letter would give).
+const RARE: u8 = 15;
+
+/// Whether `text` holds a character outside ASCII whose lowercase holds an ASCII
+/// one: `İ` (U+0130, UTF-8 C4 B0) or the Kelvin sign (U+212A, E2 84 AA).
+fn has_ascii_lowercase(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr2_iter(0xC4, 0xE2, b)
+        .any(|i| b[i..].starts_with(&[0xC4, 0xB0]) || b[i..].starts_with(&[0xE2, 0x84, 0xAA]))
+}
+
+/// Whether `hay` contains `needle` (ASCII, lowercase), ASCII case aside: each place
+/// where the needle's rarest byte (by English text) is, in either case, is compared
+/// whole.
+fn contains_ascii_nocase(hay: &[u8], needle: &[u8]) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    if hay.len() < needle.len() {
+        return false;
+    }
+    let k = (0..needle.len())
+        .min_by_key(|&i| (commonness(needle[i]), i))
+        .unwrap_or(0);
+    let c = needle[k];
+    let last = hay.len() - needle.len();
+    memchr::memchr2_iter(c, c.to_ascii_uppercase(), &hay[k..=last + k])
+        .any(|i| hay[i..i + needle.len()].eq_ignore_ascii_case(needle))
+}
+
+/// How common a byte is in English text, both cases counted: the letters by their
+/// frequency (`e` the most), spaces above all, other bytes below every letter.
+fn commonness(b: u8) -> u8 {
+    const LETTERS: &[u8; 26] = b"zqxjkvbpygfwmucldrhsnioate";
+    match b {
+        b' ' => 40,
+        b'a'..=b'z' => LETTERS
+            .iter()
+            .position(|&x| x == b)
+            .map_or(0, |p| p as u8 + 10),
+        b'0'..=b'9' => 5,
+        _ => 1,
+    }
 }
 
 /// Splits off a line's list marker and tag: a bracketed word of at most 20
@@ -360,6 +440,66 @@ fn window(line: &str, query: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two characters outside ASCII whose lowercase holds an ASCII one, over
+    /// every character: the byte search of [`Phrase`] rests on it.
+    #[test]
+    fn only_two_characters_lowercase_to_ascii() {
+        let found: Vec<char> = ('\u{80}'..=char::MAX)
+            .filter(|c| c.to_lowercase().any(|l| l.is_ascii()))
+            .collect();
+        assert_eq!(found, ['\u{130}', '\u{212A}']);
+        assert!(has_ascii_lowercase("a \u{212A}elvin") && has_ascii_lowercase("\u{130}stanbul"));
+        assert!(!has_ascii_lowercase("é \u{E2}\u{C4}"));
+    }
+
+    /// The phrase search answers as lowercasing the text and searching it, on
+    /// texts in and out of ASCII, in every case, with the needle at every place,
+    /// by either search (rare bytes: `x`, `z`, `,`, `;`; common ones only).
+    #[test]
+    fn a_phrase_is_found_as_in_the_text_lowercased() {
+        let texts = [
+            "Saxophone LESSONS on sunday",
+            "ÉCOLE de Saxophone, leçons",
+            "the \u{212A}elvin scale; \u{130}stanbul trip",
+            "Straße STRASSE ǅemal σΣ",
+            "",
+            "zz",
+        ];
+        let needles = [
+            "saxophone lessons",
+            "lessons",
+            "s",
+            "",
+            "kelvin",
+            "i̇stanbul",
+            "istanbul",
+            "straße",
+            "ǆemal",
+            "école de",
+            "e de sax",
+            "zzz",
+            "zz",
+            "sunday",
+            "y",
+            "on s",
+            "ss",
+        ];
+        for t in texts {
+            for n in needles {
+                let want = t.to_lowercase().contains(n);
+                assert_eq!(Phrase::new(n).within(t), want, "{t:?} {n:?}");
+            }
+            // Every piece of the text, lowercased, is found in it.
+            let lower = t.to_lowercase();
+            for (i, _) in lower.char_indices() {
+                for (j, _) in lower[i..].char_indices().skip(1).take(6) {
+                    let piece = &lower[i..i + j];
+                    assert!(Phrase::new(piece).within(t), "{t:?} {piece:?}");
+                }
+            }
+        }
+    }
 
     fn check_line(body: &str, query: &str, expect: Option<&str>) {
         let got = matching_line(body, &terms(query));
