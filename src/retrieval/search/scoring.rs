@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use crate::memory::Record;
 use crate::retrieval::postings::{Frozen, Postings};
 use crate::retrieval::search::line_scoring::Pool;
-use crate::retrieval::search::text::Phrase;
+use crate::retrieval::search::text::phrase_hits;
 use crate::retrieval::search::vocab::DocData;
 use crate::retrieval::search::vocab::Vocab;
 use crate::retrieval::search::{TermBits, terms};
@@ -439,20 +439,17 @@ impl Corpus {
         } else {
             Some(Vec::new())
         };
-        let may = self.may_contain(inner.as_deref());
-        let mut phrase = Phrase::new(&q_lower);
-        let rel = records
-            .iter()
-            .zip(bm25)
-            .zip(may)
-            .map(|((r, s), may)| {
+        let mut hits = self.may_contain(inner.as_deref());
+        if q_lower.is_empty() {
+            hits.fill(false);
+        }
+        phrase_hits(records, &mut hits, &q_lower);
+        let rel = bm25
+            .into_iter()
+            .zip(hits)
+            .map(|(s, hit)| {
                 let lexical = if max > 0.0 { s / max } else { 0.0 };
-                let phrase = if !q_lower.is_empty() && may && phrase.hit(r) {
-                    1.0
-                } else {
-                    0.0
-                };
-                W_BM25 * lexical + W_PHRASE * phrase
+                W_BM25 * lexical + if hit { W_PHRASE } else { 0.0 }
             })
             .collect();
         (rel, strength)
