@@ -447,6 +447,7 @@ impl Corpus {
         let rel = bm25
             .into_iter()
             .zip(hits)
+            .take(records.len())
             .map(|(s, hit)| {
                 let lexical = if max > 0.0 { s / max } else { 0.0 };
                 W_BM25 * lexical + if hit { W_PHRASE } else { 0.0 }

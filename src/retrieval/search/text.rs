@@ -280,9 +280,13 @@ const PARALLEL_PHRASE: usize = 4096;
 
 /// Keeps in `hits` (one per record) only the records that may hold the phrase
 /// `q_lower` and do: on two threads from [`PARALLEL_PHRASE`] memories to test, each
-/// testing one half of them with its own [`Phrase`] (the test of one memory does not depend on
-/// another's).
+/// testing one half of them with its own [`Phrase`] (the test of one memory does
+/// not depend on another's).
 pub(super) fn phrase_hits(records: &[Record], hits: &mut [bool], q_lower: &str) {
+    // A hit past the records has no text to hold the phrase.
+    let n = records.len().min(hits.len());
+    let (hits, past) = hits.split_at_mut(n);
+    past.fill(false);
     let test = |records: &[Record], hits: &mut [bool]| {
         let mut phrase = Phrase::new(q_lower);
         for (r, hit) in records.iter().zip(hits) {
