@@ -176,13 +176,15 @@ fn inproc(dir: &Path, rounds: usize) {
             .text
             .len()
     });
-    let ctxq = time(rounds, || {
-        mem.context(&ContextRequest::new(8192).with_query(q().as_str()))
+    // The length of a context block with a query (what each timed call gives back).
+    let block_with_query = |m: &Memory, query: &str| {
+        m.context(&ContextRequest::new(8192).with_query(query))
             .unwrap()
             .block
             .text
             .len()
-    });
+    };
+    let ctxq = time(rounds, || block_with_query(&mem, &q()));
     let rec = time(rounds, || {
         mem.recall(&RecallRequest::new(q().as_str(), 10))
             .unwrap()
@@ -191,30 +193,12 @@ fn inproc(dir: &Path, rounds: usize) {
     });
     // A warm process: the first call loads, the others check stats and answer.
     let warm = Memory::open(dir).unwrap().with_clock(clock()).keep_warm();
-    let warm_q = time(rounds, || {
-        warm.context(&ContextRequest::new(8192).with_query(q().as_str()))
-            .unwrap()
-            .block
-            .text
-            .len()
-    });
+    let warm_q = time(rounds, || block_with_query(&warm, &q()));
     let short: Vec<String> = qs.iter().map(|q| two_words(q)).collect();
     let mut s = in_turn(&short);
-    let warm_short = time(rounds, || {
-        warm.context(&ContextRequest::new(8192).with_query(s().as_str()))
-            .unwrap()
-            .block
-            .text
-            .len()
-    });
+    let warm_short = time(rounds, || block_with_query(&warm, &s()));
     // One memory edited before each call.
-    let warm_edit = timed_after_edits(rounds, dir, 0, || {
-        warm.context(&ContextRequest::new(8192).with_query(q().as_str()))
-            .unwrap()
-            .block
-            .text
-            .len()
-    });
+    let warm_edit = timed_after_edits(rounds, dir, 0, || block_with_query(&warm, &q()));
     let v: Vec<String> = [open, rebuild, ctx, ctxq, rec, warm_q, warm_edit, warm_short]
         .iter()
         .map(|d| format!("{}", d.as_secs_f64() * 1000.0))

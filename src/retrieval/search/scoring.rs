@@ -440,9 +440,6 @@ impl Corpus {
             Some(Vec::new())
         };
         let mut hits = self.may_contain(inner.as_deref());
-        if q_lower.is_empty() {
-            hits.fill(false);
-        }
         phrase_hits(records, &mut hits, &q_lower);
         let rel = bm25
             .into_iter()
@@ -535,6 +532,7 @@ pub(super) mod tests {
     use crate::retrieval::search::tests::random_records;
     use crate::retrieval::search::tests::with_postings;
     use crate::retrieval::search::tests::{changed, data_of};
+    use crate::retrieval::search::text::PARALLEL_PHRASE;
 
     #[test]
     fn counts_on_two_threads_are_the_counts_of_one_memory_at_a_time() {
@@ -565,6 +563,66 @@ pub(super) mod tests {
             (&one.df, &one.line_df, one.n_lines, one.line_tokens)
         );
         assert!(c.line_tokens > 0 && c.df.iter().any(|&n| n as usize > PARALLEL_COUNT / 2));
+    }
+
+    #[test]
+    fn the_phrase_test_on_two_threads_finds_what_one_memory_at_a_time_does() {
+        // Memories holding the phrase in each field, across case and with the two
+        // characters that lowercase to ASCII, spread over both halves.
+        const PHRASES: [&str; 4] = [
+            "Parrot Kiwi",
+            "parrot kiwi",
+            "PARROT \u{212A}IWİ",
+            "parrot  kiwi",
+        ];
+        let records: Vec<Record> = (0..2 * PARALLEL_PHRASE + 11)
+            .map(|i| {
+                let mut r = numbered(i);
+                let phrase = PHRASES[i % 4];
+                match i % 7 {
+                    0 => r.meta.name = format!("a {phrase}"),
+                    1 => r.meta.description = format!("{phrase}!"),
+                    2 | 3 => r.body = format!("line\nthe {phrase} sings").into(),
+                    _ => r.body = "parrot\nkiwi".into(),
+                }
+                r
+            })
+            .collect();
+        for q in "parrot kiwi,kiwi,rot ki,parrot kiwi sings,zebra,".split(',') {
+            let one: Vec<bool> = records
+                .iter()
+                .map(|r| {
+                    [&r.meta.name, &r.meta.description, &*r.body]
+                        .iter()
+                        .any(|t| t.to_lowercase().contains(q))
+                })
+                .collect();
+            let mut all = vec![true; records.len()];
+            phrase_hits(&records, &mut all, q);
+            let half = records.len() / 2;
+            if q.is_empty() {
+                assert!(all.iter().all(|&h| !h), "an empty phrase is no hit");
+                continue;
+            }
+            assert_eq!(all, one, "{q}");
+            if q != "zebra" {
+                assert!(one[..half].contains(&true) && one[half..].contains(&true));
+                assert!(q == "kiwi" || one.contains(&false), "{q}");
+            }
+            // Only the memories that may hold it are tested: the rest stay out.
+            let mut every_other: Vec<bool> = (0..records.len()).map(|i| i % 2 == 0).collect();
+            phrase_hits(&records, &mut every_other, q);
+            let expected: Vec<bool> = one
+                .iter()
+                .enumerate()
+                .map(|(i, &h)| h && i % 2 == 0)
+                .collect();
+            assert_eq!(every_other, expected, "{q}");
+        }
+        assert!(
+            records.len() / 2 >= PARALLEL_PHRASE,
+            "both halves on two threads"
+        );
     }
 
     #[test]
