@@ -39,6 +39,11 @@ pub(crate) trait Terms {
     fn line_terms(&self) -> impl Iterator<Item = (u32, u32)>;
 }
 
+/// A line post as the postings file keeps it: `[slot, line, len | count << 16,
+/// positions]` ([`LinePost::to_saved`]). The positions spare a query the bigram
+/// test of a line where no pair's second term follows its first.
+pub(crate) type SavedPost = [u32; 4];
+
 /// A slot whose memory is gone.
 const DEAD: u32 = u32::MAX;
 
@@ -71,23 +76,22 @@ impl LinePost {
         }
     }
 
-    /// The post as the three words the postings file keeps (its positions left
-    /// out).
-    pub(crate) fn to_saved(self) -> [u32; 3] {
+    /// The post as the four words the postings file keeps.
+    pub(crate) fn to_saved(self) -> SavedPost {
         [
             self.slot,
             self.line,
             u32::from(self.len) | u32::from(self.count) << 16,
+            self.bits,
         ]
     }
 
-    /// The post of [`LinePost::to_saved`], with every position possible (a query
-    /// then tests each line that holds both terms of a bigram).
-    pub(crate) fn from_saved(w: [u32; 3]) -> LinePost {
+    /// The post of [`LinePost::to_saved`].
+    pub(crate) fn from_saved(w: SavedPost) -> LinePost {
         LinePost {
             slot: w[0],
             line: w[1],
-            bits: u32::MAX,
+            bits: w[3],
             len: w[2] as u16,
             count: (w[2] >> 16) as u16,
         }

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::retrieval::postings::{LinePost, Terms, line_posts};
+use crate::retrieval::postings::{LinePost, SavedPost, Terms, line_posts};
 use crate::retrieval::search::Arr;
 
 /// A term's runs not checked yet, checked and whole, or damaged.
@@ -37,9 +37,8 @@ pub(crate) struct FrozenParts {
     pub doc_tf: Arr<f32>,
     /// Per term id, where its lines start in `line_post` (and the total).
     pub line_start: Arr<u32>,
-    /// `[slot, line, len | count << 16]` ([`LinePost::to_saved`]: without the
-    /// positions, which only spare a query some lines' bigram test).
-    pub line_post: Arr<[u32; 3]>,
+    /// `[slot, line, len | count << 16, positions]` ([`LinePost::to_saved`]).
+    pub line_post: Arr<SavedPost>,
     /// Per term id, the CRC-32 of its runs: its `doc_slot`, `doc_tf` and `line_post`
     /// items as little-endian bytes, in that order.
     pub crc: Arr<u32>,
@@ -92,7 +91,7 @@ impl FrozenParts {
         let mut line_at: Vec<u32> = line_start[..terms].to_vec();
         let mut doc_slot = vec![0u32; doc_start[terms] as usize];
         let mut doc_tf = vec![0f32; doc_start[terms] as usize];
-        let mut line_post = vec![[0u32; 3]; line_start[terms] as usize];
+        let mut line_post: Vec<SavedPost> = vec![[0; 4]; line_start[terms] as usize];
         let mut scratch = Vec::new();
         let mut fits = true;
         for &(slot, d) in docs {
@@ -179,7 +178,7 @@ impl FrozenParts {
 }
 
 /// A term's runs: its memories' slots, their frequencies, its lines.
-pub(crate) type Runs<'a> = (&'a [u32], &'a [f32], &'a [[u32; 3]]);
+pub(crate) type Runs<'a> = (&'a [u32], &'a [f32], &'a [SavedPost]);
 
 /// Memories from which [`FrozenParts::build_split`] builds on two threads.
 pub(crate) const SPLIT_FROM: usize = 4096;
@@ -203,7 +202,7 @@ fn run(start: &[u32], t: usize) -> std::ops::Range<usize> {
 }
 
 /// The CRC-32 of one term's runs.
-pub(crate) fn run_crc(slots: &[u32], tf: &[f32], lines: &[[u32; 3]]) -> u32 {
+pub(crate) fn run_crc(slots: &[u32], tf: &[f32], lines: &[SavedPost]) -> u32 {
     runs_crc(&[(slots, tf, lines)])
 }
 

@@ -460,8 +460,9 @@ impl LineScorer<'_> {
         // The pair sums, by the first pass (pairs are of query terms, which it
         // weighs). Only a line where a pair's second term follows its first can
         // have the pair: the positions (modulo 32) of the two terms say which lines
-        // may; such a line's sum (over every pair) is taken once (again for a
-        // next pair when it came out 0: the same sum).
+        // may; such a line's sum (over every pair) is taken once. A sum of 0 is
+        // kept as -0.0, so that a next pair does not take it again: a line's score
+        // adds its pair sum to a sum above 0, to which -0.0 adds nothing.
         if done == 0 {
             for &(x, y, _) in self.pairs {
                 p.each_line(x, |post| {
@@ -472,9 +473,10 @@ impl LineScorer<'_> {
                 p.each_line(y, |post| {
                     if let Some((r, at)) = at(p, offsets, post)
                         && b.first[at].rotate_left(1) & post.bits != 0
-                        && b.pairs[at] == 0.0
+                        && b.pairs[at].to_bits() == 0
                     {
-                        b.pairs[at] = self.pair_sum(docs[r].line(at - offsets[r]).1);
+                        let sum = self.pair_sum(docs[r].line(at - offsets[r]).1);
+                        b.pairs[at] = if sum == 0.0 { -0.0 } else { sum };
                     }
                 });
                 p.each_line(x, |post| {

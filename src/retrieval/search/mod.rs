@@ -19,7 +19,7 @@ mod saved;
 
 #[cfg(test)]
 pub(crate) use crate::retrieval::postings::SPLIT_FROM;
-pub(crate) use crate::retrieval::postings::{Frozen, FrozenParts, le_words, runs_crc};
+pub(crate) use crate::retrieval::postings::{Frozen, FrozenParts, SavedPost, le_words, runs_crc};
 pub(crate) use crate::retrieval::search::arrays::{Arr, IN_PLACE, Item as ArrItem, SharedBytes};
 pub(crate) use crate::retrieval::search::line_scoring::QueryScores;
 pub(crate) use crate::retrieval::search::line_scoring::best_key;

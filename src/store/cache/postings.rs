@@ -1,4 +1,4 @@
-//! The postings file of the search index (`MDP1`, spec/architecture.md#search-index):
+//! The postings file of the search index (`MDP2`, spec/architecture.md#search-index):
 //! the postings of the main file's memories ([`FrozenParts`]) under the main file's
 //! generation, so that a one-shot query reads only its terms' postings in place. A
 //! header with its CRC-32, a table of where each term's runs start with its own
@@ -11,11 +11,15 @@ use std::io::Write;
 
 use crate::memory::layout::SEARCH_POSTINGS_FILE;
 use crate::retrieval::search::{
-    Arr, ArrItem, DocData, FrozenParts, IN_PLACE, SharedBytes, le_words, runs_crc,
+    Arr, ArrItem, DocData, FrozenParts, IN_PLACE, SavedPost, SharedBytes, le_words, runs_crc,
 };
 use crate::store::Backend;
 
-const MAGIC: &[u8; 4] = b"MDP1";
+/// `MDP2` since the line posts keep their positions (`MDP1` left them out).
+const MAGIC: &[u8; 4] = b"MDP2";
+
+/// Bytes of a line post.
+const LINE_POST: usize = std::mem::size_of::<SavedPost>();
 
 /// Bytes of the header: magic, four zeros, generation, slots, terms, memory
 /// posts, line posts, the header's CRC-32 and the table's.
@@ -123,7 +127,7 @@ fn file_len(parts: &[FrozenParts]) -> usize {
     let table_end = HEAD + 4 * (3 * terms + 2);
     let runs: usize = parts
         .iter()
-        .map(|p| 4 * p.doc_tf.len() + 4 * p.doc_slot.len() + 12 * p.line_post.len())
+        .map(|p| 4 * p.doc_tf.len() + 4 * p.doc_slot.len() + LINE_POST * p.line_post.len())
         .sum();
     table_end + pad8(table_end) + runs
 }
@@ -171,7 +175,7 @@ pub(super) fn read(shared: &SharedBytes, generation: u64, slots: usize) -> Optio
     };
     let doc_tf = take(docs, 4)?;
     let doc_slot = take(docs, 4)?;
-    let line_post = take(lines, 12)?;
+    let line_post = take(lines, LINE_POST)?;
     if at != bytes.len() {
         return None;
     }
@@ -306,7 +310,7 @@ mod tests {
         // A flipped bit in the header or the table: refused; in a run: read, and
         // that term's check fails (no other's).
         let runs_from =
-            good.len() - 4 * p.doc_tf.len() - 4 * p.doc_slot.len() - 12 * p.line_post.len();
+            good.len() - 4 * p.doc_tf.len() - 4 * p.doc_slot.len() - LINE_POST * p.line_post.len();
         for at in 0..good.len() {
             let mut bad = good.clone();
             bad[at] ^= 1 << (at % 8);
