@@ -40,8 +40,8 @@ pub(crate) trait Terms {
 }
 
 /// A line post as the postings file keeps it: `[slot, line, len | count << 16,
-/// positions]` ([`LinePost::to_saved`]). The positions spare a query the bigram
-/// test of a line where no pair's second term follows its first.
+/// positions]` ([`LinePost::to_saved`]). The positions (modulo 32) spare a query
+/// the bigram test of a line where no pair's second term can follow its first.
 pub(crate) type SavedPost = [u32; 4];
 
 /// A slot whose memory is gone.
