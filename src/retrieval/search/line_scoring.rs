@@ -343,6 +343,11 @@ impl Corpus {
 /// Lines in a corpus from which [`Corpus::line_scores`] uses two threads.
 const PARALLEL_LINES: usize = 20_000;
 
+/// The counts (1 to this) and line lengths (below this) whose shares a pass
+/// through the postings computes once per term.
+const SHARE_COUNTS: usize = 4;
+const SHARE_LENS: usize = 256;
+
 /// The bit of a line's weight mask (see [`Carry`]) set when a query term is in its
 /// label.
 const LABEL: u64 = 1 << 63;
@@ -436,18 +441,35 @@ impl LineScorer<'_> {
     /// written (listed in `b.met`).
     fn postings(&self, p: &Postings, docs: &[DocData], b: &mut Buffers, done: usize) {
         let offsets = &b.start;
+        // A post's share by its line's length and its count, for the short lines
+        // most are: the same expression as below, each value computed once per term
+        // (NaN until then), so that the sums are the scan's bit for bit.
+        let mut share = [f64::NAN; SHARE_COUNTS * SHARE_LENS];
         for (i, &(t, w)) in self.weights.iter().enumerate().skip(done) {
             let in_query = self.query.contains(&t);
             // Once the list is full it stays so: the term's lines need not be listed.
             let listing = b.met.whole();
+            share.fill(f64::NAN);
             p.each_line(t, |post| {
                 let Some((r, at)) = at(p, offsets, post) else {
                     return;
                 };
                 let (len, tf, in_label) = post.stats(&docs[r], t);
-                let norm = K1 * (1.0 - B + B * f64::from(len) / self.avg);
-                let tf = f64::from(tf);
-                b.acc[at] += w * tf * (K1 + 1.0) / (tf + norm);
+                let saturate = |len: u32, tf: u32| {
+                    let norm = K1 * (1.0 - B + B * f64::from(len) / self.avg);
+                    let tf = f64::from(tf);
+                    w * tf * (K1 + 1.0) / (tf + norm)
+                };
+                let (l, c) = (len as usize, (tf as usize).wrapping_sub(1));
+                b.acc[at] += if l < SHARE_LENS && c < SHARE_COUNTS {
+                    let v = &mut share[c * SHARE_LENS + l];
+                    if v.is_nan() {
+                        *v = saturate(len, tf);
+                    }
+                    *v
+                } else {
+                    saturate(len, tf)
+                };
                 if listing {
                     b.met.meet(at, r, b.mask[at] == 0);
                 }

@@ -209,3 +209,41 @@ fn kept_line_arrays_score_as_new_ones() {
         );
     }
 }
+
+/// Through the postings a pass keeps each term's share by line length and count
+/// (below `SHARE_LENS` and up to `SHARE_COUNTS`) and computes the others as they
+/// come: lines on both sides of those bounds score as the scan, bit for bit.
+#[test]
+fn postings_score_lines_of_every_length_and_count_as_the_scan() {
+    let filler = ["river", "stone", "lamp", "garden", "window", "bread"];
+    let records: Vec<Record> = [1, 3, 40, SHARE_LENS - 2, SHARE_LENS + 7, 600]
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| {
+            let body: Vec<String> = (1..=SHARE_COUNTS + 2)
+                .map(|count| {
+                    // `count` times cello (a pair with tempo once), then filler to
+                    // about `len` words.
+                    let mut words = vec!["cello"; count];
+                    words.push("tempo");
+                    words.extend((0..len).map(|k| filler[(k + count) % filler.len()]));
+                    words.join(" ")
+                })
+                .collect();
+            let mut r = numbered(i);
+            r.body = body.join("\n").into();
+            r
+        })
+        .collect();
+    let (scan, through) = (Corpus::new(&records), with_postings(&records));
+    for q in ["cello", "cello tempo", "tempo cello river", "lamp"] {
+        let bits = |c: &Corpus| {
+            let s = c.score(&records, q);
+            let lines: Vec<u64> = s.lines.all().iter().map(|x| x.to_bits()).collect();
+            (s.memory, lines)
+        };
+        let (a, b) = (bits(&scan), bits(&through));
+        assert!(a.1.iter().any(|&x| f64::from_bits(x) > 0.0), "{q}");
+        assert_eq!(a, b, "{q}");
+    }
+}
