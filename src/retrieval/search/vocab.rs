@@ -5,7 +5,11 @@
 //! Must not score: no corpus statistics, no IDF, no BM25 (that is the scoring's).
 //! Pure code.
 
+use std::hash::BuildHasher;
+
+use foldhash::fast::RandomState;
 use foldhash::{HashMap, HashMapExt};
+use hashbrown::hash_table::{Entry, HashTable};
 
 use crate::memory::Record;
 use crate::retrieval::postings::Terms;
@@ -25,20 +29,32 @@ pub(super) const W_BODY: f64 = 1.0;
 /// search index under `.memdir/cache/`) can grow as memories change.
 #[derive(Debug, Clone, Default)]
 pub struct Vocab {
-    ids: HashMap<String, u32>,
+    /// Each term's id, found by the term's hash and compared with `terms`: the
+    /// table holds ids only, so no term is kept twice.
+    ids: HashTable<u32>,
+    hasher: RandomState,
     pub(super) terms: Vec<String>,
 }
 
 impl Vocab {
     /// A vocabulary of `terms`, by position; `None` when a term repeats.
     pub fn from_terms(terms: Vec<String>) -> Option<Vocab> {
-        let mut ids = HashMap::with_capacity(terms.len());
+        let hasher = RandomState::default();
+        let mut ids = HashTable::with_capacity(terms.len());
         for (i, t) in terms.iter().enumerate() {
-            if ids.insert(t.clone(), i as u32).is_some() {
-                return None;
+            let hash = hasher.hash_one(t.as_str());
+            match ids.entry(
+                hash,
+                |&id: &u32| terms[id as usize] == *t,
+                |&id| hasher.hash_one(terms[id as usize].as_str()),
+            ) {
+                Entry::Occupied(_) => return None,
+                Entry::Vacant(v) => {
+                    v.insert(i as u32);
+                }
             }
         }
-        Some(Vocab { ids, terms })
+        Some(Vocab { ids, hasher, terms })
     }
 
     /// Every term, by id.
@@ -58,18 +74,29 @@ impl Vocab {
 
     /// The id of a term, if known.
     pub fn get(&self, term: &str) -> Option<u32> {
-        self.ids.get(term).copied()
+        let hash = self.hasher.hash_one(term);
+        self.ids
+            .find(hash, |&id| self.terms[id as usize] == term)
+            .copied()
     }
 
     /// The id of a term, added when new.
     pub fn intern(&mut self, term: &str) -> u32 {
-        if let Some(&id) = self.ids.get(term) {
-            return id;
+        let hash = self.hasher.hash_one(term);
+        let (terms, hasher) = (&self.terms, &self.hasher);
+        match self.ids.entry(
+            hash,
+            |&id| terms[id as usize] == term,
+            |&id| hasher.hash_one(terms[id as usize].as_str()),
+        ) {
+            Entry::Occupied(o) => *o.get(),
+            Entry::Vacant(v) => {
+                let id = terms.len() as u32;
+                v.insert(id);
+                self.terms.push(term.to_string());
+                id
+            }
         }
-        let id = self.terms.len() as u32;
-        self.terms.push(term.to_string());
-        self.ids.insert(term.to_string(), id);
-        id
     }
 }
 
@@ -372,6 +399,27 @@ impl Terms for DocData {
 mod tests {
     use super::*;
     use crate::retrieval::search::tests::numbered;
+
+    #[test]
+    fn a_vocabulary_finds_each_term_by_its_id_and_refuses_a_repeat() {
+        let terms: Vec<String> = (0..5_000).map(|i| format!("t{i}")).collect();
+        let mut v = Vocab::from_terms(terms.clone()).expect("distinct terms");
+        for (i, t) in terms.iter().enumerate() {
+            assert_eq!(v.get(t), Some(i as u32));
+            assert_eq!(v.intern(t), i as u32, "a known term keeps its id");
+        }
+        assert_eq!(v.get("t5000"), None);
+        assert_eq!(v.intern("t5000"), 5_000, "a new term gets the next id");
+        assert_eq!((v.get("t5000"), v.len()), (Some(5_000), 5_001));
+        assert_eq!(v.terms()[5_000], "t5000");
+        // A copy answers as the original, and a vocabulary read with a term twice
+        // is refused.
+        assert_eq!(v.clone().get("t4999"), Some(4_999));
+        let mut twice = terms;
+        twice.push("t17".to_string());
+        assert!(Vocab::from_terms(twice).is_none());
+        assert!(Vocab::from_terms(Vec::new()).is_some_and(|v| v.get("t0").is_none()));
+    }
 
     #[test]
     fn data_is_valid_only_with_every_id_below_the_vocabulary() {
