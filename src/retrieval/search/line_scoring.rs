@@ -340,6 +340,14 @@ impl Corpus {
     }
 }
 
+/// A weighted term's share of a line's score: its weight `w`, saturated by its
+/// count `tf` in a line of normalization `norm`. The scan and the pass through the
+/// postings both take it from here, so their sums agree bit for bit.
+#[inline]
+fn saturated(w: f64, tf: f64, norm: f64) -> f64 {
+    w * tf * (K1 + 1.0) / (tf + norm)
+}
+
 /// Lines in a corpus from which [`Corpus::line_scores`] uses two threads.
 const PARALLEL_LINES: usize = 20_000;
 
@@ -391,6 +399,12 @@ struct LineScorer<'a> {
 }
 
 impl LineScorer<'_> {
+    /// BM25's length normalization of a line of `len` terms.
+    #[inline]
+    fn norm(&self, len: f64) -> f64 {
+        K1 * (1.0 - B + B * len / self.avg)
+    }
+
     /// Term `t`'s slot (0 when it is not weighted), looked up only for weighted
     /// terms.
     #[inline]
@@ -442,8 +456,8 @@ impl LineScorer<'_> {
     fn postings(&self, p: &Postings, docs: &[DocData], b: &mut Buffers, done: usize) {
         let offsets = &b.start;
         // A post's share by its line's length and its count, for the short lines
-        // most are: the same expression as below, each value computed once per term
-        // (NaN until then), so that the sums are the scan's bit for bit.
+        // most are: each value computed once per term (NaN until then) by the
+        // scan's own `saturated`, so that the sums are the scan's bit for bit.
         let mut share = [f64::NAN; SHARE_COUNTS * SHARE_LENS];
         for (i, &(t, w)) in self.weights.iter().enumerate().skip(done) {
             let in_query = self.query.contains(&t);
@@ -455,11 +469,8 @@ impl LineScorer<'_> {
                     return;
                 };
                 let (len, tf, in_label) = post.stats(&docs[r], t);
-                let saturate = |len: u32, tf: u32| {
-                    let norm = K1 * (1.0 - B + B * f64::from(len) / self.avg);
-                    let tf = f64::from(tf);
-                    w * tf * (K1 + 1.0) / (tf + norm)
-                };
+                let saturate =
+                    |len: u32, tf: u32| saturated(w, f64::from(tf), self.norm(f64::from(len)));
                 let (l, c) = (len as usize, (tf as usize).wrapping_sub(1));
                 b.acc[at] += if l < SHARE_LENS && c < SHARE_COUNTS {
                     let v = &mut share[c * SHARE_LENS + l];
@@ -597,13 +608,12 @@ impl LineScorer<'_> {
         }
         // In slot order: the order of `weights`.
         seen.sort_unstable();
-        let len = (label.len() + text.len()) as f64;
-        let norm = K1 * (1.0 - B + B * len / self.avg);
+        let norm = self.norm((label.len() + text.len()) as f64);
         let mut s = 0.0;
         for &slot in seen.iter() {
             let w = self.weights[slot as usize - 1].1;
             let tf = f64::from(std::mem::take(&mut counts[slot as usize]));
-            s += w * tf * (K1 + 1.0) / (tf + norm);
+            s += saturated(w, tf, norm);
         }
         s += match pairs {
             Pairs::Known(m) => m[at],

@@ -39,22 +39,21 @@ pub struct Vocab {
 impl Vocab {
     /// A vocabulary of `terms`, by position; `None` when a term repeats.
     pub fn from_terms(terms: Vec<String>) -> Option<Vocab> {
-        let hasher = RandomState::default();
-        let mut ids = HashTable::with_capacity(terms.len());
-        for (i, t) in terms.iter().enumerate() {
-            let hash = hasher.hash_one(t.as_str());
-            match ids.entry(
-                hash,
-                |&id: &u32| terms[id as usize] == *t,
-                |&id| hasher.hash_one(terms[id as usize].as_str()),
-            ) {
+        let mut v = Vocab {
+            ids: HashTable::with_capacity(terms.len()),
+            hasher: RandomState::default(),
+            terms: Vec::with_capacity(terms.len()),
+        };
+        for t in terms {
+            match entry(&mut v.ids, &v.hasher, &v.terms, &t) {
                 Entry::Occupied(_) => return None,
-                Entry::Vacant(v) => {
-                    v.insert(i as u32);
+                Entry::Vacant(e) => {
+                    e.insert(v.terms.len() as u32);
                 }
             }
+            v.terms.push(t);
         }
-        Some(Vocab { ids, hasher, terms })
+        Some(v)
     }
 
     /// Every term, by id.
@@ -82,22 +81,30 @@ impl Vocab {
 
     /// The id of a term, added when new.
     pub fn intern(&mut self, term: &str) -> u32 {
-        let hash = self.hasher.hash_one(term);
-        let (terms, hasher) = (&self.terms, &self.hasher);
-        match self.ids.entry(
-            hash,
-            |&id| terms[id as usize] == term,
-            |&id| hasher.hash_one(terms[id as usize].as_str()),
-        ) {
+        match entry(&mut self.ids, &self.hasher, &self.terms, term) {
             Entry::Occupied(o) => *o.get(),
-            Entry::Vacant(v) => {
-                let id = terms.len() as u32;
-                v.insert(id);
+            Entry::Vacant(e) => {
+                let id = self.terms.len() as u32;
+                e.insert(id);
                 self.terms.push(term.to_string());
                 id
             }
         }
     }
+}
+
+/// `term`'s place in `ids`, the table of the ids of `terms` (by their hashes).
+fn entry<'a>(
+    ids: &'a mut HashTable<u32>,
+    hasher: &RandomState,
+    terms: &[String],
+    term: &str,
+) -> Entry<'a, u32> {
+    ids.entry(
+        hasher.hash_one(term),
+        |&id| terms[id as usize] == term,
+        |&id| hasher.hash_one(terms[id as usize].as_str()),
+    )
 }
 
 /// What one memory brings to a [`Corpus`](crate::retrieval::search::Corpus), in term
