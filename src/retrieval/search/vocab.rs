@@ -217,7 +217,9 @@ impl DocData {
     /// several threads once the ids are found in order.
     pub fn of_ids(a: &Analyzed, ids: &[u32]) -> DocData {
         debug_assert_eq!(ids.len(), a.terms.len());
-        let mut tf: HashMap<u32, f64> = HashMap::new();
+        // Room for every term at once: a table grown as terms come rehashes
+        // several times per memory.
+        let mut tf: HashMap<u32, f64> = HashMap::with_capacity(ids.len());
         let mut len = 0.0;
         let mut start = 0;
         let body = ids.len();
@@ -268,7 +270,7 @@ impl DocData {
 
     /// Fills `line_df` and `n_lines` from the lines.
     fn count_lines(&mut self) {
-        let mut df: HashMap<u32, u32> = HashMap::new();
+        let mut df: HashMap<u32, u32> = HashMap::with_capacity(self.tokens.len());
         let mut uniq: Vec<u32> = Vec::new();
         let mut n_lines = 0;
         let v = self.view();
