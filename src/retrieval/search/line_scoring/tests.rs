@@ -235,8 +235,9 @@ fn postings_score_lines_of_every_length_and_count_as_the_scan() {
             r
         })
         .collect();
-    // Lines of 29 to 34 terms with a pair at their end or its terms at both ends:
-    // below 32 terms the positions are exact, from 32 on known modulo 32.
+    // Lines of 29 to 34 terms with a pair at their end, its terms at both ends, or
+    // a label first: below 32 terms a post's positions are exact, from 32 on known
+    // modulo 32.
     let mut records = records;
     for len in 29..=34 {
         let fill = |n: usize| filler.iter().cycle().take(n).copied().collect::<Vec<_>>();
@@ -251,9 +252,9 @@ fn postings_score_lines_of_every_length_and_count_as_the_scan() {
         records.push(r);
     }
     let (scan, through) = (Corpus::new(&records), with_postings(&records));
-    // Pairs in a row (`cello lamp`, `lamp tempo`): the positions one term leaves
-    // for the next pair's test stay in lines the next term is not in, where they
-    // may pass a line that has no pair (`cello tempo` in a line without lamp).
+    // Pairs in a row (`cello lamp`, `lamp tempo`) and a term twice: lines hold the
+    // first and last terms side by side without the middle one (`cello tempo`,
+    // no lamp between), which no pair of the query is.
     let queries = [
         "cello",
         "cello tempo",
