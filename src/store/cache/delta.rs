@@ -143,25 +143,42 @@ impl Cache {
             chunks.len(),
         );
         let mut size = head.len() + counts.len();
-        let written = backend.write_atomic_with(SEARCH_INDEX_FILE, |w| {
-            w.write_all(&head)?;
-            w.write_all(&counts)?;
-            // The window's buffers, handed back to the next window's chunks.
-            let mut bufs: Vec<Vec<u8>> = Vec::new();
-            for window in chunks.chunks(WRITE_WINDOW) {
-                bufs.resize_with(window.len().max(bufs.len()), Vec::new);
-                let jobs: Vec<(&[&Item<'_>], Vec<u8>)> =
-                    window.iter().copied().zip(bufs.drain(..)).collect();
-                let parts = crate::store::par_map_owned(jobs, 2, |(chunk, buf)| {
-                    encode_chunk_into(chunk, buf)
-                });
-                for part in parts {
-                    w.write_all(&part)?;
-                    size += part.len();
-                    bufs.push(part);
+        // The postings, of the same items under the same generation, are built on
+        // a thread of their own while the main file is encoded and written (once
+        // its file could be made: a folder that cannot be written costs no build).
+        let docs = if self.terms {
+            postings_docs(&kept)
+        } else {
+            None
+        };
+        let (written, parts) = std::thread::scope(|scope| {
+            let mut building = None;
+            let written = backend.write_atomic_with(SEARCH_INDEX_FILE, |w| {
+                if let Some((slots, docs)) = &docs {
+                    building = Some(scope.spawn(|| postings::build(*slots, vocab.len(), docs)));
                 }
-            }
-            Ok(())
+                w.write_all(&head)?;
+                w.write_all(&counts)?;
+                // The window's buffers, handed back to the next window's chunks.
+                let mut bufs: Vec<Vec<u8>> = Vec::new();
+                for window in chunks.chunks(WRITE_WINDOW) {
+                    bufs.resize_with(window.len().max(bufs.len()), Vec::new);
+                    let jobs: Vec<(&[&Item<'_>], Vec<u8>)> =
+                        window.iter().copied().zip(bufs.drain(..)).collect();
+                    let parts = crate::store::par_map_owned(jobs, 2, |(chunk, buf)| {
+                        encode_chunk_into(chunk, buf)
+                    });
+                    for part in parts {
+                        w.write_all(&part)?;
+                        size += part.len();
+                        bufs.push(part);
+                    }
+                }
+                Ok(())
+            });
+            let parts =
+                building.and_then(|b| b.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            (written, parts)
         });
         if written.is_ok() {
             self.wrote_main.store(true, Ordering::Relaxed);
@@ -169,29 +186,25 @@ impl Cache {
             if backend.is_file(LEGACY_PARSE_CACHE) {
                 let _ = backend.remove(LEGACY_PARSE_CACHE);
             }
-            let postings = if self.terms {
-                write_postings(backend, generation, vocab, &kept)
-            } else {
-                0
-            };
-            return (size + postings) as u64;
+            // Without postings (none could be built) a one-shot query scans.
+            let postings = parts.map_or(0, |p| postings::save_built(backend, generation, &p));
+            return size as u64 + postings;
         }
         self.bytes()
     }
 }
 
-/// Writes the postings of a new main file of `kept` (its entries, in order) of
-/// `generation`; their size, 0 when not written (a one-shot query then scans).
-fn write_postings(backend: &Backend, generation: u64, vocab: &Vocab, kept: &[&Item<'_>]) -> usize {
-    let Ok(slots) = u32::try_from(kept.len()) else {
-        return 0;
-    };
-    let docs: Vec<(u32, &DocData)> = kept
+/// The slots and data of `kept` (a new main file's entries, in order) its postings
+/// are built from; `None` past 32-bit slots (no postings: a one-shot query then
+/// scans).
+fn postings_docs<'a>(kept: &[&Item<'a>]) -> Option<(u32, Vec<(u32, &'a DocData)>)> {
+    let slots = u32::try_from(kept.len()).ok()?;
+    let docs = kept
         .iter()
         .enumerate()
         .filter_map(|(k, it)| it.data.map(|d| (k as u32, d)))
         .collect();
-    postings::save(backend, generation, slots, vocab.len(), &docs) as usize
+    Some((slots, docs))
 }
 
 impl Cache {

@@ -102,21 +102,41 @@ pub(super) fn save(
     terms: usize,
     docs: &[(u32, &DocData)],
 ) -> u64 {
-    // Not read where arrays cannot be read in place (see `Cache::load`).
-    if !IN_PLACE {
-        return 0;
-    }
     // Built once the file can be written (a folder that cannot be written, or a
     // FIFO at the path, costs no build).
     let mut size = 0;
     let written = backend.write_atomic_with(SEARCH_POSTINGS_FILE, |w| {
-        let parts = FrozenParts::build_split(slots, terms, docs)
+        let parts = build(slots, terms, docs)
             .ok_or_else(|| std::io::Error::other("no postings for this data"))?;
         size = file_len(&parts);
         write(w, generation, &parts)
     });
     match written {
         Ok(()) => size as u64,
+        Err(_) => 0,
+    }
+}
+
+/// The postings of `docs` as [`save`] builds them, `None` when there are none to
+/// write: where arrays cannot be read in place (see `Cache::load`), or for data
+/// that does not fit them.
+pub(super) fn build(
+    slots: u32,
+    terms: usize,
+    docs: &[(u32, &DocData)],
+) -> Option<Vec<FrozenParts>> {
+    if !IN_PLACE {
+        return None;
+    }
+    FrozenParts::build_split(slots, terms, docs)
+}
+
+/// Writes the postings file of `parts` (built by [`build`]) for the main file of
+/// `generation`; the bytes written, 0 when nothing was.
+pub(super) fn save_built(backend: &Backend, generation: u64, parts: &[FrozenParts]) -> u64 {
+    let written = backend.write_atomic_with(SEARCH_POSTINGS_FILE, |w| write(w, generation, parts));
+    match written {
+        Ok(()) => file_len(parts) as u64,
         Err(_) => 0,
     }
 }
