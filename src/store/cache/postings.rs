@@ -102,6 +102,10 @@ pub(super) fn save(
     terms: usize,
     docs: &[(u32, &DocData)],
 ) -> u64 {
+    // Not read where arrays cannot be read in place (see `Cache::load`).
+    if !IN_PLACE {
+        return 0;
+    }
     // Built once the file can be written (a folder that cannot be written, or a
     // FIFO at the path, costs no build).
     let mut size = 0;
