@@ -216,7 +216,7 @@ fn kept_line_arrays_score_as_new_ones() {
 #[test]
 fn postings_score_lines_of_every_length_and_count_as_the_scan() {
     let filler = ["river", "stone", "lamp", "garden", "window", "bread"];
-    let records: Vec<Record> = [1, 3, 40, SHARE_LENS - 2, SHARE_LENS + 7, 600]
+    let mut records: Vec<Record> = [1, 3, 40, SHARE_LENS - 2, SHARE_LENS + 7, 600]
         .iter()
         .enumerate()
         .map(|(i, &len)| {
@@ -238,7 +238,6 @@ fn postings_score_lines_of_every_length_and_count_as_the_scan() {
     // Lines of 29 to 34 terms with a pair at their end, its terms at both ends, or
     // a label first: below 32 terms a post's positions are exact, from 32 on known
     // modulo 32.
-    let mut records = records;
     for len in 29..=34 {
         let fill = |n: usize| filler.iter().cycle().take(n).copied().collect::<Vec<_>>();
         let ends = [
